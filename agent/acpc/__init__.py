@@ -1,0 +1,6 @@
+"""The shared ACPC core: game definitions, rules engine, match states, sans-IO protocol.
+
+Everything in this package is pure: stdlib only, no IO, no clock, no randomness of its own
+(dealing takes a seed). It must not import numpy, numba, msgpack, asyncio or anything from
+``dealer`` or ``strategies``; a test checks ``sys.modules``.
+"""

@@ -1,0 +1,32 @@
+"""One error hierarchy for the whole project.
+
+Every error derives from :class:`AcpcError` and, where one fits, from the matching builtin,
+so callers may catch either. Messages say what was expected, where, and the ``!r`` of what
+came. The pure core raises and never logs. Must not import anything outside the stdlib.
+"""
+
+from __future__ import annotations
+
+
+class AcpcError(Exception):
+    """Base class of every error raised by acpc-arena."""
+
+
+class GameDefError(AcpcError, ValueError):
+    """A game definition file or value is malformed or inconsistent."""
+
+
+class LocalProtocolError(AcpcError):
+    """Our own side tried to do something the protocol does not allow."""
+
+
+class RemoteProtocolError(AcpcError):
+    """The peer sent something that does not follow the protocol."""
+
+
+class IllegalActionError(AcpcError, ValueError):
+    """An action is not legal in the current betting state."""
+
+
+class StrategyFileError(AcpcError, ValueError):
+    """A strategy file is corrupt, truncated, or for another game."""
