@@ -330,3 +330,11 @@ def test_many_players_playouts(players: int, nolimit: bool) -> None:
         s, _ = random_playout(game, rng)
         values = s.payoffs([rng.randint(0, 5) for _ in range(players)])
         assert sum(values) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_raise_size_reads_like_glibc_scanf(nl2: Game) -> None:
+    # %d goes through a saturating 64-bit strtol and keeps the low 32 bits.
+    assert parse_action("r4294967496", nl2) == r(200)
+    assert parse_action("r-5", nl2) == r(-5)
+    assert parse_action("r 300", nl2) == r(300)
+    assert parse_action("r99999999999999999999", nl2) == r(-1)

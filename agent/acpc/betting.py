@@ -107,9 +107,9 @@ def parse_action_prefix(text: str, pos: int, game: Game) -> tuple[Action, int] |
         i += 1
     if i == digits:
         return None
-    value = int(text[start:i])
-    # scanf("%d") into an int32: keep the value in range (out-of-range is undefined in C).
-    value = max(-(2**31), min(2**31 - 1, value))
+    # glibc reads %d through a saturating 64-bit strtol and stores the low 32 bits.
+    value = max(-(2**63), min(2**63 - 1, int(text[start:i])))
+    value = (value + 2**31) % 2**32 - 2**31
     return Action(ActionKind.RAISE, value), i
 
 

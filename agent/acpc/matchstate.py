@@ -161,14 +161,14 @@ def parse_matchstate_prefix(text: str, game: Game) -> tuple[MatchState, int]:
         i = end
     else:
         board, i = _read_board(text, i, game, state.round)
-    seen = [c for h in holes for c in h] + board
-    if len(set(seen)) != len(seen):
-        raise RemoteProtocolError(f"expected distinct cards, got a card twice in {text!r}")
     return MatchState(position, hand_number, state, tuple(holes), tuple(board)), i
 
 
 def parse_matchstate(text: str, game: Game) -> MatchState:
-    """Parse one whole MATCHSTATE line (without its line end).
+    """Parse one whole MATCHSTATE line (without its line end), strictly.
+
+    Unlike :func:`parse_matchstate_prefix` (the reference reader, used to judge responses),
+    this also rejects a card dealt twice.
 
     Raises:
         RemoteProtocolError: if ``text`` is not exactly one valid state for ``game``.
@@ -178,6 +178,9 @@ def parse_matchstate(text: str, game: Game) -> MatchState:
         raise RemoteProtocolError(
             f"expected the end of the state at offset {end}, got {text[end:end + 20]!r}"
         )
+    seen = [c for h in ms.hole_cards for c in h] + list(ms.board)
+    if len(set(seen)) != len(seen):
+        raise RemoteProtocolError(f"expected distinct cards, got a card twice in {text!r}")
     return ms
 
 
