@@ -147,3 +147,29 @@ def test_views_round_trip_property(game: Game, seed: int) -> None:
             assert format_cards(back.own_cards) == format_cards(deal.hole[p])
         if action is not None:
             state = state.apply(action)
+
+
+@settings(max_examples=100, deadline=None)
+@given(games(), st.integers(0, 2**32 - 1))
+def test_incremental_parse_equals_full_parse(game: Game, seed: int) -> None:
+    from agent.acpc.betting import BettingState
+
+    rng = random.Random(seed)
+    final, _ = random_playout(game, rng)
+    deal = next(deal_hands(game, seed))
+    state = BettingState.initial(game)
+    previous = [None] * game.num_players
+    for action in [a for rnd in final.actions for a in rnd] + [None]:
+        for p in range(game.num_players):
+            text = format_matchstate(view_of(p, 3, state, deal.hole, deal.board))
+            fast = parse_matchstate(text, game, previous[p])
+            assert fast == parse_matchstate(text, game)
+            previous[p] = fast
+        if action is not None:
+            state = state.apply(action)
+
+
+def test_incremental_parse_does_not_resume_inside_a_number(nl2: Game) -> None:
+    prev = parse_matchstate("MATCHSTATE:0:0:r300:|2hAc", nl2)
+    ms = parse_matchstate("MATCHSTATE:0:0:r3000:|2hAc", nl2, prev)
+    assert ms.state.max_spent == 3000

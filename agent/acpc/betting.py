@@ -587,11 +587,16 @@ def fix_action(state: BettingState, action: Action) -> tuple[Action, tuple[str, 
     return Action(ActionKind.RAISE, size), tuple(warnings)
 
 
-def parse_betting_prefix(game: Game, text: str, pos: int = 0) -> tuple[BettingState, int]:
+def parse_betting_prefix(
+    game: Game, text: str, pos: int = 0, start: BettingState | None = None
+) -> tuple[BettingState, int]:
     """Replay the betting at ``text[pos:]`` as the reference ``readBetting`` does.
 
     Reading stops at the end of the text or at a ``:``; every ``/`` is skipped; every
     action must be legal as written (no fixing).
+
+    ``start`` continues from a known state whose actions ``text[pos:]`` has already been
+    shown to begin with (the caller checked ``start.betting`` is a prefix and skipped it).
 
     Returns:
         ``(state, end)`` with ``end`` the index of the terminating ``:`` (or the length).
@@ -599,7 +604,7 @@ def parse_betting_prefix(game: Game, text: str, pos: int = 0) -> tuple[BettingSt
     Raises:
         RemoteProtocolError: if an action cannot be read or is not legal.
     """
-    state = BettingState.initial(game)
+    state = BettingState.initial(game) if start is None else start
     n = len(text)
     i = pos
     while i < n:

@@ -19,6 +19,9 @@ NUM_RANKS = 13
 NUM_SUITS = 4
 NUM_CARDS = NUM_RANKS * NUM_SUITS
 
+CARD_TEXT: tuple[str, ...] = tuple(r + s for r in RANK_CHARS for s in SUIT_CHARS)
+"""Text of every card index (``CARD_TEXT[51] == 'As'``)."""
+
 _RANK_INDEX = {c: i for i, c in enumerate(RANK_CHARS)}
 _SUIT_INDEX = {c: i for i, c in enumerate(SUIT_CHARS)}
 
@@ -79,8 +82,12 @@ def parse_cards(text: str) -> tuple[int, ...]:
 
 
 def format_cards(cards: Iterable[int]) -> str:
-    """Concatenated text of several cards."""
-    return "".join(format_card(c) for c in cards)
+    """Concatenated text of several cards.
+
+    Raises:
+        IndexError: for a card index outside ``0..51`` (negative indices are not checked).
+    """
+    return "".join([CARD_TEXT[c] for c in cards])
 
 
 def deck_for(game: Game) -> list[int]:

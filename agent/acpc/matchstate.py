@@ -105,8 +105,14 @@ def _read_board(text: str, i: int, game: Game, round_: int) -> tuple[list[int], 
     return board, i
 
 
-def parse_matchstate_prefix(text: str, game: Game) -> tuple[MatchState, int]:
+def parse_matchstate_prefix(
+    text: str, game: Game, previous: MatchState | None = None
+) -> tuple[MatchState, int]:
     """Parse a MATCHSTATE at the start of ``text`` (``readMatchState``).
+
+    ``previous``, the last state of the same connection, is a speed hint: when ``text`` is
+    the same position and hand and its betting extends ``previous``'s, only the new actions
+    are replayed (every MATCHSTATE of a hand extends the one before). The result is the same.
 
     Returns:
         ``(state, end)``: ``end`` is the index just after the last board card, where a
@@ -127,7 +133,20 @@ def parse_matchstate_prefix(text: str, game: Game) -> tuple[MatchState, int]:
     hand_number, i = _parse_uint(text, i + 1, "the hand number")
     if i >= len(text) or text[i] != ":":
         raise RemoteProtocolError(f"expected ':' after the hand number, got {text[i:i + 12]!r}")
-    state, i = parse_betting_prefix(game, text, i + 1)
+    i += 1
+    start = None
+    if (
+        previous is not None
+        and previous.position == position
+        and previous.hand_number == hand_number
+        and previous.state.game is game
+        and text.startswith(previous.state.betting, i)
+        and not text[i + len(previous.state.betting) : i + len(previous.state.betting) + 1]
+        .isdigit()  # 'r300' must not resume inside 'r3000'
+    ):
+        start = previous.state
+        i += len(start.betting)
+    state, i = parse_betting_prefix(game, text, i, start)
     if i >= len(text):
         raise RemoteProtocolError(f"expected ':' and the cards after the betting, got {text!r}")
     i += 1
@@ -164,7 +183,7 @@ def parse_matchstate_prefix(text: str, game: Game) -> tuple[MatchState, int]:
     return MatchState(position, hand_number, state, tuple(holes), tuple(board)), i
 
 
-def parse_matchstate(text: str, game: Game) -> MatchState:
+def parse_matchstate(text: str, game: Game, previous: MatchState | None = None) -> MatchState:
     """Parse one whole MATCHSTATE line (without its line end), strictly.
 
     Unlike :func:`parse_matchstate_prefix` (the reference reader, used to judge responses),
@@ -173,7 +192,7 @@ def parse_matchstate(text: str, game: Game) -> MatchState:
     Raises:
         RemoteProtocolError: if ``text`` is not exactly one valid state for ``game``.
     """
-    ms, end = parse_matchstate_prefix(text, game)
+    ms, end = parse_matchstate_prefix(text, game, previous)
     if end != len(text):
         raise RemoteProtocolError(
             f"expected the end of the state at offset {end}, got {text[end:end + 20]!r}"

@@ -621,7 +621,7 @@ class ClientConnection:
         if text.startswith(_COMMENT_CHARS):
             return CommentReceived(text)
         try:
-            ms = parse_matchstate(text, self._game)
+            ms = parse_matchstate(text, self._game, self._last_state)
         except RemoteProtocolError as exc:
             self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
         self._last_state = ms
