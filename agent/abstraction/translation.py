@@ -1,0 +1,248 @@
+"""Action translation: map an opponent's off-tree bet onto the abstraction's bet sizes.
+
+A mapping is a function ``f(A, B, x)`` = probability of reading a bet of size ``x`` as the
+smaller abstract size ``A`` (else as ``B``), with every size measured as a fraction of the
+pot (:func:`agent.acpc.betsize.pot_fraction`), ``0 <= A < x < B``; ``A = 0`` is the
+check/call. The seven classic mappings (DOMAIN.md) are built in and selected by name:
+
+=============  ============================================================================
+name           ``f(A, B, x)``
+=============  ============================================================================
+det-arith      1 if ``x <= (A + B) / 2`` else 0
+rand-arith     ``(B - x) / (B - A)``
+det-geo        1 if ``A / x > x / B`` else 0 (threshold ``sqrt(A B)``; 0 for ``A = 0``)
+rand-geo-1     ``A (B - x) / (A (B - x) + x (x - A))``
+rand-geo-2     ``A (B + x)(B - x) / ((B - A)(x^2 + A B))``
+det-pshar      1 if ``x <= (A + B + 2 A B) / (A + B + 2)`` else 0
+rand-pshar     ``(B - x)(1 + A) / ((B - A)(1 + x))`` (pseudo-harmonic)
+=============  ============================================================================
+
+Ties of the deterministic mappings: Det-Arith and Det-psHar map a bet at the threshold to
+``A``, Det-Geo to ``B``; thresholds are compared with a relative tolerance of 1e-9 because
+sizes like ``0.1 * 20`` are not exact in floating point. At the ends every mapping gives
+``f(A) = 1`` and ``f(B) = 0``, except that the geometric ones map all of ``(0, B]`` to ``B``
+when ``A = 0``.
+
+Custom mappings: ``module:function`` (a callable ``(A, B, x) -> float``) or the name of an
+entry point in the group ``acpc_arena.mappings``. :func:`translate` applies a mapping over
+a sorted list of abstract sizes, including bets outside the range (nearest end).
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+MappingFn = Callable[[float, float, float], float]
+"""``f(A, B, x)``: the probability of mapping ``x`` to ``A``."""
+
+ENTRY_POINT_GROUP = "acpc_arena.mappings"
+_TOL = 1e-9
+
+
+def _le(x: float, threshold: float) -> bool:
+    """``x <= threshold`` with a relative tolerance (ties count as equal)."""
+    return x <= threshold + _TOL * max(1.0, abs(threshold))
+
+
+def _lt(x: float, threshold: float) -> bool:
+    """``x < threshold`` beyond the tolerance."""
+    return x < threshold - _TOL * max(1.0, abs(threshold))
+
+
+def _ends(a: float, b: float, x: float) -> float | None:
+    if _le(x, a):
+        return 1.0
+    if not _lt(x, b):
+        return 0.0
+    return None
+
+
+def det_arith(a: float, b: float, x: float) -> float:
+    """Deterministic arithmetic: ``A`` up to the midpoint (inclusive)."""
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return 1.0 if _le(x, (a + b) / 2) else 0.0
+
+
+def rand_arith(a: float, b: float, x: float) -> float:
+    """Randomised arithmetic: linear in ``x``."""
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return (b - x) / (b - a)
+
+
+def det_geo(a: float, b: float, x: float) -> float:
+    """Deterministic geometric: ``A`` strictly below ``sqrt(A B)``; all ``B`` when ``A = 0``."""
+    if a <= 0.0:
+        return 1.0 if x <= 0.0 else 0.0
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return 1.0 if _lt(x, math.sqrt(a * b)) else 0.0
+
+
+def rand_geo_1(a: float, b: float, x: float) -> float:
+    """Randomised geometric 1: ``A (B - x) / (A (B - x) + x (x - A))``."""
+    if a <= 0.0:
+        return 1.0 if x <= 0.0 else 0.0
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    num = a * (b - x)
+    return num / (num + x * (x - a))
+
+
+def rand_geo_2(a: float, b: float, x: float) -> float:
+    """Randomised geometric 2: ``A (B + x)(B - x) / ((B - A)(x^2 + A B))``."""
+    if a <= 0.0:
+        return 1.0 if x <= 0.0 else 0.0
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return a * (b + x) * (b - x) / ((b - a) * (x * x + a * b))
+
+
+def det_pshar(a: float, b: float, x: float) -> float:
+    """Deterministic pseudo-harmonic: ``A`` up to ``(A + B + 2AB) / (A + B + 2)``."""
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return 1.0 if _le(x, (a + b + 2 * a * b) / (a + b + 2)) else 0.0
+
+
+def rand_pshar(a: float, b: float, x: float) -> float:
+    """Randomised pseudo-harmonic: ``(B - x)(1 + A) / ((B - A)(1 + x))``.
+
+    The unique ``f`` with ``f/(1+A) + (1-f)/(1+B) = 1/(1+x)``: a defender calls an abstract
+    bet ``y`` with probability ``1/(1+y)`` in the clairvoyance game, so this mapping keeps the
+    calling frequency right for every ``x`` in ``[A, B]``.
+    """
+    end = _ends(a, b, x)
+    if end is not None:
+        return end
+    return (b - x) * (1 + a) / ((b - a) * (1 + x))
+
+
+BUILTIN_MAPPINGS: dict[str, MappingFn] = {
+    "det-arith": det_arith,
+    "rand-arith": rand_arith,
+    "det-geo": det_geo,
+    "rand-geo-1": rand_geo_1,
+    "rand-geo-2": rand_geo_2,
+    "det-pshar": det_pshar,
+    "rand-pshar": rand_pshar,
+}
+"""The seven classic mappings by their command-line names."""
+
+DETERMINISTIC = frozenset({"det-arith", "det-geo", "det-pshar"})
+
+
+def get_mapping(spec: str) -> MappingFn:
+    """The mapping named by ``spec``: a built-in name, ``module:function``, or an entry point.
+
+    Raises:
+        ValueError: if nothing of that name can be found or it is not callable.
+    """
+    key = spec.strip().lower()
+    if key in BUILTIN_MAPPINGS:
+        return BUILTIN_MAPPINGS[key]
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(
+                f"expected an importable module in mapping {spec!r}, got {exc}"
+            ) from None
+        fn = getattr(module, attr, None)
+        if not callable(fn):
+            raise ValueError(f"expected a callable {attr!r} in module {module_name!r} for "
+                             f"mapping {spec!r}")
+        return _checked(spec, fn)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == spec:
+            return _checked(spec, ep.load())
+    raise ValueError(
+        f"expected a mapping name ({', '.join(BUILTIN_MAPPINGS)}), 'module:function' or an "
+        f"entry point in {ENTRY_POINT_GROUP!r}, got {spec!r}"
+    )
+
+
+def _checked(name: str, fn: Callable[..., object]) -> MappingFn:
+    def wrapped(a: float, b: float, x: float) -> float:
+        value = fn(a, b, x)
+        if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+            raise ValueError(
+                f"expected mapping {name!r} to return a probability in [0, 1] for "
+                f"A={a!r}, B={b!r}, x={x!r}, got {value!r}"
+            )
+        return float(value)
+
+    return wrapped
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """How a real bet was read: the sizes around it and the choice made."""
+
+    x: float
+    """The real bet, as a pot fraction."""
+    low: int
+    """Index of ``A`` in the sizes (equal to ``high`` when ``x`` hit a size or an end)."""
+    high: int
+    """Index of ``B``."""
+    prob_low: float
+    """``f(A, B, x)``."""
+    chosen: int
+    """Index of the size chosen."""
+
+
+def bracket(sizes: Sequence[float], x: float) -> tuple[int, int]:
+    """Indices of ``A`` (largest size <= x) and ``B`` (smallest size >= x) in sorted ``sizes``.
+
+    Both are the same index when ``x`` equals a size (within tolerance) or lies outside the
+    range (then the nearest end).
+
+    Raises:
+        ValueError: if ``sizes`` is empty.
+    """
+    if not sizes:
+        raise ValueError("expected at least one abstract size, got none")
+    if _le(x, sizes[0]):
+        return 0, 0
+    last = len(sizes) - 1
+    if not _lt(x, sizes[last]):
+        return last, last
+    lo, hi = 0, last
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _le(sizes[mid], x):
+            lo = mid
+        else:
+            hi = mid
+    if not _lt(sizes[lo], x):
+        return lo, lo
+    if not _lt(x, sizes[hi]):
+        return hi, hi
+    return lo, hi
+
+
+def translate(sizes: Sequence[float], x: float, mapping: MappingFn, u: float) -> Translation:
+    """Read bet ``x`` as one of ``sizes`` (sorted, pot fractions) with mapping ``f``.
+
+    ``u`` is a uniform draw in ``[0, 1)`` from the agent's private randomness: ``A`` is chosen
+    when ``u < f(A, B, x)``.
+    """
+    lo, hi = bracket(sizes, x)
+    if lo == hi:
+        return Translation(x, lo, hi, 1.0, lo)
+    f = mapping(sizes[lo], sizes[hi], x)
+    return Translation(x, lo, hi, f, lo if u < f else hi)

@@ -1,0 +1,1 @@
+"""Strategy tables: the file format, purification and hot-swap."""

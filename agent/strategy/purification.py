@@ -1,0 +1,68 @@
+"""Purification: post-process a strategy's action distribution before sampling.
+
+Modes (DOMAIN.md): ``none`` plays the distribution as computed; ``full`` plays the most
+probable action, ties split uniformly; ``threshold:T`` zeroes every probability below ``T``
+and renormalises (if every probability is below ``T``, the most probable actions are kept,
+as ``full`` would). Probabilities of actions outside the node are always 0 and stay 0, so
+purification can never pick an action the node does not have.
+
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_TIE = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class Purification:
+    """A purification mode: ``kind`` is ``none``, ``full`` or ``threshold``."""
+
+    kind: str
+    threshold: float = 0.0
+
+    def __str__(self) -> str:
+        return f"threshold:{self.threshold:g}" if self.kind == "threshold" else self.kind
+
+    def apply(self, probs: Sequence[float]) -> list[float]:
+        """The purified distribution (sums to 1 over the actions that had mass)."""
+        if self.kind == "none":
+            return list(probs)
+        best = max(probs)
+        if best <= 0.0:
+            raise ValueError(f"expected a distribution with positive mass, got {list(probs)!r}")
+        if self.kind == "threshold":
+            kept = [p if p >= self.threshold else 0.0 for p in probs]
+            total = sum(kept)
+            if total > 0.0:
+                return [p / total for p in kept]
+        ties = [1.0 if p > 0.0 and p >= best - _TIE else 0.0 for p in probs]
+        n = sum(ties)
+        return [t / n for t in ties]
+
+
+NONE = Purification("none")
+FULL = Purification("full")
+
+
+def parse_purification(spec: str) -> Purification:
+    """Parse ``none``, ``full`` or ``threshold:T`` (``0 < T <= 1``).
+
+    Raises:
+        ValueError: for anything else.
+    """
+    text = spec.strip().lower()
+    if text in ("none", "full"):
+        return Purification(text)
+    if text.startswith("threshold:"):
+        try:
+            t = float(text.partition(":")[2])
+        except ValueError:
+            t = float("nan")
+        if 0.0 < t <= 1.0:
+            return Purification("threshold", t)
+    raise ValueError(f"expected a purification 'none', 'full' or 'threshold:T' with 0 < T <= 1, "
+                     f"got {spec!r}")
