@@ -43,7 +43,7 @@ def test_one_changed_chip_amount_fails_with_line_number(
     ("line_no", "old", "new", "reason"),
     [
         (1005, "SCORE:359130", "SCORE:359131", "1005: SCORE line differs"),
-        (5, "r3023r6694c", "r3023r6695c", "5: STATE line differs"),  # betting changed
+        (5, "/r7012c", "/r7013c", "5: STATE line differs"),  # betting no longer fits values
         (5, "r7012c", "r7012", "5: the betting does not end the hand"),
         (5, "r3023r6694c", "r3023r3024c", "5: illegal betting"),
         (6, "9h6s|3d3h", "9h6s|3d3c", "6: STATE line differs"),  # a card changed
