@@ -15,9 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.acpc.evaluator import rank_hand
-
 from agent.acpc.betting import BettingState
+from agent.acpc.evaluator import rank_hand
 from agent.acpc.matchstate import format_cards_section
 
 DEFAULT_T_RESPONSE_MS = 600000

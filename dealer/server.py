@@ -283,4 +283,4 @@ def run(config: MatchConfig, options: ServerOptions) -> int:
         import uvloop
     except ImportError:
         return asyncio.run(run_match(config, options))
-    return uvloop.run(run_match(config, options))
+    return int(uvloop.run(run_match(config, options)))
