@@ -1,0 +1,418 @@
+"""The strategy file format: a msgpack header and a raw little-endian probability table.
+
+Layout (all integers little-endian)::
+
+    offset 0   8 bytes   magic  b"ACPCSTR1"
+    offset 8   8 bytes   uint64 header length H
+    offset 16  H bytes   msgpack map (the header, below)
+    ...        padding   zeros up to the next multiple of 64
+    T          N * w     the table: float32 (w = 4) or uint16 (w = 2) values
+
+Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (1), ``game`` (the
+canonical game definition text) and ``game_fingerprint`` (its sha256), ``betting`` (the
+betting abstraction, :meth:`~agent.abstraction.betting.BettingAbstraction.to_json`),
+``cards`` (the card abstraction spec; ``buckets`` lists the buckets per round), ``dtype``,
+``table_offset`` (T), ``table_len`` (N), ``default_mapping``, ``default_purification``,
+``meta`` (solver, iterations, exploitability, created, tool version, free-form extras) and
+``checksum`` (sha256 hex of the table bytes).
+
+Rows: the abstract betting tree is enumerated canonically from the game and the betting
+abstraction (:func:`~agent.abstraction.betting.build_tree`); for every decision node in id
+order and every bucket of the node's round there is one row of ``num_actions`` values, the
+probabilities of the node's actions in canonical order. No string keys are stored. A uint16
+table is quantized so every row sums to exactly 65535.
+
+:func:`load_strategy` validates everything and raises :class:`StrategyFileError` with a
+precise message; tables above ``mmap_bytes`` are memory-mapped, smaller ones read into memory,
+both without copying. :func:`dump_strategy` writes to a temporary file and renames it, so a
+reader never sees half a file. Never pickle.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import struct
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import numpy as np
+import numpy.typing as npt
+
+from agent import __version__
+from agent.abstraction.betting import (
+    BettingAbstraction,
+    BettingTree,
+    build_tree,
+    parse_betting_abstraction,
+)
+from agent.acpc.errors import GameDefError, StrategyFileError
+from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
+
+MAGIC = b"ACPCSTR1"
+FORMAT_TAG = "acpc-arena-strategy"
+FORMAT_VERSION = 1
+ALIGN = 64
+DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "uint16": np.dtype("<u2")}
+QUANT = 65535
+ROW_TOLERANCE = 1e-3
+DEFAULT_MMAP_BYTES = 64 << 20
+MAX_HEADER_BYTES = 64 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """Where each decision node's rows start in the flat table."""
+
+    offsets: npt.NDArray[np.int64]
+    """Per node id: index of its first value, or -1 for a terminal node."""
+    num_actions: npt.NDArray[np.int32]
+    """Per node id: actions at the node (0 for terminals)."""
+    rows: npt.NDArray[np.int32]
+    """Per node id: rows (buckets of the node's round; 0 for terminals)."""
+    buckets: tuple[int, ...]
+    """Buckets per round."""
+    total: int
+    """Values in the whole table."""
+
+
+def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
+    """The canonical layout of a strategy table for ``tree`` and bucket counts per round.
+
+    Raises:
+        ValueError: if ``buckets`` does not give a positive count for every round.
+    """
+    rounds = tree.game.num_rounds
+    if len(buckets) != rounds or any(b <= 0 for b in buckets):
+        raise ValueError(f"expected {rounds} positive bucket counts, got {list(buckets)!r}")
+    n = len(tree.nodes)
+    offsets = np.full(n, -1, dtype=np.int64)
+    num_actions = np.zeros(n, dtype=np.int32)
+    rows = np.zeros(n, dtype=np.int32)
+    total = 0
+    for node in tree.nodes:
+        if node.is_terminal:
+            continue
+        k = len(node.actions)
+        offsets[node.id] = total
+        num_actions[node.id] = k
+        rows[node.id] = buckets[node.round]
+        total += buckets[node.round] * k
+    return TableLayout(offsets, num_actions, rows, buckets, total)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A loaded, validated strategy file."""
+
+    path: Path | None
+    header: dict[str, Any]
+    game: Game
+    betting: BettingAbstraction
+    cards: dict[str, Any]
+    tree: BettingTree
+    layout: TableLayout
+    table: npt.NDArray[Any]
+    checksum: str
+
+    @property
+    def default_mapping(self) -> str:
+        return str(self.header.get("default_mapping", "rand-pshar"))
+
+    @property
+    def default_purification(self) -> str:
+        return str(self.header.get("default_purification", "none"))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.header.get("meta", {})
+        return dict(meta) if isinstance(meta, dict) else {}
+
+    def row(self, node_id: int, bucket: int) -> npt.NDArray[np.float64]:
+        """The probabilities of ``node_id``'s actions for ``bucket`` (float64, sums to 1)."""
+        k = int(self.layout.num_actions[node_id])
+        start = int(self.layout.offsets[node_id]) + bucket * k
+        values = self.table[start : start + k].astype(np.float64)
+        if self.table.dtype == DTYPES["uint16"]:
+            values /= QUANT
+        return values
+
+
+def _fail(source: str, message: str) -> StrategyFileError:
+    return StrategyFileError(f"{source}: {message}")
+
+
+def quantize_rows(
+    table: npt.NDArray[np.floating[Any]], layout: TableLayout
+) -> npt.NDArray[np.uint16]:
+    """uint16 rows summing to exactly 65535 (the largest entry absorbs the rounding)."""
+    out = np.empty(layout.total, dtype="<u2")
+    for node_id in np.flatnonzero(layout.offsets >= 0):
+        k = int(layout.num_actions[node_id])
+        start = int(layout.offsets[node_id])
+        count = int(layout.rows[node_id])
+        block = np.asarray(table[start : start + count * k], dtype=np.float64).reshape(count, k)
+        q = np.rint(block * QUANT).astype(np.int64)
+        q[np.arange(count), np.argmax(block, axis=1)] += QUANT - q.sum(axis=1)
+        out[start : start + count * k] = q.reshape(-1)
+    return out
+
+
+def dump_strategy(
+    path: str | Path,
+    game: Game,
+    betting: BettingAbstraction,
+    cards: Mapping[str, Any],
+    table: npt.ArrayLike,
+    *,
+    dtype: str = "float32",
+    default_mapping: str = "rand-pshar",
+    default_purification: str = "none",
+    meta: Mapping[str, Any] | None = None,
+    tree: BettingTree | None = None,
+) -> Path:
+    """Write a strategy file atomically (temporary file + rename); return its path.
+
+    ``table`` is the flat table in canonical layout (see the module docstring) with rows
+    that are probability distributions; ``cards['buckets']`` gives the buckets per round.
+
+    Raises:
+        ValueError: if the table does not fit the layout or a row is not a distribution.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
+    buckets = tuple(int(b) for b in cards["buckets"])
+    tree = tree or build_tree(game, betting)
+    layout = table_layout(tree, buckets)
+    values = np.asarray(table, dtype=np.float64).reshape(-1)
+    if values.size != layout.total:
+        raise ValueError(
+            f"expected a table of {layout.total} values for this game and abstraction, "
+            f"got {values.size}"
+        )
+    _check_rows(values, layout, "table")
+    data = (
+        quantize_rows(values, layout) if dtype == "uint16" else values.astype("<f4")
+    ).tobytes()
+    header: dict[str, Any] = {
+        "format": FORMAT_TAG,
+        "version": FORMAT_VERSION,
+        "game": format_gamedef(game),
+        "game_fingerprint": game.fingerprint,
+        "betting": betting.to_json(),
+        "cards": dict(cards),
+        "dtype": dtype,
+        "table_len": layout.total,
+        "default_mapping": default_mapping,
+        "default_purification": default_purification,
+        "meta": {
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "tool_version": f"acpc-arena {__version__}",
+            **(dict(meta) if meta else {}),
+        },
+        "checksum": hashlib.sha256(data).hexdigest(),
+    }
+    # table_offset depends on the header's own length: iterate to a fixed point.
+    header["table_offset"] = 0
+    for _ in range(4):
+        packed = msgpack.packb(header, use_bin_type=True)
+        offset = -(-(16 + len(packed)) // ALIGN) * ALIGN
+        if header["table_offset"] == offset:
+            break
+        header["table_offset"] = offset
+    packed = msgpack.packb(header, use_bin_type=True)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC)
+            f.write(struct.pack("<Q", len(packed)))
+            f.write(packed)
+            f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _check_rows(values: npt.NDArray[Any], layout: TableLayout, source: str,
+                quantized: bool = False, tree: BettingTree | None = None) -> None:
+    if not quantized and not np.isfinite(values).all():
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise ValueError(f"{_where(layout, bad, tree)} contains {float(values[bad])!r}")
+    for node_id in np.flatnonzero(layout.offsets >= 0):
+        k = int(layout.num_actions[node_id])
+        start = int(layout.offsets[node_id])
+        count = int(layout.rows[node_id])
+        block = values[start : start + count * k].reshape(count, k)
+        if quantized:
+            sums = block.astype(np.int64).sum(axis=1)
+            wrong = np.flatnonzero(sums != QUANT)
+            want = f"{QUANT}"
+        else:
+            if (block < 0).any():
+                r = int(np.argwhere(block < 0)[0][0])
+                raise ValueError(f"{_where(layout, start + r * k, tree)} has a negative value")
+            sums = block.sum(axis=1)
+            wrong = np.flatnonzero(np.abs(sums - 1.0) > ROW_TOLERANCE)
+            want = "1"
+        if len(wrong):
+            r = int(wrong[0])
+            raise ValueError(
+                f"{_where(layout, start + r * k, tree)} sums to {float(sums[r])!r}, "
+                f"expected {want}"
+            )
+
+
+def _where(layout: TableLayout, index: int, tree: BettingTree | None) -> str:
+    """``row (node N 'betting', bucket B)`` of a table index."""
+    starts = layout.offsets
+    node_id = int(np.flatnonzero((starts >= 0) & (starts <= index))[-1])
+    k = int(layout.num_actions[node_id])
+    bucket = (index - int(starts[node_id])) // k
+    betting = f" {tree.nodes[node_id].state.betting!r}" if tree is not None else ""
+    return f"row (node {node_id}{betting}, bucket {bucket})"
+
+
+def read_header(path: str | Path) -> tuple[dict[str, Any], int]:
+    """Read and check the magic and header of a strategy file; return ``(header, size)``.
+
+    Raises:
+        StrategyFileError: if the file is missing, not a strategy file or truncated.
+    """
+    source = str(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(16)
+            if len(head) < 16 or head[:8] != MAGIC:
+                raise _fail(source, f"not a strategy file: expected magic {MAGIC!r} at offset "
+                            f"0, got {head[:8]!r}")
+            (length,) = struct.unpack("<Q", head[8:16])
+            if length > MAX_HEADER_BYTES or 16 + length > size:
+                raise _fail(source, f"truncated file: header of {length} bytes does not fit "
+                            f"in {size} bytes")
+            packed = f.read(length)
+    except OSError as exc:
+        raise _fail(source, f"cannot read strategy file: {exc.strerror or exc}") from None
+    try:
+        header = msgpack.unpackb(packed, raw=False, strict_map_key=True)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        raise _fail(source, f"corrupt header: {exc}") from None
+    if not isinstance(header, dict):
+        raise _fail(source, f"corrupt header: expected a map, got {type(header).__name__}")
+    return header, size
+
+
+_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "format": str,
+    "version": int,
+    "game": str,
+    "game_fingerprint": str,
+    "betting": dict,
+    "cards": dict,
+    "dtype": str,
+    "table_offset": int,
+    "table_len": int,
+    "checksum": str,
+}
+
+
+def load_strategy(
+    path: str | Path,
+    expected_game: Game | None = None,
+    *,
+    mmap_bytes: int = DEFAULT_MMAP_BYTES,
+    verify_checksum: bool = True,
+) -> Strategy:
+    """Load and fully validate a strategy file.
+
+    Args:
+        path: the file.
+        expected_game: if given, the file must be for this game (same fingerprint).
+        mmap_bytes: tables larger than this are memory-mapped instead of read.
+        verify_checksum: check the sha256 of the table (on by default).
+
+    Raises:
+        StrategyFileError: for a wrong tag or version, another game, a table whose size
+            does not fit the tree, NaN values, rows not summing to 1, a truncated file or
+            a checksum mismatch, each with a precise message.
+    """
+    source = str(path)
+    header, size = read_header(path)
+    for key, kind in _REQUIRED.items():
+        if key not in header:
+            raise _fail(source, f"corrupt header: missing {key!r}")
+        if not isinstance(header[key], kind) or isinstance(header[key], bool):
+            raise _fail(source, f"corrupt header: expected {key!r} to be "
+                        f"{getattr(kind, '__name__', kind)}, got {header[key]!r}")
+    if header["format"] != FORMAT_TAG:
+        raise _fail(source, f"expected format {FORMAT_TAG!r}, got {header['format']!r}")
+    if header["version"] != FORMAT_VERSION:
+        raise _fail(source, f"expected format version {FORMAT_VERSION}, got "
+                    f"{header['version']!r} (written by a different acpc-arena?)")
+    try:
+        game = parse_gamedef(header["game"], f"{source}[game]")
+    except GameDefError as exc:
+        raise _fail(source, f"corrupt header: {exc}") from None
+    if game.fingerprint != header["game_fingerprint"]:
+        raise _fail(source, "corrupt header: the game text does not match its fingerprint")
+    if expected_game is not None and expected_game.fingerprint != game.fingerprint:
+        raise _fail(source, f"strategy is for another game: file game fingerprint "
+                    f"{game.fingerprint[:12]}, expected {expected_game.fingerprint[:12]} "
+                    f"({_game_summary(game)} vs {_game_summary(expected_game)})")
+    try:
+        betting = parse_betting_abstraction(header["betting"])
+        buckets = tuple(int(b) for b in header["cards"]["buckets"])
+        tree = build_tree(game, betting)
+        layout = table_layout(tree, buckets)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _fail(source, f"corrupt header: {exc}") from None
+    dtype = DTYPES.get(header["dtype"])
+    if dtype is None:
+        raise _fail(source, f"expected dtype 'float32' or 'uint16', got {header['dtype']!r}")
+    if header["table_len"] != layout.total:
+        raise _fail(source, f"table shape: the tree and buckets need {layout.total} values, "
+                    f"the header says {header['table_len']}")
+    offset = header["table_offset"]
+    need = offset + layout.total * dtype.itemsize
+    if offset % ALIGN or offset < 16:
+        raise _fail(source, f"corrupt header: bad table offset {offset!r}")
+    if size < need:
+        raise _fail(source, f"truncated file: {size} bytes, the table needs {need}")
+    if size > need:
+        raise _fail(source, f"corrupt file: {size - need} unexpected bytes after the table")
+    table: npt.NDArray[Any]
+    if layout.total * dtype.itemsize > mmap_bytes:
+        table = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(layout.total,))
+    else:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            raw = f.read(layout.total * dtype.itemsize)
+        table = np.frombuffer(raw, dtype=dtype)
+    if verify_checksum:
+        digest = hashlib.sha256(table.view(np.uint8).data).hexdigest()
+        if digest != header["checksum"]:
+            raise _fail(source, f"checksum mismatch: table sha256 {digest[:16]}..., header "
+                        f"says {header['checksum'][:16]}... (corrupt or edited file)")
+    try:
+        _check_rows(table, layout, source, quantized=dtype == DTYPES["uint16"], tree=tree)
+    except ValueError as exc:
+        raise _fail(source, str(exc)) from None
+    return Strategy(Path(path), header, game, betting, dict(header["cards"]), tree, layout,
+                    table, header["checksum"])
+
+
+def _game_summary(game: Game) -> str:
+    return (f"{game.betting_type.value} {game.num_players}p {game.num_rounds} rounds, "
+            f"{game.num_suits}x{game.num_ranks} deck")
