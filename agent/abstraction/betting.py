@@ -235,7 +235,7 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
         node.actions = node_actions(node.state, abstraction, node.depth)
         kids: list[int] = []
         for act in node.actions:
-            child_state = node.state.apply(act.action)
+            child_state = node.state._apply_unchecked(act.action)  # legal by construction
             same_round = child_state.round == node.state.round and not child_state.finished
             depth = node.depth + 1 if (act.kind is ActionKind.RAISE and same_round) else (
                 node.depth if same_round else 0)

@@ -334,6 +334,7 @@ def load_strategy(
     *,
     mmap_bytes: int = DEFAULT_MMAP_BYTES,
     verify_checksum: bool = True,
+    tree: BettingTree | None = None,
 ) -> Strategy:
     """Load and fully validate a strategy file.
 
@@ -342,6 +343,8 @@ def load_strategy(
         expected_game: if given, the file must be for this game (same fingerprint).
         mmap_bytes: tables larger than this are memory-mapped instead of read.
         verify_checksum: check the sha256 of the table (on by default).
+        tree: the abstract tree if the caller already built it for this game and
+            abstraction (it is checked to be for the file's game and abstraction).
 
     Raises:
         StrategyFileError: for a wrong tag or version, another game, a table whose size
@@ -374,7 +377,8 @@ def load_strategy(
     try:
         betting = parse_betting_abstraction(header["betting"])
         buckets = tuple(int(b) for b in header["cards"]["buckets"])
-        tree = build_tree(game, betting)
+        if tree is None or tree.game != game or tree.abstraction != betting:
+            tree = build_tree(game, betting)
         layout = table_layout(tree, buckets)
     except (KeyError, TypeError, ValueError) as exc:
         raise _fail(source, f"corrupt header: {exc}") from None

@@ -1,0 +1,270 @@
+"""The decision pipeline: MatchState -> real state -> abstract history -> bucket -> action.
+
+For every decision :class:`StrategyPolicy`:
+
+1. replays the real actions it has not seen yet onto the hand's *abstract* history (a node
+   of the canonical abstract tree): our own actions move to the abstract child we chose;
+   an opponent's fold or call moves to the fold/call child; an opponent's raise is measured
+   as a pot fraction ``x`` of the real state before it (:mod:`agent.acpc.betsize`) and
+   translated with the mapping onto the node's abstract sizes (``A``/``B``, the call being
+   ``A = 0``), drawing the agent's private randomness once per real action;
+2. maps its cards to the round's bucket;
+3. looks up the row of (node, bucket), purifies it and samples an abstract action;
+4. realises it in the real state: a fold only when facing a bet (else a call), a raise
+   recomputed from the real pot for the abstraction's nominal fraction and clamped to the
+   real bounds, an all-in as the real all-in, a raise the real state forbids as a call.
+
+Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`): when an
+opponent raises at a node where the abstraction allows no more raises, the raise is read as
+a call; when the abstract history has left the real one (the abstract round ended, or the
+abstract node is terminal or not ours, e.g. after a small raise was read as a call), the
+policy checks or calls. A decision that overruns its time guard also checks or calls.
+
+The policy is deterministic for a given seed: the same sequence of inputs gives the same
+actions. Every decision can be reported to a ``trace`` callback as a dict.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.abstraction.betting import ALL_IN, BettingTree
+from agent.abstraction.cards import CardAbstraction
+from agent.abstraction.translation import MappingFn, translate
+from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
+from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.matchstate import MatchState
+from agent.strategy.fileformat import Strategy
+from agent.strategy.purification import Purification
+
+TraceFn = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class PolicyStats:
+    """Counters over the policy's lifetime."""
+
+    decisions: int = 0
+    translations: int = 0
+    raise_cap_fallbacks: int = 0
+    off_tree_fallbacks: int = 0
+    timeouts: int = 0
+
+
+@dataclass
+class _Hand:
+    number: int
+    node: int = 0
+    seen: int = 0
+    translations: list[dict[str, Any]] = field(default_factory=list)
+    own_children: dict[int, int] = field(default_factory=dict)
+    """Real action index -> abstract child chosen for it (our own actions)."""
+    off_tree: bool = False
+    real: BettingState | None = None
+    """The real state after ``seen`` actions."""
+
+
+@dataclass(frozen=True)
+class LoadedStrategy:
+    """A strategy file with the card abstraction it names: what the policy plays."""
+
+    strategy: Strategy
+    cards: CardAbstraction
+
+    @property
+    def tree(self) -> BettingTree:
+        return self.strategy.tree
+
+
+class StrategyPolicy:
+    """Plays a strategy file through translation and purification (module docstring)."""
+
+    def __init__(
+        self,
+        loaded: LoadedStrategy,
+        mapping: MappingFn,
+        purification: Purification,
+        *,
+        seed: int | None = None,
+        mapping_name: str = "",
+        time_guard: float | None = None,
+        trace: TraceFn | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self._pending: LoadedStrategy | None = None
+        self.mapping = mapping
+        self.mapping_name = mapping_name
+        self.purification = purification
+        self.rng = random.Random(seed)
+        self.time_guard = time_guard
+        self.trace = trace
+        self.stats = PolicyStats()
+        self._hand: _Hand | None = None
+
+    # ----------------------------------------------------------------- public
+
+    def act(self, ms: MatchState) -> Action:
+        """A legal action for a state where we are to act."""
+        start = time.perf_counter()
+        hand = self._sync(ms)
+        loaded = self.loaded  # fixed for the whole hand (swaps happen between hands)
+        state = ms.state
+        tree = loaded.tree
+        node = tree.nodes[hand.node]
+        record: dict[str, Any] = {
+            "hand": ms.hand_number,
+            "position": ms.position,
+            "betting": state.betting,
+            "translations": hand.translations[-4:],
+        }
+        if hand.off_tree or node.is_terminal or node.player != ms.position or (
+            node.round != state.round
+        ):
+            if not hand.off_tree:
+                self.stats.off_tree_fallbacks += 1
+            hand.off_tree = True
+            return self._finish(record, start, CALL, "off-tree: check/call")
+        round_ = state.round
+        visible = ms.board[: state.game.board_cards_through(round_)]
+        bucket = loaded.cards.bucket(round_, ms.own_cards, visible)
+        if self.time_guard is not None and time.perf_counter() - start > self.time_guard:
+            self.stats.timeouts += 1
+            return self._finish(record, start, CALL, "time guard: check/call")
+        raw = [float(p) for p in loaded.strategy.row(node.id, bucket)]
+        purified = self.purification.apply(raw)
+        u = self.rng.random()
+        choice = _sample(purified, u)
+        abstract = node.actions[choice]
+        real = realise(state, abstract.action.kind, abstract.fraction)
+        hand.own_children[hand.seen] = node.children[choice]
+        record.update(
+            node=node.id,
+            bucket=bucket,
+            raw=[round(p, 6) for p in raw],
+            purified=[round(p, 6) for p in purified],
+            abstract=str(abstract.action),
+            abstract_fraction=abstract.fraction,
+        )
+        return self._finish(record, start, real, None)
+
+    def swap(self, loaded: LoadedStrategy) -> None:
+        """Play ``loaded`` from the next hand on (the current hand keeps its tree)."""
+        self._pending = loaded
+
+    @property
+    def swap_pending(self) -> bool:
+        """True while a swapped-in strategy waits for the next hand."""
+        return self._pending is not None
+
+    # ----------------------------------------------------------------- internals
+
+    def _finish(
+        self, record: dict[str, Any], start: float, action: Action, fallback: str | None
+    ) -> Action:
+        self.stats.decisions += 1
+        if self.trace is not None:
+            record["real"] = str(action)
+            record["fallback"] = fallback
+            record["seconds"] = round(time.perf_counter() - start, 6)
+            self.trace(record)
+        return action
+
+    def _sync(self, ms: MatchState) -> _Hand:
+        """Bring the abstract history up to date with the real actions of ``ms``."""
+        hand = self._hand
+        if hand is None or hand.number != ms.hand_number:
+            if self._pending is not None:
+                self.loaded, self._pending = self._pending, None
+            hand = _Hand(ms.hand_number)
+            self._hand = hand
+        tree = self.loaded.tree
+        real = hand.real if hand.real is not None else BettingState.initial(ms.state.game)
+        actions = [a for rnd in ms.state.actions for a in rnd]
+        for i in range(hand.seen, len(actions)):
+            action = actions[i]
+            if not hand.off_tree:
+                node = tree.nodes[hand.node]
+                if node.is_terminal or node.player != real.player or node.round != real.round:
+                    hand.off_tree = True
+                    self.stats.off_tree_fallbacks += 1
+                elif i in hand.own_children:
+                    hand.node = hand.own_children[i]
+                else:
+                    hand.node = self._translate(hand, real, node.id, action)
+            real = real.apply(action)
+        hand.seen = len(actions)
+        hand.real = real
+        return hand
+
+    def _translate(self, hand: _Hand, real: BettingState, node_id: int, action: Action) -> int:
+        node = self.loaded.tree.nodes[node_id]
+        kinds = [a.kind for a in node.actions]
+        if action.kind is ActionKind.FOLD:
+            if ActionKind.FOLD in kinds:
+                return node.children[kinds.index(ActionKind.FOLD)]
+            hand.off_tree = True
+            return node_id
+        call_index = kinds.index(ActionKind.CALL)
+        if action.kind is ActionKind.CALL:
+            return node.children[call_index]
+        raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
+        if not raises:
+            self.stats.raise_cap_fallbacks += 1
+            hand.translations.append({"real": str(action), "fallback": "raise cap: as call"})
+            return node.children[call_index]
+        if not real.game.is_nolimit:
+            return node.children[raises[0]]
+        x = pot_fraction(real, action.raise_to)
+        options = [call_index, *raises]
+        sizes = [0.0] + [node.actions[i].x for i in raises]
+        u = self.rng.random()
+        t = translate(sizes, x, self.mapping, u)
+        self.stats.translations += 1
+        chosen = options[t.chosen]
+        hand.translations.append({
+            "real": str(action),
+            "x": round(x, 6),
+            "A": round(sizes[t.low], 6),
+            "B": round(sizes[t.high], 6),
+            "f": round(t.prob_low, 6),
+            "choice": str(node.actions[chosen].action),
+            "mapping": self.mapping_name,
+        })
+        return node.children[chosen]
+
+
+def _sample(probs: list[float], u: float) -> int:
+    total = sum(probs)
+    acc = 0.0
+    target = u * total
+    last = 0
+    for i, p in enumerate(probs):
+        if p <= 0.0:
+            continue
+        last = i
+        acc += p
+        if target < acc:
+            return i
+    return last
+
+
+def realise(state: BettingState, kind: ActionKind, fraction: float) -> Action:
+    """A legal real action for an abstract one (see the module docstring, step 4)."""
+    if kind is ActionKind.FOLD:
+        return FOLD if state.can_fold() else CALL
+    if kind is ActionKind.CALL:
+        return CALL
+    bounds = state.raise_bounds()
+    if bounds is None:
+        return CALL
+    if not state.game.is_nolimit:
+        return LIMIT_RAISE
+    lo, hi = bounds
+    if fraction == ALL_IN:
+        return Action(ActionKind.RAISE, hi)
+    to = round_raise_to(raise_to_from_pot_fraction(state, fraction))
+    return Action(ActionKind.RAISE, min(max(to, lo), hi))
