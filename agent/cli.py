@@ -1,20 +1,33 @@
-"""``acpc-agent GAME HOST PORT [--strategy ...]``: play one match against an ACPC dealer.
+"""``acpc-agent GAME HOST PORT [options]``: play one match against an ACPC dealer.
 
-The reference example player's positional arguments come first. Built-in strategies:
-``builtin:random`` (legal random actions, like the reference example player) and
-``builtin:call``. A summary line (hands, chips won, decision times) goes to stderr when the
-dealer closes the connection.
+The reference example player's positional arguments come first. ``--strategy`` is a
+strategy file or a built-in (``builtin:random``, legal random actions like the reference
+example player; ``builtin:call``). With a file: ``--mapping`` (one of the seven classic
+translation mappings, ``module:function`` or an entry point; default: the file's),
+``--purify none|full|threshold:T`` (default: the file's), ``--seed`` (the agent's private
+randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
+decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop, swapped in
+between hands, a bad file is rejected and play goes on). Kernels and tables are loaded and
+warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
+goes to stderr when the dealer closes the connection.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
 
 from agent.acpc.errors import AcpcError
+from agent.acpc.gamedef import Game
 from agent.builtin import CallPolicy, Policy, RandomPolicy
 from agent.client import play
 from agent.games import load_game
@@ -23,17 +36,63 @@ PROG = "acpc-agent"
 BUILTINS = ("builtin:random", "builtin:call")
 
 
-def make_policy(spec: str, seed: int | None) -> Policy:
-    """The policy named by ``--strategy``.
+def json_logger(stream: TextIO) -> Any:
+    """A structlog logger writing one JSON object per line to ``stream``."""
+    return structlog.wrap_logger(
+        structlog.PrintLogger(file=stream),
+        processors=[
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.JSONRenderer(sort_keys=False),
+        ],
+    )
+
+
+def make_policy(
+    spec: str,
+    game: Game,
+    *,
+    seed: int | None = None,
+    mapping: str | None = None,
+    purify: str | None = None,
+    trace: TextIO | None = None,
+    time_guard: float | None = None,
+) -> Policy:
+    """The policy named by ``--strategy`` with its options.
 
     Raises:
-        ValueError: for an unknown strategy.
+        ValueError: for an unknown built-in or a bad mapping/purification.
+        StrategyFileError: for a bad strategy file.
     """
     if spec == "builtin:random":
         return RandomPolicy(seed)
     if spec == "builtin:call":
         return CallPolicy()
-    raise ValueError(f"expected --strategy to be one of {', '.join(BUILTINS)}, got {spec!r}")
+    if spec.startswith("builtin:"):
+        raise ValueError(f"expected --strategy to be a file or one of {', '.join(BUILTINS)}, "
+                         f"got {spec!r}")
+    from agent.abstraction.translation import get_mapping
+    from agent.policy import StrategyPolicy
+    from agent.strategy.hotswap import load_for_game
+    from agent.strategy.purification import parse_purification
+
+    loaded = load_for_game(Path(spec), game)
+    mapping_name = mapping or loaded.strategy.default_mapping
+    trace_fn = None
+    if trace is not None:
+        logger = json_logger(trace)
+
+        def trace_fn(record: dict[str, Any]) -> None:
+            logger.info("decision", **record)
+
+    return StrategyPolicy(
+        loaded,
+        get_mapping(mapping_name),
+        parse_purification(purify or loaded.strategy.default_purification),
+        seed=seed,
+        mapping_name=mapping_name,
+        time_guard=time_guard,
+        trace=trace_fn,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,27 +101,84 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("host", help="dealer host, e.g. 127.0.0.1")
     p.add_argument("port", type=int, help="this seat's port, as printed by the dealer")
     p.add_argument("--strategy", default="builtin:random",
-                   help=f"one of {', '.join(BUILTINS)} (default builtin:random)")
+                   help=f"a strategy file, or one of {', '.join(BUILTINS)} "
+                   "(default builtin:random)")
+    p.add_argument("--mapping", default=None,
+                   help="translation mapping: det-arith, rand-arith, det-geo, rand-geo-1, "
+                   "rand-geo-2, det-pshar, rand-pshar, module:function or an entry point "
+                   "(default: the strategy file's)")
+    p.add_argument("--purify", default=None,
+                   help="none, full or threshold:T (default: the strategy file's)")
     p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness")
+    p.add_argument("--trace", type=Path, default=None,
+                   help="write one JSON line per decision to this file")
+    p.add_argument("--reload", action="store_true",
+                   help="watch the strategy file (and SIGHUP) and swap it in between hands")
+    p.add_argument("--time-guard-ms", type=float, default=1000.0,
+                   help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--quiet", action="store_true", help="no summary line at the end")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
 
+async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
+    reloader = None
+    task = None
+    loop = asyncio.get_running_loop()
+    if args.reload:
+        from agent.policy import StrategyPolicy
+        from agent.strategy.hotswap import StrategyReloader
+
+        if not isinstance(policy, StrategyPolicy):
+            raise ValueError("expected --reload with a strategy file, got a built-in strategy")
+        log = json_logger(sys.stderr)
+        reloader = StrategyReloader(Path(args.strategy), game, policy, log.info)
+        task = asyncio.create_task(reloader.run())
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGHUP, reloader.request)
+    try:
+        summary = await play(args.host, args.port, game, policy)
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGHUP)
+    text = summary.describe()
+    stats = getattr(policy, "stats", None)
+    if stats is not None:
+        text += (f", translations {stats.translations}, fallbacks raise-cap "
+                 f"{stats.raise_cap_fallbacks} off-tree {stats.off_tree_fallbacks} "
+                 f"time-guard {stats.timeouts}")
+    if reloader is not None:
+        text += f", swaps {reloader.swaps}, rejected {reloader.rejections}"
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-agent``; returns the exit status."""
     args = build_parser().parse_args(argv)
+    trace = None
     try:
         game = load_game(args.game)
-        policy = make_policy(args.strategy, args.seed)
-        summary = asyncio.run(play(args.host, args.port, game, policy))
+        if args.trace is not None:
+            trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
+        policy = make_policy(
+            args.strategy, game, seed=args.seed, mapping=args.mapping, purify=args.purify,
+            trace=trace, time_guard=args.time_guard_ms / 1000.0,
+        )
+        text = asyncio.run(_run(args, game, policy))
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if trace is not None:
+            trace.close()
     if not args.quiet:
-        print(f"{PROG}: {summary.describe()}", file=sys.stderr)
+        print(f"{PROG}: {text}", file=sys.stderr)
     return 0
 
 

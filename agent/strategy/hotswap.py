@@ -1,0 +1,125 @@
+"""Hot-swap: reload a changed strategy file off the event loop and swap it in between hands.
+
+:class:`StrategyReloader` watches a strategy file (modification time, size and inode,
+polled) and reacts to :meth:`StrategyReloader.request` (the agent wires SIGHUP to it). A
+reload loads and fully validates the file in a worker thread (the event loop keeps serving
+the dealer), for the game being played; a good file is handed to the policy, which plays it
+from the next hand on; a bad file, or a file for another game, is rejected with an error
+line and the current strategy stays. Every outcome is one structured log line (the swap
+line carries the new file's checksum).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.acpc.errors import AcpcError
+from agent.acpc.gamedef import Game
+from agent.policy import LoadedStrategy, StrategyPolicy
+
+LogFn = Callable[..., Any]
+
+
+def load_for_game(path: Path, game: Game) -> LoadedStrategy:
+    """Load, validate and attach the card abstraction of a strategy file for ``game``.
+
+    Raises:
+        StrategyFileError: if the file is invalid or for another game.
+        ValueError: if its card abstraction cannot be rebuilt.
+    """
+    from agent.abstraction.cards import card_abstraction_from_spec
+    from agent.strategy.fileformat import load_strategy
+
+    strategy = load_strategy(path, game)
+    return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
+
+
+@dataclass(frozen=True, slots=True)
+class _Stamp:
+    mtime_ns: int
+    size: int
+    inode: int
+
+
+def _stamp(path: Path) -> _Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _Stamp(st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class StrategyReloader:
+    """Watches one strategy file for one policy (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: Path,
+        game: Game,
+        policy: StrategyPolicy,
+        log: LogFn,
+        *,
+        poll_seconds: float = 0.25,
+        loader: Callable[[Path, Game], LoadedStrategy] = load_for_game,
+    ) -> None:
+        self.path = path
+        self.game = game
+        self.policy = policy
+        self.log = log
+        self.poll_seconds = poll_seconds
+        self.loader = loader
+        self._stamp = _stamp(path)
+        self._wake = asyncio.Event()
+        self.swaps = 0
+        self.rejections = 0
+        self.last_swap_seconds: float | None = None
+
+    def request(self) -> None:
+        """Reload now (SIGHUP), even if the file looks unchanged."""
+        self._stamp = None
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Poll and reload until cancelled."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+            self._wake.clear()
+            stamp = _stamp(self.path)
+            if stamp is None or stamp == self._stamp:
+                continue
+            # Let a writer finish: reload only once the file has stood still one poll.
+            await asyncio.sleep(min(0.05, self.poll_seconds))
+            if _stamp(self.path) != stamp:
+                continue
+            self._stamp = stamp
+            await self.reload()
+
+    async def reload(self) -> bool:
+        """Load and validate in a worker thread; swap in on success. True if swapped."""
+        start = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        try:
+            loaded = await loop.run_in_executor(None, self.loader, self.path, self.game)
+        except (AcpcError, ValueError, OSError) as exc:
+            self.rejections += 1
+            self.log("strategy_rejected", path=str(self.path), error=str(exc))
+            return False
+        self.policy.swap(loaded)
+        self.swaps += 1
+        self.last_swap_seconds = time.perf_counter() - start
+        self.log(
+            "strategy_swapped",
+            path=str(self.path),
+            checksum=loaded.strategy.checksum,
+            load_seconds=round(self.last_swap_seconds, 4),
+            effective="next hand",
+        )
+        return True
