@@ -15,9 +15,16 @@ microseconds since the epoch, so tests drive time exactly.
 Where the reference is fragile the engine is not: a seat that disconnects or runs out of
 time ends the match with an ``ERROR:`` line naming the seat and the reason, every completed
 hand already logged, a ``PARTIAL SCORE`` over the completed hands on stderr, exit status 1.
+Like the reference, end of file from a seat matters only when that seat must act (or a write
+to it fails): a client that leaves after its last action of the match does not spoil it.
 Time used is charged once per accepted response (the reference charges every bad line again)
 and a silent seat is stopped at the first of its three limits rather than only at the
 per-response one.
+
+Speed: the MATCHSTATE text of every seat is assembled from per-hand pieces (each position's
+hole-card section, the board text through each round) instead of being formatted from the
+state for every seat after every action, and under ``-q`` the clock is read once per
+broadcast rather than once per seat.
 
 Imports only the stdlib and :mod:`agent.acpc`.
 """
@@ -29,9 +36,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from agent.acpc.betting import Action, BettingState, format_action, parse_action_prefix
+from agent.acpc.cards import format_cards
 from agent.acpc.dealing import MT19937, Deal, deal_hand
 from agent.acpc.gamedef import Game
-from agent.acpc.matchstate import view_of
+from agent.acpc.matchstate import PREFIX, MatchState
 from agent.acpc.protocol import (
     NEED_DATA,
     ActionReceived,
@@ -108,7 +116,10 @@ class Phase(enum.Enum):
 
 @dataclass
 class Output:
-    """What the engine produced since the last :meth:`Match.drain`."""
+    """What the engine produced since the last :meth:`Match.drain`.
+
+    ``to_seat`` is in the order to write: per broadcast, the seat that must answer first.
+    """
 
     to_seat: list[tuple[int, bytes]] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
@@ -156,6 +167,18 @@ class Match:
         self._max_hand_us = config.t_hand_ms * 1000
         self._max_match_us = config.t_per_hand_ms * 1000 * config.num_hands
         self._wait_started_us = 0
+        self._acting = 0
+        """The seat to act, set whenever states are sent."""
+        self._deadline_at: tuple[int, str] = (0, "response")
+        """:meth:`_deadline`, computed whenever states are sent (nothing else moves it)."""
+        # Per-hand pieces of the MATCHSTATE texts (see _start_hand).
+        self._positions: list[int] = []
+        self._prefix: list[str] = []
+        self._hole_cards: list[str] = []
+        self._hole_text: list[str] = []
+        self._hole_view: list[tuple[tuple[int, ...], ...]] = []
+        self._board_text: list[str] = []
+        self._board_view: list[tuple[int, ...]] = []
 
     # ------------------------------------------------------------------ IO-facing API
 
@@ -220,20 +243,23 @@ class Match:
             self._advance()
 
     def receive(self, seat: int, data: bytes) -> None:
-        """Bytes (``b''`` = end of file) from ``seat``; play on as far as possible."""
+        """Bytes (``b''`` = end of file) from ``seat``; play on as far as possible.
+
+        End of file from a seat that is not to act is noted; it ends the match (``could not
+        get action from seat N``) only when that seat must act and has no line left.
+        """
         if self.phase is Phase.DONE:
             return
-        self.conns[seat].receive_data(data)
-        if not data and self.phase is Phase.PLAYING and seat != self._acting_seat():
-            self._fail(MatchError(f"ERROR: seat {seat + 1} disconnected"))
-            return
+        conn = self.conns[seat]
+        if data or not conn.eof_received:
+            conn.receive_data(data)
         self._advance()
 
     def tick(self) -> None:
         """Check the clock against the current deadline."""
         if self.phase is not Phase.PLAYING:
             return
-        deadline, kind = self._deadline()
+        deadline, kind = self._deadline_at
         now = self._clock()
         if now < deadline:
             return
@@ -249,11 +275,16 @@ class Match:
             self._fail(MatchError(f"ERROR: seat {seat + 1} ran out of time"))
 
     @property
+    def acting_seat(self) -> int:
+        """The seat whose response the match is waiting for (meaningful while playing)."""
+        return self._acting_seat()
+
+    @property
     def deadline_us(self) -> int | None:
         """When :meth:`tick` must next be called, or None if no limit applies now."""
         if self.phase is not Phase.PLAYING:
             return None
-        return self._deadline()[0]
+        return self._deadline_at[0]
 
     def abort(self, reason: str) -> None:
         """End the match now (signal, IO failure): ``reason`` is the ERROR line."""
@@ -270,10 +301,10 @@ class Match:
         return seat_of(position, self.hand, self.game.num_players, self.config.fixed_seats)
 
     def _acting_seat(self) -> int:
-        return self._seat(self._state.player)
+        return self._acting
 
     def _deadline(self) -> tuple[int, str]:
-        seat = self._acting_seat()
+        seat = self._acting
         by_response = self._send_us + self._max_response_us
         by_hand = self._send_us + self._max_hand_us - self._used_hand_us[seat]
         by_match = self._send_us + self._max_match_us - self._used_match_us[seat]
@@ -306,7 +337,7 @@ class Match:
         out = self._out
         out.stderr.append(err.line + ("" if err.line.endswith("\n") else "\n"))
         out.stderr.extend(x + "\n" for x in err.extra)
-        if self.phase in (Phase.PLAYING, Phase.VERSIONS) or self.hands_done:
+        if self.phase is Phase.PLAYING or self.hands_done:
             score = format_score_line(self.totals, self.config.seat_names)
             out.stderr.append(
                 f"PARTIAL {score} (after {self.hands_done} of {self.config.num_hands} hands; "
@@ -347,27 +378,90 @@ class Match:
         self._send_states()
 
     def _start_hand(self) -> None:
-        self._used_hand_us = [0] * self.game.num_players
-        self._state = BettingState.initial(self.game)
-        self._deal = deal_hand(self.game, self._rng)
+        game = self.game
+        n = game.num_players
+        self._used_hand_us = [0] * n
+        self._state = BettingState.initial(game)
+        deal = self._deal = deal_hand(game, self._rng)
+        # What each seat is shown of this hand, precomputed once: the text of a state is
+        # prefix + betting + ':' + hole section + board text through the current round
+        # (format_matchstate's layout when no other hole cards are shown).
+        hand, fixed = self.hand, self.config.fixed_seats
+        self._positions = [position_of(s, hand, n, fixed) for s in range(n)]
+        self._prefix = [f"{PREFIX}{p}:{hand}:" for p in range(n)]
+        none: tuple[tuple[int, ...]] = ((),)
+        hole = deal.hole
+        self._hole_view = [none * p + (hole[p],) + none * (n - 1 - p) for p in range(n)]
+        self._hole_cards = [format_cards(h) for h in hole]
+        self._hole_text = [
+            "|" * p + text + "|" * (n - 1 - p) for p, text in enumerate(self._hole_cards)
+        ]
+        board_text: list[str] = []
+        board_view: list[tuple[int, ...]] = []
+        text = ""
+        for r in range(game.num_rounds):
+            lo, hi = game.board_start(r), game.board_cards_through(r)
+            text += ("/" if r else "") + format_cards(deal.board[lo:hi])
+            board_text.append(text)
+            board_view.append(deal.board[:hi])
+        self._board_text = board_text
+        self._board_view = board_view
 
     def _send_states(self) -> None:
         state = self._state
         quiet = self.config.quiet
         out = self._out
-        n = self.game.num_players
+        to_seat = out.to_seat
+        conns = self.conns
         acting = state.player
-        for seat in range(n):
-            position = position_of(seat, self.hand, n, self.config.fixed_seats)
-            ms = view_of(position, self.hand, state, self._deal.hole, self._deal.board)
-            data = self.conns[seat].send_state(ms)
-            out.to_seat.append((seat, data))
-            t = self._clock()
+        hand = self.hand
+        betting = state.betting + ":"
+        board_text = self._board_text[state.round]
+        board_view = self._board_view[state.round]
+        hole_view, hole_text = self._hole_view, self._hole_text
+        if state.is_showdown:
+            # Final state of a showdown: every player who did not fold is shown to everyone
+            # (a folded viewer still sees its own cards).
+            hole_view, hole_text = self._showdown_views(state)
+        t = self._clock()
+        first = len(to_seat)
+        for seat, position in enumerate(self._positions):
+            ms = MatchState(position, hand, state, hole_view[position], board_view)
+            data = conns[seat].send_state(
+                ms, self._prefix[position] + betting + hole_text[position] + board_text
+            )
             if not quiet:
+                t = self._clock()
                 out.stderr.append(f"TO {seat + 1} at {format_time(t)} {data.decode('ascii')}")
             if position == acting:
                 self._send_us = t
+                self._acting = seat
+                # The seat that must answer goes first in to_seat (the server writes in
+                # this order); the stderr transcript keeps the reference's seat order.
+                to_seat.insert(first, (seat, data))
+            else:
+                to_seat.append((seat, data))
         self._wait_started_us = self._send_us
+        if acting >= 0:
+            self._deadline_at = self._deadline()
+
+    def _showdown_views(
+        self, state: BettingState
+    ) -> tuple[list[tuple[tuple[int, ...], ...]], list[str]]:
+        """Hole cards (values and text) each position sees in the final state of a showdown."""
+        hole, cards, folded = self._deal.hole, self._hole_cards, state.folded
+        shown = tuple(() if folded[q] else h for q, h in enumerate(hole))
+        shown_text = ["" if folded[q] else c for q, c in enumerate(cards)]
+        views: list[tuple[tuple[int, ...], ...]] = []
+        texts: list[str] = []
+        for p in range(len(hole)):
+            if folded[p]:
+                views.append(shown[:p] + (hole[p],) + shown[p + 1 :])
+                texts.append("|".join(shown_text[:p] + [cards[p]] + shown_text[p + 1 :]))
+            else:
+                views.append(shown)
+                texts.append("|".join(shown_text))
+        return views, texts
 
     def _play(self) -> None:
         quiet = self.config.quiet
@@ -380,12 +474,15 @@ class Match:
             if isinstance(event, ClientClosed):
                 waited = (self._clock() - self._wait_started_us) / 1e6
                 raise MatchError(event.error, (
+                    f"seat {seat + 1} closed its connection (end of file) while it was to act",
                     f"{waited:.1f} seconds spent waiting; timeout "
                     f"{self._max_response_us / 1e6:.1f}",
                 ))
             recv = self._clock()
             if not quiet:
-                out.stderr.append(f"FROM {seat + 1} at {format_time(recv)} {event.line}")
+                # The reference prints the line with %s: up to a NUL byte.
+                line = event.line.partition("\x00")[0]
+                out.stderr.append(f"FROM {seat + 1} at {format_time(recv)} {line}")
             if event.checks_time and not self._within_limits(seat, recv):
                 raise MatchError(f"ERROR: seat {seat + 1} ran out of time")
             for warning in event.warnings:
@@ -432,7 +529,7 @@ class Match:
 
     def _finish_match(self) -> None:
         if not self.config.quiet:
-            self._out.stderr.append(f"FINISHED at {format_time(self._send_us)}\n")
+            self._out.stderr.append(f"FINISHED at {format_time(self._clock())}\n")
         line = format_score_line(self.totals, self.config.seat_names) + "\n"
         self._out.stdout.append(line)
         self._out.stderr.append(line)

@@ -1,10 +1,17 @@
 """The asyncio dealer: sockets in, bytes to the pure :class:`~dealer.engine.Match`, bytes out.
 
 One listening socket per seat (bound before the ports line is printed), one accepted
-connection per seat with TCP_NODELAY, every engine output written at once (one ``write`` per
-message), the log and transaction files flushed after every line, a timer re-armed at the
-engine's deadline after every step, and SIGINT/SIGTERM ending the match through the engine so
-the ending is the same clean one as any other error. uvloop is used when it is installed.
+connection per seat with TCP_NODELAY. After every engine step the server writes, in this
+order: the log and transaction lines (flushed, so a match killed at any moment can be resumed
+from what the seats were shown), then what goes to the seats, one ``write`` per seat (states
+produced in one step for one seat are joined; the seat that must act is written first), then
+stderr (as bytes: client lines are echoed byte for byte) and stdout. A seat that floods the
+dealer while it is not to act has its reading paused once its unread bytes pass a cap (the
+reference leaves them in the kernel's socket buffer). One timer follows the engine's
+deadline lazily: it is re-armed only when the deadline moves earlier, and a timer that fires
+early just re-arms. SIGINT/SIGTERM end the match through the engine, so the ending is the
+same clean one as any other error. At the end every transport is closed and given a bounded
+time to deliver what is buffered. uvloop is used when it is installed.
 
 Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer` (never numpy, numba, msgpack).
 """
@@ -42,11 +49,20 @@ class ServerOptions:
     start_timeout_ms: int = -1
 
 
+READ_PAUSE_BYTES = 1 << 22
+"""Unread bytes of one seat above which reading from it is paused."""
+READ_RESUME_BYTES = 1 << 16
+"""Unread bytes below which reading resumes."""
+CLOSE_GRACE_S = 10.0
+"""How long the closing transports may take to deliver their last bytes."""
+
+
 class _SeatProtocol(asyncio.Protocol):
     def __init__(self, runner: _Runner, seat: int) -> None:
         self.runner = runner
         self.seat = seat
         self.transport: asyncio.Transport | None = None
+        self.closed: asyncio.Future[None] = runner.loop.create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -55,10 +71,14 @@ class _SeatProtocol(asyncio.Protocol):
         self.runner.feed(self.seat, data)
 
     def eof_received(self) -> bool | None:
+        # Keep the transport open for writing: like the reference, end of file matters
+        # only when this seat must act.
         self.runner.feed(self.seat, b"")
-        return None
+        return True
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
         self.runner.feed(self.seat, b"")
 
 
@@ -76,20 +96,34 @@ class _Runner:
         self.match = match
         self.stdout = stdout
         self.stderr = stderr
+        self.stderr_bytes: IO[bytes] | None = getattr(stderr, "buffer", None)
         self.log = log
         self.tlog = tlog
         self.protocols: list[_SeatProtocol] = []
         self.loop = asyncio.get_running_loop()
         self.done: asyncio.Future[int] = self.loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
+        self.timer_deadline_us = 0
+        self.transports: list[asyncio.Transport | None] = []
         self.closed: set[int] = set()
+        self.paused: set[int] = set()
+
+    def connected(self) -> None:
+        """Every seat has its transport: remember them in seat order."""
+        self.transports = [proto.transport for proto in self.protocols]
 
     def feed(self, seat: int, data: bytes) -> None:
         if not data:
             if seat in self.closed:
                 return
             self.closed.add(seat)
-        self.match.receive(seat, data)
+        match = self.match
+        match.receive(seat, data)
+        if data and match.conns[seat].buffered_bytes > READ_PAUSE_BYTES:
+            transport = self.protocols[seat].transport
+            if transport is not None and not transport.is_closing():
+                transport.pause_reading()
+                self.paused.add(seat)
         self.flush()
 
     def on_timer(self) -> None:
@@ -103,45 +137,79 @@ class _Runner:
 
     def flush(self) -> None:
         """Write what the engine produced, re-arm the timer, finish if the match is over."""
-        while True:
-            out = self.match.drain()
-            if out.is_empty():
+        match = self.match
+        for _ in range(3):  # a failed write adds the ERROR output once; then nothing more
+            out = match.drain()
+            if out.is_empty() or not self._write(out):
                 break
-            self._write(out)
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self.match.phase is Phase.DONE:
+        if self.paused:
+            self._resume_reading()
+        if match.phase is Phase.DONE:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
             if not self.done.done():
-                self.done.set_result(self.match.exit_status or 0)
+                self.done.set_result(match.exit_status or 0)
             return
-        deadline = self.match.deadline_us
-        if deadline is not None:
-            delay = max(0.0, (deadline - clock_us()) / 1e6)
-            self.timer = self.loop.call_later(delay, self.on_timer)
+        deadline = match.deadline_us
+        if deadline is None:
+            return
+        if self.timer is not None:
+            if self.timer_deadline_us <= deadline:
+                return  # fires early at worst: on_timer re-arms
+            self.timer.cancel()
+        self.timer_deadline_us = deadline
+        delay = max(0.0, (deadline - clock_us()) / 1e6)
+        self.timer = self.loop.call_later(delay, self.on_timer)
 
-    def _write(self, out: Output) -> None:
-        for seat, data in out.to_seat:
-            transport = self.protocols[seat].transport
-            if transport is None or transport.is_closing():
-                if seat not in self.closed:
-                    self.match.fail_write(seat)
-                continue
-            transport.write(data)
-        if out.log and self.log is not None:
-            for line in out.log:
-                self.log.write(line)
-                self.log.flush()
+    def _resume_reading(self) -> None:
+        for seat in list(self.paused):
+            if self.match.conns[seat].buffered_bytes < READ_RESUME_BYTES:
+                self.paused.discard(seat)
+                transport = self.protocols[seat].transport
+                if transport is not None and not transport.is_closing():
+                    transport.resume_reading()
+
+    def _write(self, out: Output) -> bool:
+        """Write one drain's output; True if a failed write produced more output."""
+        failed = False
         if out.tlog and self.tlog is not None:
-            for line in out.tlog:
-                self.tlog.write(line)
-                self.tlog.flush()
+            self.tlog.write("".join(out.tlog))
+            self.tlog.flush()
+        if out.log and self.log is not None:
+            self.log.write("".join(out.log))
+            self.log.flush()
+        to_seat = out.to_seat
+        if to_seat:
+            transports = self.transports
+            if len(to_seat) > len(transports):
+                # Several states for a seat (end of a hand and start of the next): one write
+                # per seat, the seat that must answer first.
+                parts: dict[int, list[bytes]] = {self.match.acting_seat: []}
+                for seat, data in to_seat:
+                    parts.setdefault(seat, []).append(data)
+                to_seat = [(seat, b"".join(p)) for seat, p in parts.items() if p]
+            for seat, data in to_seat:
+                transport = transports[seat]
+                if transport is None or transport.is_closing():
+                    if seat not in self.closed:
+                        self.match.fail_write(seat)
+                        failed = True
+                    continue
+                transport.write(data)
         if out.stderr:
-            self.stderr.write("".join(out.stderr))
-            self.stderr.flush()
+            text = "".join(out.stderr)
+            if self.stderr_bytes is not None:
+                self.stderr.flush()
+                self.stderr_bytes.write(text.encode("latin-1", "replace"))
+                self.stderr_bytes.flush()
+            else:
+                self.stderr.write(text)
+                self.stderr.flush()
         if out.stdout:
             self.stdout.write("".join(out.stdout))
             self.stdout.flush()
+        return failed
 
 
 def _factory(proto: _SeatProtocol) -> Callable[[], _SeatProtocol]:
@@ -180,6 +248,20 @@ async def _accept_all(
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conns.append(conn)
     return conns
+
+
+async def _close_all(protocols: list[_SeatProtocol]) -> None:
+    """Close every transport; give them :data:`CLOSE_GRACE_S` to deliver buffered bytes."""
+    pending = []
+    for proto in protocols:
+        if proto.transport is not None:
+            proto.transport.close()
+            pending.append(proto.closed)
+    if pending:
+        await asyncio.wait(pending, timeout=CLOSE_GRACE_S)
+    for proto in protocols:
+        if proto.transport is not None and not proto.closed.done():
+            proto.transport.abort()
 
 
 def _open_output(path: Path, append: bool, what: str) -> IO[str]:
@@ -260,13 +342,11 @@ async def run_match(
                 proto = _SeatProtocol(runner, seat)
                 runner.protocols.append(proto)
                 await loop.connect_accepted_socket(_factory(proto), conn)
+            runner.connected()
             match.connected()
             runner.flush()
             status = await runner.done
-            for proto in runner.protocols:
-                if proto.transport is not None:
-                    proto.transport.close()
-            await asyncio.sleep(0)
+            await _close_all(runner.protocols)
             return status
         finally:
             for sig in installed:

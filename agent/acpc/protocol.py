@@ -742,11 +742,13 @@ class DealerConnection:
 
     # ------------------------------------------------------------------------- sending
 
-    def send_state(self, ms: MatchState) -> bytes:
+    def send_state(self, ms: MatchState, text: str | None = None) -> bytes:
         """The wire bytes of ``ms`` for this seat (``MATCHSTATE...\\r\\n``); records it.
 
         If ``ms`` is the seat's to answer, the seat now owes a response and
-        :meth:`next_event` starts reading its lines.
+        :meth:`next_event` starts reading its lines. ``text``, if given, must be
+        ``format_matchstate(ms)``, precomputed by a caller that can build it faster (the
+        dealer assembles it from per-hand pieces); it is not checked.
 
         Raises:
             LocalProtocolError: before the version line was read, after a fatal event, or
@@ -768,7 +770,8 @@ class DealerConnection:
                 f"expected a live connection, got a state to send to seat {self._seat + 1} "
                 f"after {self._fatal!r}"
             )
-        text = format_matchstate(ms)
+        if text is None:
+            text = format_matchstate(ms)
         self._sent = ms
         self._sent_line = text
         if ms.is_to_act:
