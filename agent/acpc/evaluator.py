@@ -1,75 +1,232 @@
-"""Pure-Python hand ranking with the reference dealer's semantics (the slow oracle).
+"""Showdown hand strength as the reference ACPC dealer ranks it: the slow, clear oracle.
 
-``rank_hand(cards)`` is larger for better hands and equal for ties. The best five-card hand
-is chosen from the cards; with fewer than five cards every card counts as a kicker and there
-are no straights or flushes (they need five cards), so Kuhn is high card and Leduc is "pair
-with the board, else high card". Encoding: ``category << 20`` plus up to five 4-bit ranks
-(most significant first), categories 0 high card .. 8 straight flush.
+Role: :func:`rank_hand` turns 1 to 8 cards (hold'em 7, 3 hole + 5 board = 8, Leduc 2,
+Kuhn 1) into an ``int`` strength, larger is better and equal exactly when the hands tie.
+The dealer uses it at showdown; the numba kernels in :mod:`agent.abstraction.handeval` must
+return the very same integers and are tested against it. It is written for obviousness,
+not speed: with five or more cards it literally tries every five-card subset (memoising
+the value of each rank pattern, of which there are only a few thousand).
 
-Stdlib only.
+Semantics (those of the reference dealer's ``rankHand``):
+
+* With five or more cards the value is that of the best five-card poker hand among them.
+  Only five cards ever count, kickers included.
+* With fewer than five cards every card counts and there are no straights or flushes
+  (both need five cards): one card is a high card, two cards a pair or a high card with
+  both ranks compared, four cards may be quads, two pair, trips, a pair or high card.
+* Categories, low to high: high card, pair, two pair, three of a kind, straight
+  (A-2-3-4-5, the wheel, is the lowest), flush, full house, four of a kind, straight flush.
+
+Encoding (24 bits, always fits an ``int32``)::
+
+    value = category << 20 | n1 << 16 | n2 << 12 | n3 << 8 | n4 << 4 | n5
+
+``category`` is 0 (high card) .. 8 (straight flush), see :class:`HandCategory`. ``n1..n5``
+are the ranks of the counted cards plus one (``2`` -> 1 .. ``A`` -> 13), in order of
+significance: grouped cards first, biggest group first (quads, or trips then the pair of a
+full house, or the higher pair then the lower pair), higher rank first within equal groups,
+then the kickers from high to low. A straight lists its cards from the top down, the wheel
+as ``5 4 3 2 A``. Fewer than five counted cards leave the trailing nibbles 0. Values are
+meant to be compared between hands of the same number of cards, as at any ACPC showdown.
+
+Must not import anything outside the stdlib and :mod:`agent.acpc` (no numpy, no numba);
+a test checks ``sys.modules`` in a fresh interpreter.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import enum
+import functools
 from collections.abc import Sequence
 from itertools import combinations
 
-HIGH_CARD, PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH = range(9)
+from agent.acpc.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+
+__all__ = [
+    "CATEGORY_SHIFT",
+    "MAX_HAND_CARDS",
+    "HandCategory",
+    "category_of",
+    "describe_hand",
+    "rank_hand",
+]
+
+#: Bit position of the category above the five rank nibbles.
+CATEGORY_SHIFT = 20
+#: Largest number of cards :func:`rank_hand` accepts.
+MAX_HAND_CARDS = 8
+
+_HAND_SIZE = 5
+_ACE = NUM_RANKS - 1
+_WHEEL = (3, 2, 1, 0, _ACE)  # 5 4 3 2 A, the order in which the wheel is encoded
 
 
-def _encode(category: int, ranks: Sequence[int]) -> int:
-    value = category
-    for i in range(5):
-        value = (value << 4) | (ranks[i] if i < len(ranks) else 0)
+class HandCategory(enum.IntEnum):
+    """Hand categories in increasing strength; the value's bits 20..23."""
+
+    HIGH_CARD = 0
+    PAIR = 1
+    TWO_PAIR = 2
+    THREE_OF_A_KIND = 3
+    STRAIGHT = 4
+    FLUSH = 5
+    FULL_HOUSE = 6
+    FOUR_OF_A_KIND = 7
+    STRAIGHT_FLUSH = 8
+
+
+def _encode(category: HandCategory, ranks: Sequence[int]) -> int:
+    """Pack a category and up to five ranks (0 = deuce), most significant first."""
+    value = int(category)
+    for i in range(_HAND_SIZE):
+        value = (value << 4) | (ranks[i] + 1 if i < len(ranks) else 0)
     return value
 
 
-def _straight_top(ranks: set[int]) -> int:
-    for top in range(12, 3, -1):
-        if all(r in ranks for r in range(top - 4, top + 1)):
-            return top
-    if {12, 0, 1, 2, 3} <= ranks:
-        return 3
-    return -1
+def _straight_order(distinct_ranks: Sequence[int]) -> tuple[int, ...] | None:
+    """The five ranks of a straight from the top down, or None if they are no straight.
+
+    Args:
+        distinct_ranks: five different ranks in decreasing order.
+    """
+    if tuple(distinct_ranks) == (_ACE, 3, 2, 1, 0):
+        return _WHEEL
+    if distinct_ranks[0] - distinct_ranks[4] == _HAND_SIZE - 1:
+        return tuple(distinct_ranks)
+    return None
 
 
-def _rank_five_or_fewer(cards: Sequence[int]) -> int:
-    ranks = sorted((c // 4 for c in cards), reverse=True)
-    counts = Counter(ranks)
-    groups = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    order = [r for r, n in groups for _ in range(n)]
-    if len(cards) == 5:
-        flush = len({c % 4 for c in cards}) == 1
-        top = _straight_top(set(ranks)) if len(counts) == 5 else -1
-        if top >= 0:
-            return _encode(STRAIGHT_FLUSH if flush else STRAIGHT, [top])
-        if flush:
-            return _encode(FLUSH, ranks)
-    shape = [n for _, n in groups]
+@functools.cache
+def _rank_all(ranks: tuple[int, ...], flush: bool) -> int:
+    """Value of a hand of one to five cards in which every card counts.
+
+    Args:
+        ranks: the cards' ranks, high to low.
+        flush: whether these are five cards of one suit.
+
+    Memoised: there are only a few thousand rank tuples, and every hand tries 21 of them.
+    """
+    counts: dict[int, int] = {}
+    for rank in ranks:
+        counts[rank] = counts.get(rank, 0) + 1
+    # Biggest group first, higher rank first among equal groups: exactly the order of
+    # significance when every card counts.
+    groups = sorted(((count, rank) for rank, count in counts.items()), reverse=True)
+    ordered = [rank for count, rank in groups for _ in range(count)]
+    shape = [count for count, _ in groups]
+
     if shape[0] == 4:
-        category = QUADS
-    elif shape[0] == 3 and len(shape) > 1 and shape[1] >= 2:
-        category = FULL_HOUSE
-    elif shape[0] == 3:
-        category = TRIPS
-    elif shape[0] == 2 and len(shape) > 1 and shape[1] == 2:
-        category = TWO_PAIR
-    elif shape[0] == 2:
-        category = PAIR
-    else:
-        category = HIGH_CARD
-    return _encode(category, order)
+        return _encode(HandCategory.FOUR_OF_A_KIND, ordered)
+    if shape[:2] == [3, 2]:
+        return _encode(HandCategory.FULL_HOUSE, ordered)
+    if shape[0] == 3:
+        return _encode(HandCategory.THREE_OF_A_KIND, ordered)
+    if shape[:2] == [2, 2]:
+        return _encode(HandCategory.TWO_PAIR, ordered)
+    if shape[0] == 2:
+        return _encode(HandCategory.PAIR, ordered)
+    if len(ranks) < _HAND_SIZE:
+        return _encode(HandCategory.HIGH_CARD, ordered)
+
+    # Five different ranks: the only hands that can be straights or flushes.
+    straight = _straight_order(ordered)
+    if straight is not None:
+        category = HandCategory.STRAIGHT_FLUSH if flush else HandCategory.STRAIGHT
+        return _encode(category, straight)
+    return _encode(HandCategory.FLUSH if flush else HandCategory.HIGH_CARD, ordered)
+
+
+def _rank_exactly(hand: Sequence[tuple[int, int]]) -> int:
+    """Value of one to five ``(rank, suit)`` pairs, sorted high to low, all of them counting."""
+    flush = len(hand) == _HAND_SIZE and len({suit for _, suit in hand}) == 1
+    return _rank_all(tuple([rank for rank, _ in hand]), flush)
+
+
+def _check_cards(cards: Sequence[int]) -> None:
+    """Raise ValueError unless ``cards`` are 1..8 distinct card indices."""
+    if not 1 <= len(cards) <= MAX_HAND_CARDS:
+        raise ValueError(f"expected 1 to {MAX_HAND_CARDS} cards, got {len(cards)}: {cards!r}")
+    for card in cards:
+        if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < NUM_CARDS:
+            raise ValueError(f"expected card indices in 0..{NUM_CARDS - 1}, got {card!r}")
+    if len(set(cards)) != len(cards):
+        raise ValueError(f"expected distinct cards, got {cards!r}")
 
 
 def rank_hand(cards: Sequence[int]) -> int:
-    """Strength of the best five-card hand in ``cards`` (1..8 cards); larger is better.
+    """Strength of the best hand made from ``cards``; larger is better, equal iff a tie.
+
+    Mirrors the reference dealer's ``rankHand`` (see the module docstring for the rules
+    and the encoding).
+
+    Args:
+        cards: 1 to 8 distinct card indices (``rank * 4 + suit``), in any order.
+
+    Returns:
+        The encoded value, ``0 < value < 2**24``.
 
     Raises:
-        ValueError: if there are no cards.
+        ValueError: if there are not 1..8 cards, a card is not an index in 0..51, or a
+            card is repeated.
     """
-    if not cards:
-        raise ValueError("expected at least one card, got none")
-    if len(cards) <= 5:
-        return _rank_five_or_fewer(cards)
-    return max(_rank_five_or_fewer(five) for five in combinations(cards, 5))
+    _check_cards(cards)
+    hand = sorted(((card // NUM_SUITS, card % NUM_SUITS) for card in cards), reverse=True)
+    if len(hand) <= _HAND_SIZE:
+        return _rank_exactly(hand)
+    # The best five-card hand, literally: try every five-card subset (each stays sorted).
+    return max(_rank_exactly(five) for five in combinations(hand, _HAND_SIZE))
+
+
+def category_of(value: int) -> HandCategory:
+    """The category encoded in a value from :func:`rank_hand`.
+
+    Raises:
+        ValueError: if the category bits are not a known category.
+    """
+    try:
+        return HandCategory(value >> CATEGORY_SHIFT)
+    except ValueError:
+        raise ValueError(f"expected a hand value from rank_hand(), got {value!r}") from None
+
+
+_RANK_NAMES = (
+    "deuce", "three", "four", "five", "six", "seven", "eight",
+    "nine", "ten", "jack", "queen", "king", "ace",
+)  # fmt: skip
+
+
+def _plural(rank: int) -> str:
+    name = _RANK_NAMES[rank]
+    return name + ("es" if name.endswith("x") else "s")
+
+
+def describe_hand(value: int) -> str:
+    """English description of a value from :func:`rank_hand`.
+
+    Examples: ``'high card, ace'``, ``'pair of kings'``, ``'two pair, kings and fives'``,
+    ``'three of a kind, sevens'``, ``'straight, five high'``, ``'flush, queen high'``,
+    ``'full house, tens over fours'``, ``'four of a kind, aces'``,
+    ``'straight flush, ace high'``. Kickers are not named.
+
+    Raises:
+        ValueError: if ``value`` is not a value :func:`rank_hand` can return.
+    """
+    category = category_of(value)
+    nibbles = [(value >> shift) & 0xF for shift in (16, 12, 8, 4, 0)]
+    if not 1 <= nibbles[0] <= NUM_RANKS or any(n > NUM_RANKS for n in nibbles):
+        raise ValueError(f"expected a hand value from rank_hand(), got {value!r}")
+    first = nibbles[0] - 1
+    if category is HandCategory.HIGH_CARD:
+        return f"high card, {_RANK_NAMES[first]}"
+    if category is HandCategory.PAIR:
+        return f"pair of {_plural(first)}"
+    if category is HandCategory.TWO_PAIR:
+        return f"two pair, {_plural(first)} and {_plural(nibbles[2] - 1)}"
+    if category is HandCategory.THREE_OF_A_KIND:
+        return f"three of a kind, {_plural(first)}"
+    if category is HandCategory.FULL_HOUSE:
+        return f"full house, {_plural(first)} over {_plural(nibbles[3] - 1)}"
+    if category is HandCategory.FOUR_OF_A_KIND:
+        return f"four of a kind, {_plural(first)}"
+    label = category.name.lower().replace("_", " ")
+    return f"{label}, {_RANK_NAMES[first]} high"
