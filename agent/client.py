@@ -50,7 +50,7 @@ class Summary:
 
 def final_value(ms: MatchState) -> float:
     """Our chips won in a finished hand as seen in the final state."""
-    from agent.acpc.evaluator import rank_hand
+    from agent.acpc.evaluator import rank_hand_fast as rank_hand
 
     state = ms.state
     if state.is_showdown:

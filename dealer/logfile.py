@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.acpc.betting import BettingState
-from agent.acpc.evaluator import rank_hand
+from agent.acpc.evaluator import rank_hand_fast as rank_hand
 from agent.acpc.matchstate import format_cards_section
 
 DEFAULT_T_RESPONSE_MS = 600000

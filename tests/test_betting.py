@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -16,6 +17,7 @@ from agent.acpc.betting import (
     fix_action,
     format_action,
     parse_action,
+    parse_action_prefix,
     parse_betting,
 )
 from agent.acpc.errors import IllegalActionError, RemoteProtocolError
@@ -338,3 +340,18 @@ def test_raise_size_reads_like_glibc_scanf(nl2: Game) -> None:
     assert parse_action("r-5", nl2) == r(-5)
     assert parse_action("r 300", nl2) == r(300)
     assert parse_action("r99999999999999999999", nl2) == r(-1)
+
+
+@given(st.sampled_from("fFcCkKrRbB"), st.integers(-(2**31), 2**31 - 1), st.booleans())
+def test_action_round_trip_property(ch: str, size: int, nolimit: bool) -> None:
+    game = load_game("holdem.nolimit.2p.reverse_blinds.game" if nolimit else "leduc.limit.2p.game")
+    text = ch + (str(size) if nolimit and ch in "rRbB" else "")
+    action = parse_action(text, game)
+    canonical = format_action(action, game)
+    assert parse_action(canonical, game) == action
+    assert format_action(parse_action(canonical, game), game) == canonical
+    # whole, byte by byte (every strict prefix is no action or a shorter one), trailing data
+    for cut in range(1, len(text)):
+        with contextlib.suppress(ValueError):
+            assert parse_action(text[:cut], game) != action
+    assert parse_action_prefix(text + ":junk\r\n", 0, game) == (action, len(text))

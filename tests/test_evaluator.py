@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from agent.acpc.evaluator import (
     category_of,
     describe_hand,
     rank_hand,
+    rank_hand_fast,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -421,3 +423,16 @@ def test_kernels_as_plain_python() -> None:
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert " passed" in out.stdout and " failed" not in out.stdout
+
+
+def test_rank_hand_fast_equals_the_oracle() -> None:
+    """The dealer's direct 6-8 card ranking returns exactly the subset oracle's values."""
+    for hand in combinations(TEN_TO_ACE_DECK, 7):  # every category but the wheel
+        assert rank_hand_fast(hand) == rank_hand(hand), hand
+    rng = random.Random(11)
+    for n in (1, 2, 5, 6, 7, 8):
+        for _ in range(20_000):
+            hand = rng.sample(range(52), n)
+            assert rank_hand_fast(hand) == rank_hand(hand), hand
+    with pytest.raises(ValueError):
+        rank_hand_fast([1, 1, 2, 3, 4, 5, 6])
