@@ -167,6 +167,7 @@ class StrategyPolicy:
     ) -> Action:
         self.stats.decisions += 1
         if self.trace is not None:
+            record["strategy"] = self.loaded.strategy.checksum[:16]
             record["real"] = str(action)
             record["fallback"] = fallback
             record["seconds"] = round(time.perf_counter() - start, 6)
