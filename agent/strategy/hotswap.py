@@ -27,8 +27,15 @@ from agent.policy import LoadedStrategy, StrategyPolicy
 LogFn = Callable[..., Any]
 
 
-def load_for_game(path: Path, game: Game) -> LoadedStrategy:
+def load_for_game(
+    path: Path, game: Game, current: LoadedStrategy | None = None
+) -> LoadedStrategy:
     """Load, validate and attach the card abstraction of a strategy file for ``game``.
+
+    ``current`` (the strategy being played) lets a file with the same betting abstraction
+    and card abstraction reuse its tree and card tables instead of rebuilding them (the
+    common case when a retrained file replaces the old one); everything else is validated
+    in full as usual.
 
     Raises:
         StrategyFileError: if the file is invalid or for another game.
@@ -37,7 +44,10 @@ def load_for_game(path: Path, game: Game) -> LoadedStrategy:
     from agent.abstraction.cards import card_abstraction_from_spec
     from agent.strategy.fileformat import load_strategy
 
-    strategy = load_strategy(path, game)
+    tree = current.tree if current is not None else None
+    strategy = load_strategy(path, game, tree=tree)
+    if current is not None and strategy.cards == current.strategy.cards:
+        return LoadedStrategy(strategy, current.cards)
     return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
 
 
@@ -67,7 +77,7 @@ class StrategyReloader:
         log: LogFn,
         *,
         poll_seconds: float = 0.25,
-        loader: Callable[[Path, Game], LoadedStrategy] = load_for_game,
+        loader: Callable[[Path, Game, LoadedStrategy | None], LoadedStrategy] = load_for_game,
     ) -> None:
         self.path = path
         self.game = game
@@ -107,7 +117,9 @@ class StrategyReloader:
         start = time.perf_counter()
         loop = asyncio.get_running_loop()
         try:
-            loaded = await loop.run_in_executor(None, self.loader, self.path, self.game)
+            loaded = await loop.run_in_executor(
+                None, self.loader, self.path, self.game, self.policy.loaded
+            )
         except (AcpcError, ValueError, OSError) as exc:
             self.rejections += 1
             self.log("strategy_rejected", path=str(self.path), error=str(exc))
