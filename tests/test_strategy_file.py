@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import struct
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from agent.games import load_game
 from agent.strategy.fileformat import (
     MAGIC,
     QUANT,
+    checksum_of_bytes,
     dump_strategy,
     load_strategy,
     read_header,
@@ -74,7 +74,11 @@ def test_round_trip_uint16_rows_sum_exactly(tmp_path: Path, leduc: Game) -> None
 def test_memory_mapped_when_large(leduc_file: tuple[Path, np.ndarray]) -> None:
     path, table = leduc_file
     s = load_strategy(path, mmap_bytes=0)
-    assert isinstance(s.table, np.memmap)
+    import mmap
+
+    base = s.table.base
+    assert isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+    assert not s.table.flags.writeable
     assert np.allclose(s.table, table, atol=1e-6)
 
 
@@ -97,7 +101,7 @@ def rewrite(path: Path, changes: dict[str, Any] | None = None,
         raw = table
     header.update(changes or {})
     if fix_checksum:
-        header["checksum"] = hashlib.sha256(raw).hexdigest()
+        header["checksum"] = checksum_of_bytes(raw)
     packed = msgpack.packb(header, use_bin_type=True)
     assert 16 + len(packed) <= header["table_offset"]
     pad = b"\0" * (header["table_offset"] - 16 - len(packed))
@@ -162,3 +166,37 @@ def test_each_corruption_has_its_precise_error(
     expect("corrupt header")
     with pytest.raises(StrategyFileError, match="cannot read strategy file"):
         load_strategy(tmp_path / "missing.strat")
+
+
+def test_checksum_kernel_equals_its_definition() -> None:
+    from agent.strategy.kernels import checksum_py, table_checksum
+
+    rng = np.random.default_rng(9)
+    for n in (0, 1, 7, 8, 31, 32, 33, 100, 4099):
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        assert table_checksum(data) == checksum_py(data.tobytes())
+    # every single bit matters
+    data = bytearray(rng.integers(0, 256, 96, dtype=np.uint8).tobytes())
+    base = checksum_py(bytes(data))
+    for bit in range(0, 96 * 8, 7):
+        data[bit // 8] ^= 1 << (bit % 8)
+        assert checksum_py(bytes(data)) != base
+        data[bit // 8] ^= 1 << (bit % 8)
+    assert checksum_py(b"") == "af362f37d97d15a2"  # pinned: the format depends on it
+    assert checksum_py(b"acpc") == "ffb4bba217b0c00a"
+
+
+def test_kernels_without_jit() -> None:
+    import os
+    import subprocess
+    import sys
+
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        pytest.skip("already running without JIT")
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error",
+         __file__, "-k", "not without_jit"],
+        env=env, capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

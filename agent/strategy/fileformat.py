@@ -14,7 +14,8 @@ betting abstraction, :meth:`~agent.abstraction.betting.BettingAbstraction.to_jso
 ``cards`` (the card abstraction spec; ``buckets`` lists the buckets per round), ``dtype``,
 ``table_offset`` (T), ``table_len`` (N), ``default_mapping``, ``default_purification``,
 ``meta`` (solver, iterations, exploitability, created, tool version, free-form extras) and
-``checksum`` (sha256 hex of the table bytes).
+``checksum`` (the ``acpc64x4`` hash of the table bytes, 16 hex digits, see
+:mod:`agent.strategy.kernels`; named in ``checksum_algorithm``).
 
 Rows: the abstract betting tree is enumerated canonically from the game and the betting
 abstraction (:func:`~agent.abstraction.betting.build_tree`); for every decision node in id
@@ -31,7 +32,7 @@ reader never sees half a file. Never pickle.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
+import mmap
 import os
 import struct
 import tempfile
@@ -53,6 +54,9 @@ from agent.abstraction.betting import (
 )
 from agent.acpc.errors import GameDefError, StrategyFileError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
+from agent.strategy.kernels import first_bad_row, table_checksum
+
+CHECKSUM_ALGORITHM = "acpc64x4"
 
 MAGIC = b"ACPCSTR1"
 FORMAT_TAG = "acpc-arena-strategy"
@@ -62,6 +66,11 @@ DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "uint16": np.dty
 QUANT = 65535
 ROW_TOLERANCE = 1e-3
 DEFAULT_MMAP_BYTES = 64 << 20
+
+
+def checksum_of_bytes(data: bytes) -> str:
+    """The table checksum of raw table bytes."""
+    return table_checksum(np.frombuffer(data, dtype=np.uint8))
 MAX_HEADER_BYTES = 64 << 20
 
 
@@ -215,7 +224,8 @@ def dump_strategy(
             "tool_version": f"acpc-arena {__version__}",
             **(dict(meta) if meta else {}),
         },
-        "checksum": hashlib.sha256(data).hexdigest(),
+        "checksum_algorithm": CHECKSUM_ALGORITHM,
+        "checksum": checksum_of_bytes(data),
     }
     # table_offset depends on the header's own length: iterate to a fixed point.
     header["table_offset"] = 0
@@ -247,31 +257,22 @@ def dump_strategy(
 
 def _check_rows(values: npt.NDArray[Any], layout: TableLayout, source: str,
                 quantized: bool = False, tree: BettingTree | None = None) -> None:
-    if not quantized and not np.isfinite(values).all():
-        bad = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise ValueError(f"{_where(layout, bad, tree)} contains {float(values[bad])!r}")
-    for node_id in np.flatnonzero(layout.offsets >= 0):
-        k = int(layout.num_actions[node_id])
-        start = int(layout.offsets[node_id])
-        count = int(layout.rows[node_id])
-        block = values[start : start + count * k].reshape(count, k)
-        if quantized:
-            sums = block.astype(np.int64).sum(axis=1)
-            wrong = np.flatnonzero(sums != QUANT)
-            want = f"{QUANT}"
-        else:
-            if (block < 0).any():
-                r = int(np.argwhere(block < 0)[0][0])
-                raise ValueError(f"{_where(layout, start + r * k, tree)} has a negative value")
-            sums = block.sum(axis=1)
-            wrong = np.flatnonzero(np.abs(sums - 1.0) > ROW_TOLERANCE)
-            want = "1"
-        if len(wrong):
-            r = int(wrong[0])
-            raise ValueError(
-                f"{_where(layout, start + r * k, tree)} sums to {float(sums[r])!r}, "
-                f"expected {want}"
-            )
+    """Raise ValueError naming the first row with a non-finite or negative value or a bad sum.
+
+    One numba pass over the table (:func:`agent.strategy.kernels.first_bad_row`).
+    """
+    index, kind, value = first_bad_row(
+        values, layout.offsets, layout.rows, layout.num_actions, ROW_TOLERANCE, QUANT
+    )
+    if index < 0:
+        return
+    where = _where(layout, index, tree)
+    if kind == 1:
+        raise ValueError(f"{where} contains {value!r}")
+    if kind == 2:
+        raise ValueError(f"{where} has a negative value")
+    want = f"{QUANT}" if quantized else "1"
+    raise ValueError(f"{where} sums to {value!r}, expected {want}")
 
 
 def _where(layout: TableLayout, index: int, tree: BettingTree | None) -> str:
@@ -398,23 +399,34 @@ def load_strategy(
         raise _fail(source, f"corrupt file: {size - need} unexpected bytes after the table")
     table: npt.NDArray[Any]
     if layout.total * dtype.itemsize > mmap_bytes:
-        table = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(layout.total,))
+        table = _map_table(Path(path), dtype, offset, layout.total)
     else:
         with open(path, "rb") as f:
             f.seek(offset)
             raw = f.read(layout.total * dtype.itemsize)
         table = np.frombuffer(raw, dtype=dtype)
+    if header.get("checksum_algorithm", CHECKSUM_ALGORITHM) != CHECKSUM_ALGORITHM:
+        raise _fail(source, f"expected checksum_algorithm {CHECKSUM_ALGORITHM!r}, got "
+                    f"{header['checksum_algorithm']!r}")
     if verify_checksum:
-        digest = hashlib.sha256(table.view(np.uint8).data).hexdigest()
+        digest = table_checksum(table)
         if digest != header["checksum"]:
-            raise _fail(source, f"checksum mismatch: table sha256 {digest[:16]}..., header "
-                        f"says {header['checksum'][:16]}... (corrupt or edited file)")
+            raise _fail(source, f"checksum mismatch: table {CHECKSUM_ALGORITHM} {digest}, "
+                        f"header says {header['checksum']} (corrupt or edited file)")
     try:
         _check_rows(table, layout, source, quantized=dtype == DTYPES["uint16"], tree=tree)
     except ValueError as exc:
         raise _fail(source, str(exc)) from None
     return Strategy(Path(path), header, game, betting, dict(header["cards"]), tree, layout,
                     table, header["checksum"])
+
+
+def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int) -> npt.NDArray[Any]:
+    """Memory-map the table read-only, prefaulted where the OS allows (MAP_POPULATE)."""
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
 
 
 def _game_summary(game: Game) -> str:
