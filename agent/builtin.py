@@ -1,18 +1,26 @@
-"""Built-in strategies that need no strategy file: ``random`` and ``call``.
+"""Built-in strategies that need no strategy file: ``random``, ``call`` and ``equity``.
 
 ``builtin:random`` plays a legal random action like the reference example player: it folds
 only when facing a bet, and in no-limit picks a raise-to uniformly between the legal bounds.
 ``builtin:call`` always checks or calls. Both are deterministic for a given seed.
+``builtin:equity`` (:class:`EquityPolicy`, hold'em only) raises, calls or folds by its
+hand's equity against a uniformly random hand, with fixed thresholds; it has no randomness.
 
-Imports only the stdlib and :mod:`agent.acpc`.
+Imports only the stdlib and :mod:`agent.acpc` at import time, so the module loads without
+numpy or numba (a test checks ``sys.modules``); :class:`EquityPolicy` imports
+:mod:`agent.abstraction.holdem` (numpy, numba) when it is constructed.
 """
 
 from __future__ import annotations
 
 import random
-from typing import ClassVar, Protocol
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Final, Protocol
 
+from agent.acpc.betsize import raise_to_from_pot_fraction, round_raise_to
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind
+from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 
 
@@ -60,3 +68,85 @@ class RandomPolicy:
         bounds = state.raise_bounds()
         assert bounds is not None
         return Action(ActionKind.RAISE, self._rng.randint(bounds[0], bounds[1]))
+
+
+class EquityPolicy:
+    """Hold'em baseline: act by the hand's equity against a uniformly random hand.
+
+    Equity is P(win) + P(tie) / 2 against one uniformly random opponent hand with the board
+    run out (0.5 = even):
+
+    * preflop, from a table of the 169 classes (:func:`~agent.abstraction.holdem.
+      preflop_equity_table`: Monte-Carlo with a fixed seed, computed once per process);
+    * flop, turn and river, E[HS] from :func:`~agent.abstraction.holdem.
+      hand_strength_moments`: exact on the turn and river, the deterministic card-seeded
+      estimate on the flop.
+
+    Rule, with the fixed thresholds :attr:`RAISE_AT` = 0.65 and :attr:`CALL_AT` = 0.50:
+    raise if equity >= ``RAISE_AT`` and a raise is legal (no-limit: a pot-sized raise,
+    recomputed from the real pot and clamped to the legal bounds; limit: the fixed raise);
+    else check or call if equity >= ``CALL_AT`` or nothing is bet (checking is free); else
+    fold. Preflop, 0.65 is about the top 5% of hands (77+, AJs+, AKo) and 0.50 the top
+    half. Every action is legal; the same state always gives the same action.
+
+    Construction checks the game and warms every kernel and the preflop table, so no JIT
+    compile happens on the match clock.
+    """
+
+    RAISE_AT: ClassVar[float] = 0.65
+    CALL_AT: ClassVar[float] = 0.50
+    POT_FRACTION: ClassVar[float] = 1.0
+    CACHE_SIZE: ClassVar[int] = 64
+    """Postflop equities kept (LRU): a hand's later decisions in a round reuse its value."""
+
+    def __init__(self, game: Game) -> None:
+        """Prepare for ``game``.
+
+        Raises:
+            ValueError: unless ``game`` is hold'em (52 cards, 2 hole cards, board 0/3/1/1).
+        """
+        from agent.abstraction import holdem
+
+        holdem.check_holdem_game(game)
+        holdem.warm_up()
+        self.game = game
+        self._preflop: Final = holdem.preflop_equity_table()
+        self._preflop_class: Final = holdem.preflop_class
+        self._moments: Final[Callable[[Sequence[int], Sequence[int]], tuple[float, float]]] = (
+            holdem.hand_strength_moments
+        )
+        self._cache: OrderedDict[tuple[tuple[int, ...], tuple[int, ...]], float] = OrderedDict()
+
+    def equity(self, hole: Sequence[int], board: Sequence[int]) -> float:
+        """Equity of ``hole`` against a random hand given the visible ``board`` (0, 3-5).
+
+        Raises:
+            ValueError: for cards that are not distinct indices in 0..51 or a bad board.
+        """
+        if not board:
+            return self._preflop[self._preflop_class(hole)]
+        key = (tuple(hole), tuple(board))
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        value = self._moments(*key)[0]
+        self._cache[key] = value
+        if len(self._cache) > self.CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return value
+
+    def act(self, ms: MatchState) -> Action:
+        state = ms.state
+        visible = ms.board[: state.game.board_cards_through(state.round)]
+        equity = self.equity(ms.own_cards, visible)
+        bounds = state.raise_bounds()
+        if equity >= self.RAISE_AT and bounds is not None:
+            if not state.game.is_nolimit:
+                return LIMIT_RAISE
+            lo, hi = bounds
+            to = round_raise_to(raise_to_from_pot_fraction(state, self.POT_FRACTION))
+            return Action(ActionKind.RAISE, min(max(to, lo), hi))
+        if equity >= self.CALL_AT or not state.can_fold():
+            return CALL
+        return FOLD

@@ -2,7 +2,8 @@
 
 The reference example player's positional arguments come first. ``--strategy`` is a
 strategy file or a built-in (``builtin:random``, legal random actions like the reference
-example player; ``builtin:call``). With a file: ``--mapping`` (one of the seven classic
+example player; ``builtin:call``; ``builtin:equity``, hold'em only: raise, call or fold by
+the hand's equity against a random hand). With a file: ``--mapping`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
 ``--purify none|full|threshold:T`` (default: the file's), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
@@ -28,12 +29,12 @@ import structlog
 
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
-from agent.builtin import CallPolicy, Policy, RandomPolicy
+from agent.builtin import CallPolicy, EquityPolicy, Policy, RandomPolicy
 from agent.client import play
 from agent.games import load_game
 
 PROG = "acpc-agent"
-BUILTINS = ("builtin:random", "builtin:call")
+BUILTINS = ("builtin:random", "builtin:call", "builtin:equity")
 
 
 def json_logger(stream: TextIO) -> Any:
@@ -60,13 +61,16 @@ def make_policy(
     """The policy named by ``--strategy`` with its options.
 
     Raises:
-        ValueError: for an unknown built-in or a bad mapping/purification.
+        ValueError: for an unknown built-in, ``builtin:equity`` in a game that is not
+            hold'em, or a bad mapping/purification.
         StrategyFileError: for a bad strategy file.
     """
     if spec == "builtin:random":
         return RandomPolicy(seed)
     if spec == "builtin:call":
         return CallPolicy()
+    if spec == "builtin:equity":
+        return EquityPolicy(game)
     if spec.startswith("builtin:"):
         raise ValueError(f"expected --strategy to be a file or one of {', '.join(BUILTINS)}, "
                          f"got {spec!r}")

@@ -150,8 +150,14 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
         cards = LosslessCards(game)
     elif kind == "blind":
         cards = BlindCards(game)
+    elif kind == "holdem":
+        from agent.abstraction.holdem import HoldemCards  # numba: only when needed
+
+        cards = HoldemCards.from_spec(game, spec)
     else:
-        raise ValueError(f"expected card abstraction kind 'lossless' or 'blind', got {kind!r}")
+        raise ValueError(
+            f"expected card abstraction kind 'lossless', 'blind' or 'holdem', got {kind!r}"
+        )
     want = tuple(int(b) for b in spec.get("buckets", ()))
     if want != cards.buckets:
         raise ValueError(f"expected buckets {list(cards.buckets)} for this game, the spec says "
