@@ -208,6 +208,8 @@ class BettingTree:
     game: Game
     abstraction: BettingAbstraction
     nodes: list[Node] = field(default_factory=list)
+    derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Per-tree caches of derived data (e.g. table layouts by bucket counts)."""
 
     @property
     def decision_nodes(self) -> list[Node]:

@@ -99,6 +99,10 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
     rounds = tree.game.num_rounds
     if len(buckets) != rounds or any(b <= 0 for b in buckets):
         raise ValueError(f"expected {rounds} positive bucket counts, got {list(buckets)!r}")
+    key = ("table_layout", tuple(buckets))
+    cached = tree.derived.get(key)
+    if isinstance(cached, TableLayout):
+        return cached
     n = len(tree.nodes)
     offsets = np.full(n, -1, dtype=np.int64)
     num_actions = np.zeros(n, dtype=np.int32)
@@ -112,7 +116,11 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
         num_actions[node.id] = k
         rows[node.id] = buckets[node.round]
         total += buckets[node.round] * k
-    return TableLayout(offsets, num_actions, rows, buckets, total)
+    for array in (offsets, num_actions, rows):
+        array.flags.writeable = False  # shared through the cache
+    layout = TableLayout(offsets, num_actions, rows, tuple(buckets), total)
+    tree.derived[key] = layout
+    return layout
 
 
 @dataclass(frozen=True)
