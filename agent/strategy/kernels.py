@@ -9,8 +9,8 @@ uint64 words in four interleaved lanes, lane ``i`` starting at ``SEED + i * K`` 
 each of its words as ``h = rotl64(h ^ (w * K1), 29) * K2``; a block's hash folds its four
 lanes with the same step starting from ``SEED``; the checksum folds the block hashes in
 order and then the byte length, and prints as 16 hex digits. Blocks are independent, so
-the kernel hashes them in parallel. It detects corruption (every bit of every word feeds the state); it is not a
-cryptographic hash. :func:`checksum_py` is the slow pure-Python definition the tests hold
+the kernel hashes them in parallel. It detects corruption (every bit of every word feeds
+the state); it is not a cryptographic hash. :func:`checksum_py` is the slow pure-Python definition the tests hold
 the kernel to.
 """
 
