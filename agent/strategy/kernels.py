@@ -10,8 +10,8 @@ each of its words as ``h = rotl64(h ^ (w * K1), 29) * K2``; a block's hash folds
 lanes with the same step starting from ``SEED``; the checksum folds the block hashes in
 order and then the byte length, and prints as 16 hex digits. Blocks are independent, so
 the kernel hashes them in parallel. It detects corruption (every bit of every word feeds
-the state); it is not a cryptographic hash. :func:`checksum_py` is the slow pure-Python definition the tests hold
-the kernel to.
+the state); it is not a cryptographic hash. :func:`checksum_py` is the slow pure-Python
+definition the tests hold the kernel to.
 """
 
 from __future__ import annotations
