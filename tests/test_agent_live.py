@@ -85,8 +85,11 @@ def strategies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     nl2 = load_game("holdem.nolimit.2p.reverse_blinds.game")
     nl3 = load_game("holdem.nolimit.3p.game")
     leduc = load_game("leduc.limit.2p.game")
+    from agent.abstraction.holdem import HoldemCards
+
+    holdem_cards = HoldemCards.build((169, 8, 8, 8), samples=2000, seed=3)
     return {
-        "nl2": write_strategy(d / "nl2.strat", nl2, PRESETS["fchpa3"], BlindCards(nl2)),
+        "nl2": write_strategy(d / "nl2.strat", nl2, PRESETS["fchpa3"], holdem_cards),
         "nl3": write_strategy(d / "nl3.strat", nl3, PRESETS["fcpa3"], BlindCards(nl3)),
         "leduc": write_strategy(d / "leduc.strat", leduc, PRESETS["fcpa"], LosslessCards(leduc)),
     }
