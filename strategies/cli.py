@@ -1,0 +1,465 @@
+"""``acpc-strategy``: build, inspect and measure strategy files.
+
+Commands:
+
+* ``solve --recipe NAME [--iterations N | --minutes M] [--resume]``: run the recipe's
+  solver (:mod:`strategies.recipes`) and write the strategy file (``--out``, default
+  ``NAME.strat`` here; ``--bundle`` writes the bundled file and its manifest entry).
+  ``--iterations`` is the total to reach (default: the recipe's), ``--minutes`` a time
+  budget for this run. A progress bar (rich, if installed; plain lines otherwise) shows
+  iterations/s and the exploitability whenever it is recomputed. Ctrl-C stops between
+  chunks of iterations and writes a checkpoint (``--checkpoint``, default
+  ``NAME.ckpt.npz`` here); ``--resume`` continues from it. A finished run also leaves
+  its checkpoint, so a later ``--resume --iterations MORE`` extends it.
+* ``inspect FILE``: game, abstractions, size, metadata, the abstract-game exploitability and
+  a few information sets in readable form (betting, bucket with example cards, action
+  probabilities).
+* ``exploit FILE``: the abstract-game values, best responses and exploitability
+  (:mod:`strategies.best_response` conventions; chips per hand).
+* ``list``: the bundled files with their manifest figures.
+
+Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
+on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, Protocol, TextIO
+
+import numpy as np
+
+from agent.abstraction.betting import ALL_IN
+from agent.abstraction.cards import card_abstraction_from_spec
+from agent.acpc.betting import ActionKind
+from agent.acpc.errors import AcpcError
+from agent.acpc.gamedef import Game
+from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
+from strategies.best_response import Exploitability, exploitability, strategy_table
+from strategies.cfr import Solver
+from strategies.game import AbstractGame, build_abstract_game, check_enumerable, normalise_rows
+from strategies.recipes import DATA_DIR, RECIPES, Recipe, get_recipe, load_manifest, update_manifest
+
+PROG = "acpc-strategy"
+CHUNK_SECONDS = 0.25
+"""Iterations run in chunks of about this long: Ctrl-C is noticed between chunks."""
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class _Progress(Protocol):
+    def update(self, iteration: int, rate: float, note: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _PlainProgress:
+    """A line on stderr every ``every`` seconds (when rich is missing or output is piped)."""
+
+    def __init__(self, stream: TextIO, target: int | None, every: float = 10.0) -> None:
+        self.stream = stream
+        self.target = target
+        self.every = every
+        self.last = time.monotonic()
+
+    def update(self, iteration: int, rate: float, note: str) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        of = f"/{self.target}" if self.target else ""
+        extra = f", {note}" if note else ""
+        print(f"{PROG}: iteration {iteration}{of}, {rate:,.0f} it/s{extra}", file=self.stream,
+              flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class _RichProgress:
+    """A rich progress bar: iterations (or time) done, iterations/s, exploitability."""
+
+    def __init__(self, target: int | None, seconds: float | None, start: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=30),
+            TextColumn("{task.fields[done]}"),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.by_time = target is None
+        self.t0 = time.monotonic()
+        self.target = target
+        total = float(seconds) if self.by_time and seconds else float(target or 0) or None
+        self.task = self.progress.add_task(
+            "solving", total=total, completed=0 if self.by_time else start, done="", rate="",
+            note="",
+        )
+        self.progress.start()
+
+    def update(self, iteration: int, rate: float, note: str) -> None:
+        completed = time.monotonic() - self.t0 if self.by_time else iteration
+        of = f"/{self.target:,}" if self.target else ""
+        self.progress.update(self.task, completed=completed, done=f"{iteration:,}{of} it",
+                             rate=f"{rate:,.0f} it/s", note=note)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _make_progress(
+    enabled: bool, target: int | None, seconds: float | None, start: int
+) -> _Progress:
+    if enabled:
+        try:
+            return _RichProgress(target, seconds, start)
+        except ImportError:
+            pass
+    return _PlainProgress(sys.stderr, target, every=10.0 if enabled else float("inf"))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _stored_table(game: AbstractGame, table: Any, dtype: str) -> Any:
+    """The table as it will read back from a file of ``dtype`` (float64, rows renormalised
+    as :func:`strategies.best_response.strategy_table` reads them)."""
+    if dtype == "uint16":
+        return normalise_rows(game, quantize_rows(table, game.layout).astype(np.float64))
+    return normalise_rows(game, np.asarray(table, dtype=np.float32))
+
+
+def _figures(result: Exploitability) -> dict[str, Any]:
+    kind, value = result.headline
+    return {
+        "exploitability": value,
+        "exploitability_kind": kind,
+        "best_responses": list(result.best_responses),
+        "game_value": list(result.values),
+        "units": "chips per hand",
+    }
+
+
+def _game_for_strategy(strategy: Strategy) -> AbstractGame:
+    """The flat abstract game of a loaded strategy file.
+
+    Raises:
+        ValueError: if its card abstraction cannot be rebuilt or its deals enumerated.
+    """
+    check_enumerable(strategy.game)  # before rebuilding possibly costly card tables
+    cards = card_abstraction_from_spec(strategy.game, strategy.cards)
+    return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
+
+
+def _describe_game(game: Game) -> str:
+    stacks = " ".join(str(s) for s in game.stack) if game.is_nolimit else "-"
+    return (f"{game.betting_type.value}, {game.num_players} players, {game.num_rounds} rounds, "
+            f"blinds {' '.join(str(b) for b in game.blind)}, stacks {stacks}, deck "
+            f"{game.num_ranks} ranks x {game.num_suits} suits, {game.num_hole_cards} hole "
+            f"card(s), board {' '.join(str(b) for b in game.num_board_cards)}")
+
+
+def _action_label(strategy: Strategy, node: int, index: int) -> str:
+    act = strategy.tree.nodes[node].actions[index]
+    text = str(act.action)
+    if act.kind is ActionKind.RAISE and strategy.game.is_nolimit:
+        text += "[all-in]" if act.fraction == ALL_IN else f"[{act.fraction:g}p]"
+    return text
+
+
+def _print_exploitability(result: Exploitability, out: TextIO) -> None:
+    n = len(result.values)
+    for p in range(n):
+        print(f"  position {p}: value {result.values[p]:+.6f}, best response "
+              f"{result.best_responses[p]:+.6f}, gain {result.gains[p]:.6g}", file=out)
+    print(f"  NashConv {result.nash_conv:.6g} chips/hand", file=out)
+    if n == 2:
+        print(f"  exploitability {result.exploitability:.6g} chips/hand "
+              f"((br0 + br1) / 2, {result.exploitability * 1000:.4g} milli-chips/hand)",
+              file=out)
+    else:
+        print(f"  {n} players: NashConv (the sum of the best-response gains) is the figure "
+              f"reported", file=out)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _run(
+    solver: Solver, target: int | None, deadline: float | None, *, progress: bool, banner: str
+) -> bool:
+    """Iterate in short chunks until ``target`` iterations or ``deadline`` (monotonic).
+
+    Ctrl-C (SIGINT) is caught from before the banner is printed until the end, and stops
+    the run between chunks. Returns True if it was interrupted.
+    """
+    stop = False
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        nonlocal stop
+        stop = True
+
+    game = solver.game
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        print(banner, file=sys.stderr, flush=True)
+        bar = _make_progress(progress, target, None if deadline is None
+                             else deadline - time.monotonic(), solver.iteration)
+        chunk = 1
+        note = ""
+        last_exploit = time.monotonic()
+        exploit_cost = 0.0
+        try:
+            while not stop:
+                if target is not None and solver.iteration >= target:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                n = chunk if target is None else min(chunk, target - solver.iteration)
+                t = time.perf_counter()
+                solver.iterate(n)
+                rate = n / max(time.perf_counter() - t, 1e-9)
+                chunk = max(1, min(int(rate * CHUNK_SECONDS), 1_000_000))
+                if time.monotonic() - last_exploit >= max(2.0, 20.0 * exploit_cost):
+                    t = time.perf_counter()
+                    kind, value = exploitability(game, solver.average_strategy()).headline
+                    exploit_cost = time.perf_counter() - t
+                    last_exploit = time.monotonic()
+                    note = f"{kind} {value:.3g}"
+                bar.update(solver.iteration, rate, note)
+        finally:
+            bar.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return stop
+
+
+def _solve(args: argparse.Namespace) -> int:
+    recipe: Recipe = get_recipe(args.recipe)
+    game = recipe.abstract_game()
+    if args.out:
+        out = Path(args.out)
+    elif args.bundle:
+        out = recipe.bundled_path
+    else:
+        out = Path(recipe.filename)
+    checkpoint = Path(args.checkpoint) if args.checkpoint else Path(f"{recipe.name}.ckpt.npz")
+    if args.resume:
+        if not checkpoint.exists():
+            raise ValueError(f"expected a checkpoint to resume from at {str(checkpoint)!r}, "
+                             f"found none")
+        solver = Solver.load_checkpoint(checkpoint, game)
+    else:
+        solver = Solver(game, recipe.solver_config(), seed=recipe.seed)
+    deadline = None if args.minutes is None else time.monotonic() + 60.0 * args.minutes
+    target: int | None = None
+    if args.minutes is None:
+        target = args.iterations if args.iterations is not None else recipe.iterations
+    solver.warm_up()
+    budget = f"{target} iterations" if target is not None else f"{args.minutes:g} minutes"
+    stopped = _run(solver, target, deadline, progress=not args.no_progress,
+                   banner=f"{PROG}: solving {recipe.name} with {solver.config.name} from "
+                   f"iteration {solver.iteration} ({budget}; Ctrl-C writes a checkpoint)")
+    extra = {"recipe": recipe.name}
+    if stopped:
+        solver.save_checkpoint(checkpoint, extra)
+        print(f"{PROG}: interrupted at iteration {solver.iteration}: checkpoint written to "
+              f"{checkpoint}; continue with --resume", file=sys.stderr)
+        return 130
+    solver.save_checkpoint(checkpoint, extra)
+    average = solver.average_strategy()
+    stored = _stored_table(game, average, recipe.dtype)
+    result = exploitability(game, stored)
+    meta = {
+        "solver": solver.config.name,
+        "solver_config": solver.config.to_json(),
+        "iterations": solver.iteration,
+        "seconds": round(solver.seconds, 3),
+        "seed": solver.seed,
+        "recipe": recipe.name,
+        **_figures(result),
+    }
+    path = dump_strategy(out, game.game, game.betting, game.cards.spec, average,
+                         dtype=recipe.dtype, meta=meta, tree=game.tree)
+    loaded = load_strategy(path, game.game, tree=game.tree)
+    kind, value = result.headline
+    print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iteration} iterations "
+          f"of {solver.config.name} in {solver.seconds:.1f} s, {kind} {value:.6g} chips/hand, "
+          f"game value {', '.join(f'{v:+.6f}' for v in result.values)}")
+    if args.bundle:
+        path.chmod(0o644)  # package data: readable by everyone (temporary files are 0600)
+        entry = {
+            "file": path.name,
+            "recipe": recipe.name,
+            "game": recipe.game,
+            "betting": game.betting.name,
+            "cards": game.cards.spec,
+            "solver": solver.config.name,
+            "iterations": solver.iteration,
+            "seconds": round(solver.seconds, 2),
+            **_figures(result),
+            "dtype": recipe.dtype,
+            "checksum": loaded.checksum,
+            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "bytes": path.stat().st_size,
+        }
+        print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    strategy = load_strategy(args.file)
+    game = strategy.game
+    print(f"file: {args.file} ({Path(args.file).stat().st_size} bytes, {strategy.table.dtype} "
+          f"table)", file=out)
+    print(f"game: {_describe_game(game)} (fingerprint {game.fingerprint[:12]})", file=out)
+    print(f"betting: {strategy.betting.name} {strategy.betting.to_json()}", file=out)
+    print(f"cards: {strategy.cards}", file=out)
+    layout = strategy.layout
+    decision = int((layout.offsets >= 0).sum())
+    print(f"table: {layout.total} values, {int(layout.rows.sum())} information sets, "
+          f"{decision} decision nodes of {len(strategy.tree.nodes)}, checksum "
+          f"{strategy.checksum}", file=out)
+    print("meta:", file=out)
+    for key, value in strategy.meta.items():
+        print(f"  {key}: {value}", file=out)
+    abstract: AbstractGame | None = None
+    try:
+        abstract = _game_for_strategy(strategy)
+    except ValueError as exc:
+        print(f"abstract-game figures: not computed ({exc})", file=out)
+    if abstract is not None:
+        print("abstract-game figures (chips per hand):", file=out)
+        _print_exploitability(exploitability(abstract, strategy_table(abstract, strategy)),
+                              out)
+    print("sample information sets:", file=out)
+    shown = 0
+    per_round: dict[int, int] = {}
+    for node in strategy.tree.decision_nodes:
+        if shown >= args.samples:
+            break
+        if per_round.get(node.round, 0) >= 2:
+            continue
+        per_round[node.round] = per_round.get(node.round, 0) + 1
+        for bucket in range(min(int(layout.rows[node.id]), 3)):
+            if shown >= args.samples:
+                break
+            row = strategy.row(node.id, bucket)
+            probs = "  ".join(f"{_action_label(strategy, node.id, a)} {p:.3f}"
+                              for a, p in enumerate(row))
+            example = "" if abstract is None else \
+                f" ({abstract.describe_bucket(node.round, bucket)})"
+            betting = repr(node.state.betting) if node.state.betting else "(start)"
+            print(f"  {betting:14} position {node.player} round {node.round} bucket "
+                  f"{bucket}{example}: {probs}", file=out)
+            shown += 1
+    return 0
+
+
+def _exploit(args: argparse.Namespace) -> int:
+    strategy = load_strategy(args.file)
+    abstract = _game_for_strategy(strategy)
+    result = exploitability(abstract, strategy_table(abstract, strategy))
+    print(f"{args.file}: abstract-game figures ({strategy.betting.name}, "
+          f"{strategy.cards.get('kind')} cards), chips per hand:")
+    _print_exploitability(result, sys.stdout)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    files = load_manifest().get("files", {})
+    header = (f"{'name':24} {'solver':8} {'iterations':>10} {'seconds':>8} "
+              f"{'exploitability':>22} {'value p0':>10} {'bytes':>7}")
+    print(header)
+    for name, recipe in RECIPES.items():
+        entry = files.get(name)
+        if entry is None or not recipe.bundled_path.exists():
+            print(f"{name:24} (not built: acpc-strategy solve --recipe {name} --bundle)")
+            continue
+        kind = "NashConv" if entry.get("exploitability_kind") == "nash_conv" else "expl"
+        figure = f"{kind} {entry['exploitability']:.3g}"
+        print(f"{name:24} {entry['solver']:8} {entry['iterations']:>10} "
+              f"{entry['seconds']:>8.1f} {figure:>22} {entry['game_value'][0]:>+10.5f} "
+              f"{entry['bytes']:>7}")
+    print(f"(abstract-game figures in chips per hand; files in {DATA_DIR})")
+    return 0
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``acpc-strategy``."""
+    p = argparse.ArgumentParser(prog=PROG, description="Build, inspect and measure strategy "
+                                "files (abstract-game CFR solvers and best responses).")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="run a recipe's solver and write its strategy file")
+    s.add_argument("--recipe", required=True, help=f"one of: {', '.join(RECIPES)}")
+    budget = s.add_mutually_exclusive_group()
+    budget.add_argument("--iterations", type=int, help="total iterations to reach")
+    budget.add_argument("--minutes", type=float, help="time budget for this run")
+    s.add_argument("--resume", action="store_true", help="continue from the checkpoint")
+    s.add_argument("--out", help="strategy file to write (default: NAME.strat here)")
+    s.add_argument("--checkpoint", help="checkpoint file (default: NAME.ckpt.npz here)")
+    s.add_argument("--bundle", action="store_true",
+                   help="write the bundled file (strategies/data) and its manifest entry")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    i = sub.add_parser("inspect", help="describe a strategy file")
+    i.add_argument("file")
+    i.add_argument("--samples", type=int, default=8, help="information sets to show")
+
+    e = sub.add_parser("exploit", help="abstract-game exploitability of a strategy file")
+    e.add_argument("file")
+
+    sub.add_parser("list", help="the bundled strategy files and their figures")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``acpc-strategy``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "solve" and args.iterations is not None and args.iterations < 0:
+        print(f"{PROG}: error: expected --iterations >= 0, got {args.iterations}",
+              file=sys.stderr)
+        return 1
+    if args.command == "solve" and args.minutes is not None and not args.minutes > 0:
+        print(f"{PROG}: error: expected --minutes > 0, got {args.minutes}", file=sys.stderr)
+        return 1
+    commands = {"solve": _solve, "inspect": _inspect, "exploit": _exploit, "list": _list}
+    try:
+        return commands[args.command](args)
+    except (AcpcError, ValueError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

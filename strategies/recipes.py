@@ -1,0 +1,161 @@
+"""The recipes that rebuild every bundled strategy file, and the manifest of their quality.
+
+A :class:`Recipe` names a bundled game, a betting abstraction, the card abstraction
+(lossless: ``LosslessCards(game).spec`` is written as the file's ``cards``, so the agent's
+``card_abstraction_from_spec`` rebuilds it), a solver variant of :mod:`strategies.cfr`,
+an iteration count and a seed. Every recipe is deterministic: the full-width solvers use
+no randomness and the sampling one is seeded, so ``acpc-strategy solve --recipe NAME
+--bundle`` writes the same table (same ``checksum``) on every run.
+
+``strategies/manifest.json`` records, per bundled file, what the recipe measured when the
+file was built: iterations, solver seconds, the abstract-game exploitability of the
+stored table (chips per hand: ``(br0 + br1) / 2`` for two players, NashConv for more, see
+:mod:`strategies.best_response`), the value of the game to each position, the table
+checksum (sha256, as in the file header) and the file size. :func:`load_manifest` reads it.
+
+Imports :mod:`agent` and :mod:`strategies`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent.abstraction.betting import BettingAbstraction, parse_betting_abstraction
+from agent.abstraction.cards import LosslessCards
+from agent.acpc.gamedef import Game
+from agent.games import load_game
+from strategies.cfr import SolverConfig, solver_config
+from strategies.game import AbstractGame, build_abstract_game
+
+DATA_DIR = Path(str(resources.files("strategies") / "data"))
+"""Where the bundled strategy files live."""
+MANIFEST_PATH = Path(str(resources.files("strategies") / "manifest.json"))
+"""The manifest of the bundled files."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How one bundled strategy file is built."""
+
+    name: str
+    """Also the file stem: ``strategies/data/<name>.strat``."""
+    game: str
+    """A bundled game file name (see :func:`agent.games.bundled_games`)."""
+    betting: str
+    """A betting abstraction preset name or JSON text."""
+    solver: str
+    """A variant of :data:`strategies.cfr.VARIANTS`."""
+    iterations: int
+    dtype: str = "float32"
+    seed: int = 0
+    description: str = ""
+
+    @property
+    def filename(self) -> str:
+        """The bundled file name."""
+        return f"{self.name}.strat"
+
+    @property
+    def bundled_path(self) -> Path:
+        """Where the bundled file is."""
+        return DATA_DIR / self.filename
+
+    def load_game(self) -> Game:
+        """The real game."""
+        return load_game(self.game)
+
+    def betting_abstraction(self) -> BettingAbstraction:
+        """The betting abstraction."""
+        return parse_betting_abstraction(self.betting)
+
+    def solver_config(self) -> SolverConfig:
+        """The solver's behaviour flags."""
+        return solver_config(self.solver)
+
+    def abstract_game(self) -> AbstractGame:
+        """The flat abstract game the solver runs on (lossless cards)."""
+        game = self.load_game()
+        return build_abstract_game(game, self.betting_abstraction(), LosslessCards(game))
+
+
+RECIPES: dict[str, Recipe] = {
+    r.name: r
+    for r in (
+        Recipe(
+            "kuhn.limit.3p", "kuhn.limit.3p.game", "fcpa", "dcfr", 100_000,
+            description="the reference 3-player Kuhn poker (no equilibrium guarantee with "
+            "three players: NashConv is reported)",
+        ),
+        Recipe(
+            "leduc.limit.2p", "leduc.limit.2p.game", "fcpa", "cfr+", 50_000,
+            description="the reference limit Leduc hold'em (the whole game)",
+        ),
+        Recipe(
+            "leduc.nolimit.2p.fcpa", "leduc.nolimit.2p.game", "fcpa", "cfr+", 50_000,
+            description="no-limit Leduc (stacks 12, ante 1): fold, call, pot, all-in",
+        ),
+        Recipe(
+            "leduc.nolimit.2p.fchpa", "leduc.nolimit.2p.game", "fchpa", "cfr+", 50_000,
+            description="no-limit Leduc (stacks 12, ante 1): fold, call, half pot, pot, "
+            "all-in",
+        ),
+    )
+}
+"""Every bundled file's recipe, by name."""
+
+
+def get_recipe(name: str) -> Recipe:
+    """The recipe called ``name``.
+
+    Raises:
+        ValueError: for an unknown name (the message lists the known ones).
+    """
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise ValueError(f"expected a recipe in {', '.join(RECIPES)}, got {name!r}") from None
+
+
+def load_manifest(path: Path | None = None) -> dict[str, Any]:
+    """The manifest as a dict (``{"files": {name: figures}}``); empty if there is none.
+
+    Raises:
+        ValueError: if the manifest is not valid JSON of that shape.
+    """
+    target = path or MANIFEST_PATH
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {"files": {}}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{target}: expected JSON, got an error: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise ValueError(f"{target}: expected an object with a 'files' object")
+    return data
+
+
+def update_manifest(name: str, entry: dict[str, Any], path: Path | None = None) -> Path:
+    """Set the manifest entry of ``name`` (atomically rewrites the file); return its path."""
+    target = path or MANIFEST_PATH
+    data = load_manifest(target)
+    data["files"][name] = entry
+    data["files"] = dict(sorted(data["files"].items()))
+    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # package data: readable by everyone (mkstemp makes it 0600)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
