@@ -6,7 +6,12 @@ values, number formatting, names by position, totals by seat) and exits 0 iff th
 byte-identical to what a faithful dealer writes; otherwise it prints the first mismatch with
 its line number and exits 1.
 
-Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile`.
+``acpc-log allin-ev GAME LOG`` prints every seat's total, raw and with the hands that ended
+in all-ins before the last round valued at their expectation over the remaining boards
+(exact enumeration, :mod:`dealer.match.allin`), in chips and in mbb/h.
+
+Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile` (``allin-ev`` imports
+:mod:`dealer.match.allin` when it runs).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.games import load_game
 from dealer.logfile import (
+    format_chips,
     format_header,
     format_score_line,
     format_state_line,
@@ -199,7 +205,48 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="the dealer ran with -f (default: inferred from the names)")
     seats.add_argument("--rotating-seats", dest="fixed", action="store_false",
                        help="the dealer rotated seats (its default)")
+    allin = sub.add_parser(
+        "allin-ev",
+        help="per-seat totals, raw and with all-in hands at their expected value",
+        description=(
+            "Total every seat's result in a dealer log, raw and with each hand that ended in "
+            "all-ins before the last round replaced by its expectation over every remaining "
+            "board (exact enumeration)."
+        ),
+    )
+    allin.add_argument("game", help="game definition file (or the name of a bundled game)")
+    allin.add_argument("log", type=Path, help="the dealer's MATCH.log")
+    allin.add_argument("--evaluator", choices=("auto", "python", "numba"), default="auto",
+                       help="hand evaluator (default auto: numba for big enumerations)")
     return parser
+
+
+def _allin_ev(game: Game, path: Path, method: str) -> int:
+    """``acpc-log allin-ev``: print the table; returns the exit status.
+
+    Raises:
+        LogError: if the log cannot be read or parsed.
+    """
+    from dealer.match.allin import summarize_log
+
+    lines = _read_lines(path)
+    try:
+        summary = summarize_log(game, lines, str(path), method)
+    except ValueError as exc:
+        raise LogError(str(exc)) from None
+    bb = game.big_blind or 1
+    width = max([4] + [len(n) for n in summary.names])
+    print(f"{path}: {summary.hands} hands, {summary.allin_hands} all-in hand(s) adjusted "
+          f"(big blind {bb})")
+    print(f"{'seat':>4}  {'name':<{width}}  {'raw':>14}  {'all-in EV':>14}  "
+          f"{'raw mbb/h':>11}  {'EV mbb/h':>11}")
+    for seat, name in enumerate(summary.names):
+        raw, adj = summary.raw[seat], summary.adjusted[seat]
+        print(f"{seat + 1:>4}  {name:<{width}}  {format_chips(raw):>14}  "
+              f"{format_chips(round(adj, 6)):>14}  "
+              f"{1000 * raw / bb / summary.hands:>+11.1f}  "
+              f"{1000 * adj / bb / summary.hands:>+11.1f}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -208,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         game = load_game(args.game)
+        if args.command == "allin-ev":
+            return _allin_ev(game, args.log, args.evaluator)
         result = verify_log(game, args.log, args.fixed)
     except AcpcError as exc:
         if args.debug:

@@ -1,0 +1,393 @@
+"""``acpc-match``: duplicate matches between agent variants, with statistics you can trust.
+
+::
+
+    acpc-match [--variant NAME=SPEC]... [--variants FILE.toml] [--game GAME]
+               [--hands N] [--matches M] [--seed S] [--pair A:B]...
+               [--transport tcp|inproc] [--jobs J] [--backend local|ray] [--address ADDR]
+               [--run-dir DIR] [--unit seed|hand] [--allin-ev]
+               [--json FILE] [--csv FILE] [--plot FILE] [--quiet] [--debug]
+
+Every group of variants (a pair heads-up, or every combination: round robin) plays
+``--matches`` duplicate units of ``--hands`` hands; unit ``k`` deals from a seed derived
+from ``--seed`` and is played in every seat rotation. ``--transport tcp`` (the default)
+runs ``acpc-dealer`` and one agent process per seat over loopback; ``inproc`` runs the same
+engine and agent code in the worker process (same logs, much faster; not for external
+commands). Results go to a SQLite store in the run directory the moment each match ends;
+running the same command again resumes (the default run directory is named by a hash of
+the settings, under ``./acpc-match-runs``). The final table gives each variant's mbb/h
+with a 95% confidence interval over duplicate units, the standard error, the number of
+hands and whether the difference is significant; ``--allin-ev`` adds the all-in EV figure.
+
+With no variants, the default setup (:func:`default_setup`) is played and named.
+
+Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
+lines name the variant at fault; everything finished is kept).
+
+Imports the stdlib and :mod:`dealer` (agent policy code only inside the workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.acpc.errors import GameDefError
+from agent.games import bundled_games, load_game
+
+PROG = "acpc-match"
+DEFAULT_HANDS = 500
+DEFAULT_MATCHES = 4
+DEFAULT_SEED = 1
+DEFAULT_RUNS_DIR = Path("acpc-match-runs")
+
+STRATEGY_DATA = Path(__file__).resolve().parents[1] / "strategies" / "data"
+STRATEGY_MANIFEST = Path(__file__).resolve().parents[1] / "strategies" / "manifest.json"
+
+DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
+    # (bundled strategy file, game), tried in order: put the no-limit hold'em strategy first
+    # once it is built, e.g. ("holdem.nolimit.2p.<abstraction>.strat",
+    # "holdem.nolimit.2p.reverse_blinds.game").
+    ("leduc.nolimit.2p.fcpa.strat", "leduc.nolimit.2p.game"),
+)
+"""Bundled strategies the default run plays (rand-pshar against det-arith), in order."""
+
+FALLBACK_GAME = "leduc.limit.2p.game"
+FALLBACK_VARIANTS = ("random=builtin:random", "call=builtin:call")
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultSetup:
+    """What ``acpc-match`` plays when no variant is given."""
+
+    game: str
+    variants: tuple[str, ...]
+    hands: int
+    matches: int
+    why: str
+
+
+def _manifest_rejects(name: str, path: Path) -> str | None:
+    """Why the strategies manifest says not to use ``path`` (a checksum mismatch), or None."""
+    if not STRATEGY_MANIFEST.exists():
+        return None
+    try:
+        data = json.loads(STRATEGY_MANIFEST.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entries: list[dict[str, Any]] = []
+    stack: list[Any] = [data]
+    for _ in range(10_000):  # bounded walk of the JSON tree
+        if not stack:
+            break
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(isinstance(v, str) and v.endswith(name) for v in item.values()):
+                entries.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    for entry in entries:
+        want = entry.get("file_sha256", entry.get("sha256"))
+        if isinstance(want, str):
+            from dealer.match.variants import sha256_file
+
+            if sha256_file(path) != want:
+                return f"{path.name} does not match its sha256 in {STRATEGY_MANIFEST.name}"
+    return None
+
+
+def fallback_setup(why: str) -> DefaultSetup:
+    """builtin:random against builtin:call on :data:`FALLBACK_GAME`."""
+    return DefaultSetup(
+        game=FALLBACK_GAME,
+        variants=FALLBACK_VARIANTS,
+        hands=DEFAULT_HANDS,
+        matches=DEFAULT_MATCHES,
+        why=f"builtin:random against builtin:call on {FALLBACK_GAME} ({why})",
+    )
+
+
+def default_setup() -> DefaultSetup:
+    """The default run: the first bundled strategy of :data:`DEFAULT_STRATEGIES` that
+    exists, rand-pshar against det-arith; else builtin:random against builtin:call on
+    Leduc hold'em (limit). The one place to switch the default."""
+    missing = []
+    for name, game in DEFAULT_STRATEGIES:
+        path = STRATEGY_DATA / name
+        if not path.is_file():
+            missing.append(name)
+            continue
+        if game not in bundled_games() and not Path(game).exists():
+            missing.append(f"{name} (game {game} missing)")
+            continue
+        bad = _manifest_rejects(name, path)
+        if bad is not None:
+            missing.append(bad)
+            continue
+        return DefaultSetup(
+            game=game,
+            variants=(f"rand-pshar={path},mapping=rand-pshar",
+                      f"det-arith={path},mapping=det-arith"),
+            hands=DEFAULT_HANDS,
+            matches=DEFAULT_MATCHES,
+            why=f"bundled strategy {name} on {game}, rand-pshar against det-arith",
+        )
+    return fallback_setup(f"no bundled strategy yet: {', '.join(missing)} not found")
+
+
+class CliError(Exception):
+    """A usage problem: printed as ``acpc-match: error: ...``."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Duplicate matches between agent variants, with confidence intervals.",
+        epilog="Variant SPEC: a strategy file or builtin:random|call|fold|minraise, with "
+        "options ,mapping=M ,purify=none|full|threshold:T ,seed=S; or cmd=COMMAND ARGS "
+        "(started with HOST PORT appended).",
+    )
+    p.add_argument("--variant", "-v", action="append", default=[], metavar="NAME=SPEC",
+                   help="an agent variant (repeatable)")
+    p.add_argument("--variants", type=Path, default=None, metavar="FILE.toml",
+                   help="variants (and settings) from a TOML file")
+    p.add_argument("--game", default=None,
+                   help="game definition file or bundled game name (default: the default "
+                   "setup's)")
+    p.add_argument("--hands", type=_positive, default=None,
+                   help=f"hands per match (default {DEFAULT_HANDS})")
+    p.add_argument("--matches", type=_positive, default=None,
+                   help=f"duplicate units (seeds) per group (default {DEFAULT_MATCHES}); "
+                   "each is played in every seat rotation")
+    p.add_argument("--seed", type=int, default=None,
+                   help=f"master seed: every deal and agent seed derives from it "
+                   f"(default {DEFAULT_SEED})")
+    p.add_argument("--pair", action="append", default=[], metavar="A:B",
+                   help="play only these groups (repeatable; default: round robin)")
+    p.add_argument("--transport", choices=("tcp", "inproc"), default=None,
+                   help="tcp: acpc-dealer and agent processes over loopback (default); "
+                   "inproc: the same engine and agent code in one process")
+    p.add_argument("--jobs", "-j", type=_positive, default=None,
+                   help="matches in parallel (default: the number of cores)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local process pool (default) or Ray tasks (extra 'cluster')")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (default: start a local Ray)")
+    p.add_argument("--run-dir", type=Path, default=None,
+                   help=f"results store, logs and manifest (default: "
+                   f"{DEFAULT_RUNS_DIR}/<hash of the settings>)")
+    p.add_argument("--unit", choices=("seed", "hand"), default=None,
+                   help="statistical unit: a duplicate seed (default) or a duplicate hand "
+                   "(valid for agents that do not adapt between hands)")
+    p.add_argument("--allin-ev", action="store_true", default=None,
+                   help="also report all-in EV adjusted figures")
+    p.add_argument("--allin-evaluator", choices=("auto", "python", "numba"), default="auto",
+                   help="hand evaluator for --allin-ev (default auto: numba for big "
+                   "enumerations)")
+    p.add_argument("--inproc-clock", choices=("fake", "real"), default="fake",
+                   help="clock of in-process matches (default fake: no time limits bite)")
+    p.add_argument("--t-response-ms", type=_positive, default=10_000,
+                   help="dealer --t_response (default 10000)")
+    p.add_argument("--t-hand-ms", type=_positive, default=600_000,
+                   help="dealer --t_hand (default 600000)")
+    p.add_argument("--t-per-hand-ms", type=_positive, default=7_000,
+                   help="dealer --t_per_hand (default 7000)")
+    p.add_argument("--start-timeout-ms", type=_positive, default=30_000,
+                   help="how long agents may take to connect, strategy loading included "
+                   "(default 30000)")
+    p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",
+                   help="wall-clock limit per match (default 120 + 0.1 s per hand)")
+    p.add_argument("--json", type=Path, default=None, metavar="FILE",
+                   help="write the results as JSON")
+    p.add_argument("--csv", type=Path, default=None, metavar="FILE",
+                   help="write the results as CSV")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE.png",
+                   help="chart of each variant's result and interval (extra 'plot')")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress output")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return p
+
+
+def _resolve_game_spec(spec: str) -> str:
+    """The game as the dealer and agents get it: a bundled name, or an absolute path."""
+    path = Path(spec)
+    if not path.exists() and spec in bundled_games():
+        return spec
+    return str(path.resolve())
+
+
+def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
+    from dealer.match.runner import RunConfig, settings_key
+    from dealer.match.schedule import make_groups
+    from dealer.match.variants import (
+        Variant,
+        VariantError,
+        check_variant,
+        load_toml,
+        parse_variant,
+    )
+    from dealer.match.worker import MatchSettings
+
+    toml_settings: dict[str, Any] = {}
+    variants: list[Variant] = []
+    if args.variants is not None:
+        variants, toml_settings = load_toml(args.variants)
+    variants += [parse_variant(text) for text in args.variant]
+    default: DefaultSetup | None = None
+    if not variants:
+        default = default_setup()
+        variants = [parse_variant(text) for text in default.variants]
+        if args.game is None and "game" not in toml_settings:
+            try:
+                for v in variants:
+                    check_variant(v, default.game, "tcp")
+            except VariantError as exc:
+                default = fallback_setup(f"the bundled strategy is unusable: {exc}")
+                variants = [parse_variant(text) for text in default.variants]
+        print(f"{PROG}: default: {default.why}", file=sys.stderr)
+
+    def pick(name: str, fallback: Any) -> Any:
+        value = getattr(args, name)
+        if value is not None:
+            return value
+        return toml_settings.get(name, fallback)
+
+    if args.game is not None:
+        game_text = str(args.game)
+    elif "game" in toml_settings:
+        game_text = str(toml_settings["game"])
+        assert args.variants is not None
+        candidate = args.variants.resolve().parent / game_text
+        if candidate.exists():
+            game_text = str(candidate)
+    else:
+        game_text = (default or default_setup()).game
+        if default is None:
+            print(f"{PROG}: game {game_text} (the default; --game to choose)", file=sys.stderr)
+    game_spec = _resolve_game_spec(str(game_text))
+    try:
+        game = load_game(game_spec)
+    except GameDefError as exc:
+        raise CliError(f"game: {exc}") from None
+    hands = int(pick("hands", default.hands if default else DEFAULT_HANDS))
+    matches = int(pick("matches", default.matches if default else DEFAULT_MATCHES))
+    master = int(pick("seed", DEFAULT_SEED))
+    transport = str(pick("transport", "tcp"))
+    unit = str(pick("unit", "seed"))
+    allin = bool(pick("allin_ev", False))
+    jobs = int(pick("jobs", os.cpu_count() or 1))
+    if hands <= 0 or matches <= 0 or jobs <= 0:
+        raise CliError(f"expected positive hands, matches and jobs, got {hands}, {matches}, "
+                       f"{jobs}")
+    if transport not in ("tcp", "inproc") or unit not in ("seed", "hand"):
+        raise CliError(f"expected transport tcp|inproc and unit seed|hand, got {transport!r} "
+                       f"and {unit!r}")
+    if not 0 <= master < 2**63:
+        raise CliError(f"expected a master seed >= 0, got {master}")
+    groups = make_groups(variants, game.num_players, args.pair)
+    used = {name for g in groups for name in g}
+    variants = [v for v in variants if v.name in used]
+    for v in variants:
+        check_variant(v, game_spec, transport)
+    match_timeout = args.match_timeout or 120.0 + 0.1 * hands
+    settings = MatchSettings(
+        game_spec=game_spec, transport=transport, t_response_ms=args.t_response_ms,
+        t_hand_ms=args.t_hand_ms, t_per_hand_ms=args.t_per_hand_ms,
+        start_timeout_ms=args.start_timeout_ms, match_timeout_s=match_timeout,
+        inproc_clock=args.inproc_clock, allin=allin, allin_method=args.allin_evaluator,
+    )
+    config = RunConfig(
+        variants=variants, groups=groups, game=game, settings=settings, hands=hands,
+        matches=matches, master_seed=master, run_dir=Path("."), unit=unit, jobs=jobs,
+        backend=args.backend, address=args.address, argv=[PROG, *argv],
+    )
+    config.run_dir = args.run_dir or DEFAULT_RUNS_DIR / settings_key(config)
+    return config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``acpc-match``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 1 if exc.code else 0
+    from dealer.match.report import (
+        PlotUnavailable,
+        format_table,
+        make_progress,
+        to_json,
+        write_csv,
+        write_plot,
+    )
+    from dealer.match.runner import RayUnavailable, run
+    from dealer.match.store import StoreError
+    from dealer.match.variants import VariantError
+
+    try:
+        config = _config_from_args(args, argv)
+        progress = make_progress(not args.quiet)
+        if not args.quiet:
+            print(f"{PROG}: run directory {config.run_dir}", file=sys.stderr)
+        result = run(config, progress)
+        table = format_table(result.summary)
+        sys.stdout.write(table)
+        sys.stdout.flush()
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(
+                json.dumps(to_json(result.summary, result.failures), indent=2) + "\n",
+                encoding="utf-8",
+            )
+        if args.csv is not None:
+            args.csv.parent.mkdir(parents=True, exist_ok=True)
+            with open(args.csv, "w", encoding="utf-8", newline="") as f:
+                write_csv(result.summary, f)
+        if args.plot is not None:
+            write_plot(result.summary, args.plot)
+    except (CliError, VariantError, StoreError, RayUnavailable, PlotUnavailable,
+            GameDefError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: error: interrupted; finished matches are stored, run the same "
+              "command again to resume", file=sys.stderr)
+        return 1
+    status = 0
+    for failure in result.failures:
+        print(f"{PROG}: error: {failure['match']}: {failure['error']}", file=sys.stderr)
+        status = 1
+    if result.skipped:
+        print(f"{PROG}: error: {len(result.skipped)} match(es) skipped after a variant "
+              f"failed; fix it and run the same command again to play them", file=sys.stderr)
+        status = 1
+    if not result.complete and status == 0:
+        status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
