@@ -23,6 +23,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.acpc.cscan import scan_c_int
 from agent.acpc.errors import IllegalActionError, RemoteProtocolError
 from agent.acpc.gamedef import Game
 
@@ -72,7 +73,6 @@ _ACTION_CHARS = {
     "b": ActionKind.RAISE,
     "B": ActionKind.RAISE,
 }
-_WS = " \t\n\v\f\r"
 
 
 def parse_action_prefix(text: str, pos: int, game: Game) -> tuple[Action, int] | None:
@@ -95,21 +95,10 @@ def parse_action_prefix(text: str, pos: int, game: Game) -> tuple[Action, int] |
     if kind is not ActionKind.RAISE or not game.is_nolimit:
         return (FOLD if kind is ActionKind.FOLD else CALL if kind is ActionKind.CALL
                 else LIMIT_RAISE), pos
-    n = len(text)
-    i = pos
-    while i < n and text[i] in _WS:
-        i += 1
-    start = i
-    if i < n and text[i] in "+-":
-        i += 1
-    digits = i
-    while i < n and "0" <= text[i] <= "9":
-        i += 1
-    if i == digits:
+    got = scan_c_int(text, pos)
+    if got is None:
         return None
-    # glibc reads %d through a saturating 64-bit strtol and stores the low 32 bits.
-    value = max(-(2**63), min(2**63 - 1, int(text[start:i])))
-    value = (value + 2**31) % 2**32 - 2**31
+    value, i = got
     return Action(ActionKind.RAISE, value), i
 
 

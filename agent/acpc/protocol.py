@@ -38,6 +38,7 @@ from agent.acpc.betting import (
     format_action,
     parse_action_prefix,
 )
+from agent.acpc.cscan import scan_c_int
 from agent.acpc.errors import (
     IllegalActionError,
     LocalProtocolError,
@@ -112,7 +113,6 @@ NEED_DATA: Final = NeedData.NEED_DATA
 """Returned by ``next_event`` when more bytes (or the seat's turn) are needed first."""
 
 _COMMENT_CHARS: Final = ("#", ";")
-_C_SPACE: Final = " \t\n\v\f\r"
 _COMPACT_AT: Final = 1 << 16
 
 
@@ -304,38 +304,6 @@ DealerEvent = (
 # ------------------------------------------------------------------------------- helpers
 
 
-def _scan_c_uint(text: str, pos: int) -> tuple[int, int] | None:
-    """Read an unsigned integer like glibc ``sscanf("%u")`` at ``text[pos:]``.
-
-    Leading C whitespace and one sign are allowed, then at least one digit. The value is
-    converted like ``strtoul`` (64-bit, saturating, a minus sign negates modulo 2**64) and
-    stored in 32 bits.
-
-    Returns:
-        ``(value, end)``, or ``None`` if no number can be read there.
-    """
-    n = len(text)
-    i = pos
-    while i < n and text[i] in _C_SPACE:
-        i += 1
-    negative = False
-    if i < n and text[i] in "+-":
-        negative = text[i] == "-"
-        i += 1
-    start = i
-    while i < n and "0" <= text[i] <= "9":
-        i += 1
-    if i == start:
-        return None
-    value = int(text[start:i])
-    ulong_max = (1 << 64) - 1
-    if value > ulong_max:
-        value = ulong_max
-    elif negative:
-        value = -value & ulong_max
-    return value & 0xFFFFFFFF, i
-
-
 def _scan_version(line: str) -> tuple[int, int, int] | None:
     """The reference's ``sscanf(line, "VERSION:%u.%u.%u")``: the three numbers, or ``None``.
 
@@ -351,7 +319,7 @@ def _scan_version(line: str) -> tuple[int, int, int] | None:
             if pos >= len(text) or text[pos] != ".":
                 return None
             pos += 1
-        got = _scan_c_uint(text, pos)
+        got = scan_c_int(text, pos, unsigned=True)
         if got is None:
             return None
         value, pos = got
