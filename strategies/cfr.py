@@ -51,8 +51,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
-import tempfile
 import time
 import zipfile
 import zlib
@@ -68,6 +66,7 @@ from numpy.lib.npyio import NpzFile
 
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import format_gamedef
+from agent.fileio import atomic_writer
 from strategies import rng as _rng
 from strategies.game import AbstractGame, KernelGame, normalise_rows
 
@@ -545,23 +544,14 @@ class Solver:
             "extra": extra or {},
         }
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(
-                    f,
-                    header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                    regrets=self.regrets,
-                    strategy_sum=self.strategy_sum,
-                    rng_state=self.rng_state,
-                )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(target, suffix=".npz") as f:
+            np.savez(
+                f,
+                header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                regrets=self.regrets,
+                strategy_sum=self.strategy_sum,
+                rng_state=self.rng_state,
+            )
         return target
 
     @classmethod

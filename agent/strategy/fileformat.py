@@ -35,7 +35,6 @@ import datetime as _dt
 import mmap
 import os
 import struct
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +53,7 @@ from agent.abstraction.betting import (
 )
 from agent.acpc.errors import GameDefError, StrategyFileError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
+from agent.fileio import atomic_writer
 from agent.strategy.kernels import first_bad_row, table_checksum
 
 CHECKSUM_ALGORITHM = "acpc64x4"
@@ -245,21 +245,12 @@ def dump_strategy(
         header["table_offset"] = offset
     packed = msgpack.packb(header, use_bin_type=True)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC)
-            f.write(struct.pack("<Q", len(packed)))
-            f.write(packed)
-            f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target) as f:
+        f.write(MAGIC)
+        f.write(struct.pack("<Q", len(packed)))
+        f.write(packed)
+        f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
+        f.write(data)
     return target
 
 

@@ -30,12 +30,12 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from agent.fileio import write_atomic
 from dealer.match.schedule import MatchJob
 from dealer.match.worker import MatchOutcome
 
@@ -96,27 +96,6 @@ class StoreError(Exception):
 def now_text() -> str:
     """The current UTC time, ISO 8601 to the millisecond."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file via a temporary file, fsync and rename (never a half-written file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def _lock_run_dir(run_dir: Path) -> IO[str]:
