@@ -17,6 +17,8 @@ Commands:
 * ``exploit FILE``: the abstract-game values, best responses and exploitability
   (:mod:`strategies.best_response` conventions; chips per hand).
 * ``list``: the bundled files with their manifest figures.
+* ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
+  and purifications in small no-limit games (:mod:`strategies.translation.commands`).
 
 Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
 on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
@@ -47,6 +49,7 @@ from strategies.best_response import Exploitability, exploitability, strategy_ta
 from strategies.cfr import Solver
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable, normalise_rows
 from strategies.recipes import DATA_DIR, RECIPES, Recipe, get_recipe, load_manifest, update_manifest
+from strategies.translation import commands as translation_commands
 
 PROG = "acpc-strategy"
 CHUNK_SECONDS = 0.25
@@ -438,6 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("file")
 
     sub.add_parser("list", help="the bundled strategy files and their figures")
+
+    translation_commands.add_parser(sub)
     return p
 
 
@@ -451,7 +456,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "solve" and args.minutes is not None and not args.minutes > 0:
         print(f"{PROG}: error: expected --minutes > 0, got {args.minutes}", file=sys.stderr)
         return 1
-    commands = {"solve": _solve, "inspect": _inspect, "exploit": _exploit, "list": _list}
+    commands = {"solve": _solve, "inspect": _inspect, "exploit": _exploit, "list": _list,
+                "translation": translation_commands.run}
     try:
         return commands[args.command](args)
     except (AcpcError, ValueError, OSError) as exc:
