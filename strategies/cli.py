@@ -261,6 +261,10 @@ def _run(
 
 def _solve(args: argparse.Namespace) -> int:
     recipe: Recipe = get_recipe(args.recipe)
+    if not recipe.enumerated:
+        from strategies.holdem import solve_recipe  # sampled deals (hold'em)
+
+        return solve_recipe(recipe, args)
     game = recipe.abstract_game()
     if args.out:
         out = Path(args.out)
@@ -403,10 +407,14 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{name:24} (not built: acpc-strategy solve --recipe {name} --bundle)")
             continue
         kind = "NashConv" if entry.get("exploitability_kind") == "nash_conv" else "expl"
-        figure = f"{kind} {entry['exploitability']:.3g}"
+        if entry.get("exploitability") is None:
+            figure = "expl n/a"
+        else:
+            figure = f"{kind} {entry['exploitability']:.3g}"
+        value = entry.get("game_value")
+        shown = f"{value[0]:>+10.5f}" if value else f"{'n/a':>10}"
         print(f"{name:24} {entry['solver']:8} {entry['iterations']:>10} "
-              f"{entry['seconds']:>8.1f} {figure:>22} {entry['game_value'][0]:>+10.5f} "
-              f"{entry['bytes']:>7}")
+              f"{entry['seconds']:>8.1f} {figure:>22} {shown} {entry['bytes']:>7}")
     print(f"(abstract-game figures in chips per hand; files in {DATA_DIR})")
     return 0
 
@@ -432,6 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--bundle", action="store_true",
                    help="write the bundled file (strategies/data) and its manifest entry")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--workers", type=int, default=1,
+                   help="threads building a hold'em deal pool (default 1)")
+    s.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                   help="hold'em recipes: also write the checkpoint every this many minutes")
 
     i = sub.add_parser("inspect", help="describe a strategy file")
     i.add_argument("file")

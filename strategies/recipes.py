@@ -55,6 +55,22 @@ class Recipe:
     dtype: str = "float32"
     seed: int = 0
     description: str = ""
+    cards: str = "lossless"
+    """``lossless`` (enumerated deals, :mod:`strategies.game`) or ``holdem`` (E[HS^2]
+    buckets and a sampled deal pool, :mod:`strategies.holdem`)."""
+    buckets: tuple[int, ...] = ()
+    """``holdem``: buckets per round, ``(169, n1, n2, n3)``."""
+    card_samples: int = 50_000
+    """``holdem``: deals per round behind the bucket thresholds."""
+    pool_deals: int = 0
+    """``holdem``: deals in the solver's sampled pool."""
+    discount_interval: int = 0
+    """``holdem``: iterations between linear discounts (0: none)."""
+    discount_until: int = 0
+    """``holdem``: last iteration with a discount."""
+    purification: str = "none"
+    """``holdem``: the file's ``default_purification`` (what ``acpc-agent`` plays unless
+    ``--purify`` says otherwise)."""
 
     @property
     def filename(self) -> str:
@@ -78,11 +94,31 @@ class Recipe:
         """The solver's behaviour flags."""
         return solver_config(self.solver)
 
+    @property
+    def enumerated(self) -> bool:
+        """True if the solver enumerates the deals (lossless cards, :mod:`strategies.game`)."""
+        return self.cards == "lossless"
+
     def abstract_game(self) -> AbstractGame:
-        """The flat abstract game the solver runs on (lossless cards)."""
+        """The flat abstract game the solver runs on (lossless cards).
+
+        Raises:
+            ValueError: for a recipe with sampled deals (``cards == "holdem"``).
+        """
+        if not self.enumerated:
+            raise ValueError(f"recipe {self.name!r} samples its deals (cards {self.cards!r}): "
+                             f"it has no enumerated abstract game")
         game = self.load_game()
         return build_abstract_game(game, self.betting_abstraction(), LosslessCards(game))
 
+
+HOLDEM_BETTING = (
+    '{"name": "hp-p-4333", "fold": true, "all_in": true, '
+    '"fractions": [[[0.5, 1.0], [1.0]]], "max_raises": [4, 3, 3, 3]}'
+)
+"""The hold'em recipe's betting abstraction (13,464 decision nodes)."""
+HOLDEM_ITERATIONS = 152_545_433
+"""Iterations of the bundled hold'em file (see its manifest entry for the time)."""
 
 RECIPES: dict[str, Recipe] = {
     r.name: r
@@ -104,6 +140,17 @@ RECIPES: dict[str, Recipe] = {
             "leduc.nolimit.2p.fchpa", "leduc.nolimit.2p.game", "fchpa", "cfr+", 50_000,
             description="no-limit Leduc (stacks 12, ante 1): fold, call, half pot, pot, "
             "all-in",
+        ),
+        Recipe(
+            "holdem.nolimit.2p", "holdem.nolimit.2p.reverse_blinds.game", HOLDEM_BETTING,
+            "mccfr-es-pool", HOLDEM_ITERATIONS, cards="holdem", buckets=(169, 50, 50, 50),
+            card_samples=50_000, pool_deals=2_000_000, discount_interval=1_000_000,
+            discount_until=30_000_000, purification="full",
+            description="heads-up no-limit hold'em (stacks 20000, blinds 100/50, reverse "
+            "blinds): 169 preflop classes, 50 E[HS^2] buckets per later round; first bet of "
+            "a round half pot, pot or all-in, raises pot or all-in, at most 4/3/3/3 raises; "
+            "external-sampling MCCFR over a pool of 2,000,000 sampled deals "
+            "(strategies.holdem); played fully purified (the most likely action) by default",
         ),
     )
 }
