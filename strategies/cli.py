@@ -266,17 +266,8 @@ def _solve(args: argparse.Namespace) -> int:
 
         return solve_recipe(recipe, args)
     game = recipe.abstract_game()
-    if args.out:
-        out = Path(args.out)
-    elif args.bundle:
-        out = recipe.bundled_path
-    else:
-        out = Path(recipe.filename)
-    checkpoint = Path(args.checkpoint) if args.checkpoint else Path(f"{recipe.name}.ckpt.npz")
+    out, checkpoint = recipe.solve_paths(args.out, args.bundle, args.checkpoint, args.resume)
     if args.resume:
-        if not checkpoint.exists():
-            raise ValueError(f"expected a checkpoint to resume from at {str(checkpoint)!r}, "
-                             f"found none")
         solver = Solver.load_checkpoint(checkpoint, game)
     else:
         solver = Solver(game, recipe.solver_config(), seed=recipe.seed)

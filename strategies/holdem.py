@@ -777,17 +777,8 @@ def solve_recipe(recipe: Recipe, args: argparse.Namespace) -> int:
 
     workers = max(1, int(getattr(args, "workers", None) or 1))
     setup = setup_recipe(recipe, workers=workers, log=say)
-    if args.out:
-        out = Path(args.out)
-    elif args.bundle:
-        out = recipe.bundled_path
-    else:
-        out = Path(recipe.filename)
-    checkpoint = Path(args.checkpoint) if args.checkpoint else Path(f"{recipe.name}.ckpt.npz")
+    out, checkpoint = recipe.solve_paths(args.out, args.bundle, args.checkpoint, args.resume)
     if args.resume:
-        if not checkpoint.exists():
-            raise ValueError(f"expected a checkpoint to resume from at {str(checkpoint)!r}, "
-                             f"found none")
         solver = HoldemSolver.load_checkpoint(checkpoint, setup.flat, setup.pool)
     else:
         solver = HoldemSolver(setup.flat, setup.pool, solver_config_of(recipe), seed=recipe.seed)

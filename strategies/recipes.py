@@ -94,6 +94,26 @@ class Recipe:
         """The solver's behaviour flags."""
         return solver_config(self.solver)
 
+    def solve_paths(
+        self, out: str | None, bundle: bool, checkpoint: str | None, resume: bool
+    ) -> tuple[Path, Path]:
+        """Where ``solve`` writes the file and the checkpoint (``--out``/``--bundle``).
+
+        Raises:
+            ValueError: if ``resume`` but there is no checkpoint to resume from.
+        """
+        if out:
+            target = Path(out)
+        elif bundle:
+            target = self.bundled_path
+        else:
+            target = Path(self.filename)
+        ckpt = Path(checkpoint) if checkpoint else Path(f"{self.name}.ckpt.npz")
+        if resume and not ckpt.exists():
+            raise ValueError(f"expected a checkpoint to resume from at {str(ckpt)!r}, "
+                             f"found none")
+        return target, ckpt
+
     @property
     def enumerated(self) -> bool:
         """True if the solver enumerates the deals (lossless cards, :mod:`strategies.game`)."""
