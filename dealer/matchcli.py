@@ -52,12 +52,19 @@ STRATEGY_DATA = Path(__file__).resolve().parents[1] / "strategies" / "data"
 STRATEGY_MANIFEST = Path(__file__).resolve().parents[1] / "strategies" / "manifest.json"
 
 DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
-    # (bundled strategy file, game), tried in order: put the no-limit hold'em strategy first
-    # once it is built, e.g. ("holdem.nolimit.2p.<abstraction>.strat",
-    # "holdem.nolimit.2p.reverse_blinds.game").
+    # (bundled strategy file, game), tried in order: the heads-up no-limit hold'em strategy,
+    # then (if it is missing or does not match the manifest) the no-limit Leduc one.
+    ("holdem.nolimit.2p.strat", "holdem.nolimit.2p.reverse_blinds.game"),
     ("leduc.nolimit.2p.fcpa.strat", "leduc.nolimit.2p.game"),
 )
 """Bundled strategies the default run plays (rand-pshar against det-arith), in order."""
+
+DEFAULT_YARDSTICK = "random=builtin:random"
+"""The third variant of the default run. Two copies of one strategy only ever bet the
+abstraction's own sizes, so against each other no bet is off the tree, no mapping is
+consulted and their duplicate result is exactly 0. ``builtin:random`` bets uniformly
+between the legal bounds, off the tree nearly always: what each mapping wins against it is
+where the mappings differ."""
 
 FALLBACK_GAME = "leduc.limit.2p.game"
 FALLBACK_VARIANTS = ("random=builtin:random", "call=builtin:call")
@@ -117,8 +124,9 @@ def fallback_setup(why: str) -> DefaultSetup:
 
 def default_setup() -> DefaultSetup:
     """The default run: the first bundled strategy of :data:`DEFAULT_STRATEGIES` that
-    exists, rand-pshar against det-arith; else builtin:random against builtin:call on
-    Leduc hold'em (limit). The one place to switch the default."""
+    exists, rand-pshar against det-arith, both also against :data:`DEFAULT_YARDSTICK`
+    (round robin); else builtin:random against builtin:call on Leduc hold'em (limit). The
+    one place to switch the default."""
     missing = []
     for name, game in DEFAULT_STRATEGIES:
         path = STRATEGY_DATA / name
@@ -135,10 +143,11 @@ def default_setup() -> DefaultSetup:
         return DefaultSetup(
             game=game,
             variants=(f"rand-pshar={path},mapping=rand-pshar",
-                      f"det-arith={path},mapping=det-arith"),
+                      f"det-arith={path},mapping=det-arith", DEFAULT_YARDSTICK),
             hands=DEFAULT_HANDS,
             matches=DEFAULT_MATCHES,
-            why=f"bundled strategy {name} on {game}, rand-pshar against det-arith",
+            why=f"bundled strategy {name} on {game}, rand-pshar against det-arith, both "
+                f"against {DEFAULT_YARDSTICK.partition('=')[2]} (off-tree bets)",
         )
     return fallback_setup(f"no bundled strategy yet: {', '.join(missing)} not found")
 

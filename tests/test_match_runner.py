@@ -28,6 +28,7 @@ FOLD_CLIENT = DATA / "fold_client.py"
 CRASH_CLIENT = DATA / "crash_client.py"
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 LEDUC_NL_STRAT = ROOT / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+DEFAULT_LEDUC = ("leduc.nolimit.2p.fcpa.strat", "leduc.nolimit.2p.game")
 
 
 @pytest.fixture(scope="module")
@@ -378,20 +379,26 @@ def test_allin_ev_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_default_setup_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     setup = matchcli.default_setup()
-    if LEDUC_NL_STRAT.exists():
-        assert setup.game == "leduc.nolimit.2p.game"
-        assert [v.split("=")[0] for v in setup.variants] == ["rand-pshar", "det-arith"]
-    else:
-        assert setup.variants == ("random=builtin:random", "call=builtin:call")
+    assert setup.game == HOLDEM and "holdem.nolimit.2p.strat" in setup.variants[0]
+    assert [v.split("=")[0] for v in setup.variants] == ["rand-pshar", "det-arith", "random"]
+    assert "mapping=rand-pshar" in setup.variants[0]
+    assert "mapping=det-arith" in setup.variants[1]
+    # a missing first choice falls through to the next bundled strategy, then to built-ins
+    monkeypatch.setattr(matchcli, "DEFAULT_STRATEGIES",
+                        (("no-such.strat", HOLDEM), DEFAULT_LEDUC))
+    second = matchcli.default_setup()
+    assert second.game == "leduc.nolimit.2p.game" and "fcpa" in second.variants[0]
     monkeypatch.setattr(matchcli, "DEFAULT_STRATEGIES", (("no-such.strat", HOLDEM),))
     fallback = matchcli.default_setup()
     assert fallback.game == "leduc.limit.2p.game" and "no-such.strat not found" in fallback.why
-    monkeypatch.undo()
+    assert fallback.variants == ("random=builtin:random", "call=builtin:call")
+    # the default run, on Leduc to keep the test short: 3 pairs x 2 seatings x 20 hands
+    monkeypatch.setattr(matchcli, "DEFAULT_STRATEGIES", (DEFAULT_LEDUC,))
     monkeypatch.chdir(tmp_path)
     status, out, err = run_cli(["--transport", "inproc", "--hands", "20", "--matches", "1",
                                 "--jobs", "1"], capsys)
     assert status == 0 and "acpc-match: default: " in err
-    assert "2 of 2 matches, 40 hands" in out
+    assert "6 of 6 matches, 120 hands" in out
     assert len(list((tmp_path / "acpc-match-runs").iterdir())) == 1
 
 
