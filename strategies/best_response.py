@@ -40,7 +40,9 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.strategy.fileformat import DTYPES, QUANT, Strategy
+from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
+from agent.strategy.purification import TIE as PURIFY_TIE
+from agent.strategy.purification import Purification
 from strategies.game import AbstractGame, KernelGame, normalise_rows
 
 F64 = npt.NDArray[np.float64]
@@ -218,6 +220,31 @@ def strategy_table(game: AbstractGame, strategy: Strategy) -> F64:
     if strategy.table.dtype == DTYPES["uint16"]:
         table = table / QUANT
     return normalise_rows(game, check_table(game, table))
+
+
+def purify_table(layout: TableLayout, table: npt.ArrayLike,
+                 purification: Purification | None = None) -> F64:
+    """``table`` (table layout) with every row renormalised in float64 and purified.
+
+    Row for row the same as :meth:`agent.strategy.purification.Purification.apply` (the
+    agent's purification), vectorised per node. ``None`` or ``none``: renormalised only.
+    """
+    out = np.array(table, dtype=np.float64)
+    for node in np.flatnonzero(layout.offsets >= 0):
+        k = int(layout.num_actions[node])
+        start = int(layout.offsets[node])
+        block = out[start : start + int(layout.rows[node]) * k].reshape(-1, k)
+        if purification is not None and purification.kind != "none":
+            best = block.max(axis=1, keepdims=True)
+            ties = ((block > 0.0) & (block >= best - PURIFY_TIE)).astype(np.float64)
+            if purification.kind == "threshold":
+                kept = np.where(block >= purification.threshold, block, 0.0)
+                has = kept.sum(axis=1, keepdims=True) > 0.0
+                block[:] = np.where(has, kept, ties)
+            else:
+                block[:] = ties
+        block /= block.sum(axis=1, keepdims=True)
+    return out
 
 
 def deal_values(game: AbstractGame, table: npt.ArrayLike) -> F64:

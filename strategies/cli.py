@@ -14,8 +14,12 @@ Commands:
 * ``inspect FILE``: game, abstractions, size, metadata, the abstract-game exploitability and
   a few information sets in readable form (betting, bucket with example cards, action
   probabilities).
-* ``exploit FILE``: the abstract-game values, best responses and exploitability
-  (:mod:`strategies.best_response` conventions; chips per hand).
+* ``exploit FILE [--purify P]``: the abstract-game values, best responses and
+  exploitability (:mod:`strategies.best_response` conventions; chips per hand). Files whose
+  deals cannot be enumerated (hold'em) get the sampled lower bound of
+  :mod:`strategies.sampled_br` (``--train-deals``, ``--test-deals``, seeds, ``--z``), for
+  the stored strategy and the file's default purification; ``--record`` writes it into the
+  manifest entry of a bundled file.
 * ``list``: the bundled files with their manifest figures.
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
   and purifications in small no-limit games (:mod:`strategies.translation.commands`).
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import signal
 import sys
 import time
@@ -45,10 +50,24 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
-from strategies.best_response import Exploitability, exploitability, strategy_table
+from agent.strategy.purification import Purification, parse_purification
+from strategies.best_response import (
+    Exploitability,
+    exploitability,
+    purify_table,
+    strategy_table,
+)
 from strategies.cfr import Solver
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable, normalise_rows
 from strategies.recipes import DATA_DIR, RECIPES, Recipe, get_recipe, load_manifest, update_manifest
+from strategies.sampled_br import (
+    DEFAULT_TEST_DEALS,
+    DEFAULT_TRAIN_DEALS,
+    DEFAULT_Z,
+    TEST_SEED,
+    TRAIN_SEED,
+    SampledExploitability,
+)
 from strategies.translation import commands as translation_commands
 
 PROG = "acpc-strategy"
@@ -327,6 +346,26 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _inspect_sampled(file: str, strategy: Strategy, out: TextIO) -> None:
+    """The sampled figures recorded in the manifest for this very file, if any."""
+    name = _manifest_name(strategy)
+    entry = load_manifest()["files"].get(name, {}) if name is not None else {}
+    recorded = entry.get("sampled_best_response") if isinstance(entry, dict) else None
+    if not isinstance(recorded, dict) or not recorded:
+        print(f"abstract-game figures: not computed here (deals cannot be enumerated); "
+              f"`{PROG} exploit {file}` measures a sampled lower bound", file=out)
+        return
+    print(f"abstract-game figures (sampled lower bound recorded in the manifest for checksum "
+          f"{strategy.checksum}; `{PROG} exploit {file}` re-measures):", file=out)
+    for purification, figures in recorded.items():
+        print(f"  {purification} purification: exploitability >= "
+              f"{figures['exploitability']:.4f} +- {figures['exploitability_ci95']:.4f} "
+              f"chips/hand ({figures['exploitability_mbb']:.1f} +- "
+              f"{figures['exploitability_ci95_mbb']:.1f} mbb/hand), value p0 "
+              f"{figures['game_value'][0]:+.4f}; {figures['train_deals']:,} training and "
+              f"{figures['test_deals']:,} test deals", file=out)
+
+
 def _inspect(args: argparse.Namespace) -> int:
     out = sys.stdout
     strategy = load_strategy(args.file)
@@ -345,10 +384,13 @@ def _inspect(args: argparse.Namespace) -> int:
     for key, value in strategy.meta.items():
         print(f"  {key}: {value}", file=out)
     abstract: AbstractGame | None = None
-    try:
-        abstract = _game_for_strategy(strategy)
-    except ValueError as exc:
-        print(f"abstract-game figures: not computed ({exc})", file=out)
+    if _sampled(strategy):
+        _inspect_sampled(args.file, strategy, out)
+    else:
+        try:
+            abstract = _game_for_strategy(strategy)
+        except ValueError as exc:
+            print(f"abstract-game figures: not computed ({exc})", file=out)
     if abstract is not None:
         print("abstract-game figures (chips per hand):", file=out)
         _print_exploitability(exploitability(abstract, strategy_table(abstract, strategy)),
@@ -377,40 +419,144 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sampled(strategy: Strategy) -> bool:
+    """True for files whose deals cannot be enumerated but a sampled best response can
+    measure (two players, hold'em card abstraction)."""
+    try:
+        check_enumerable(strategy.game)
+    except ValueError:
+        return strategy.game.num_players == 2 and strategy.cards.get("kind") == "holdem"
+    return False
+
+
+def _print_sampled(result: SampledExploitability, out: TextIO) -> None:
+    mbb = 1000.0 / result.big_blind
+    for p in range(2):
+        print(f"  position {p}: value {result.values[p]:+.4f}, best response "
+              f"{result.best_responses[p]:+.4f} (se {result.best_response_se[p]:.4f}; "
+              f"{result.in_sample[p]:+.4f} on its training deals), gain "
+              f"{result.gains[p]:+.4f}", file=out)
+    print(f"  exploitability >= {result.exploitability:.4f} +- {result.ci95:.4f} chips/hand "
+          f"(95%), {result.mbb:.1f} +- {result.ci95 * mbb:.1f} mbb/hand", file=out)
+    print(f"  [{result.purification} purification; best responses learned on "
+          f"{result.train_deals:,} deals (pool seed {result.train_seed}, z {result.z:g}), "
+          f"evaluated exactly on {result.test_deals:,} other deals (pool seed "
+          f"{result.test_seed}); {result.seconds:.1f} s]", file=out)
+
+
+def _sampled_purifications(strategy: Strategy, spec: str | None) -> list[Purification]:
+    """``--purify`` if given, else the stored strategy and the file's default."""
+    if spec is not None:
+        return [parse_purification(spec)]
+    found = [parse_purification("none")]
+    default = parse_purification(strategy.default_purification)
+    if default != found[0]:
+        found.append(default)
+    return found
+
+
+def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
+    from strategies.sampled_br import KIND, sampled_exploitability
+
+    def say(text: str) -> None:
+        print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+    say(f"{args.file}: deals cannot be enumerated: sampled abstract-game best response "
+        f"(a lower bound on the exploitability; see README)")
+    results: dict[str, dict[str, Any]] = {}
+    for purification in _sampled_purifications(strategy, args.purify):
+        result = sampled_exploitability(
+            strategy, purification=purification, train_deals=args.train_deals,
+            test_deals=args.test_deals, train_seed=args.train_seed, test_seed=args.test_seed,
+            z=args.z, workers=args.workers, log=say)
+        print(f"{args.file}: sampled abstract-game figures ({strategy.betting.name}, "
+              f"{strategy.cards.get('kind')} cards), chips per hand:")
+        _print_sampled(result, sys.stdout)
+        results[str(purification)] = result.to_json()
+    if args.record:
+        name = _manifest_name(strategy)
+        if name is None:
+            raise ValueError(f"expected a bundled strategy file (its checksum in "
+                             f"{DATA_DIR.parent / 'manifest.json'}) for --record, got "
+                             f"{args.file!r} with checksum {strategy.checksum}")
+        entry = dict(load_manifest()["files"][name])
+        stored = results.get("none", next(iter(results.values())))
+        entry.update({
+            "exploitability": stored["exploitability"],
+            "exploitability_kind": KIND,
+            "exploitability_ci95": stored["exploitability_ci95"],
+            "game_value": stored["game_value"],
+            "sampled_best_response": results,
+            "sampled_best_response_command": " ".join([PROG, *sys.argv[1:]]),
+        })
+        print(f"{PROG}: manifest updated: {update_manifest(name, entry)}")
+    return 0
+
+
+def _manifest_name(strategy: Strategy) -> str | None:
+    """The manifest entry of a bundled file with ``strategy``'s checksum, or None."""
+    for name, entry in load_manifest().get("files", {}).items():
+        if isinstance(entry, dict) and entry.get("checksum") == strategy.checksum:
+            return str(name)
+    return None
+
+
 def _exploit(args: argparse.Namespace) -> int:
     strategy = load_strategy(args.file)
+    if _sampled(strategy):
+        return _exploit_sampled(strategy, args)
+    if args.record:
+        raise ValueError(f"expected a file measured by sampling for --record (enumerated "
+                         f"files get their figures from solve --bundle), got {args.file!r}")
     abstract = _game_for_strategy(strategy)
-    result = exploitability(abstract, strategy_table(abstract, strategy))
+    purification = parse_purification(args.purify) if args.purify is not None else None
+    table = purify_table(abstract.layout, strategy_table(abstract, strategy), purification)
+    result = exploitability(abstract, table)
+    how = "" if purification is None else f", {purification} purification"
     print(f"{args.file}: abstract-game figures ({strategy.betting.name}, "
-          f"{strategy.cards.get('kind')} cards), chips per hand:")
+          f"{strategy.cards.get('kind')} cards{how}), chips per hand:")
     _print_exploitability(result, sys.stdout)
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
     files = load_manifest().get("files", {})
-    header = (f"{'name':24} {'solver':8} {'iterations':>10} {'seconds':>8} "
-              f"{'exploitability':>22} {'value p0':>10} {'bytes':>7}")
+    width = max([6, *(len(str(e.get("solver", ""))) for e in files.values()
+                      if isinstance(e, dict))])
+    header = (f"{'name':24} {'solver':{width}} {'iterations':>10} {'seconds':>8} "
+              f"{'exploitability':>22} {'value p0':>10} {'bytes':>8}")
     print(header)
     for name, recipe in RECIPES.items():
         entry = files.get(name)
         if entry is None or not recipe.bundled_path.exists():
             print(f"{name:24} (not built: acpc-strategy solve --recipe {name} --bundle)")
             continue
-        kind = "NashConv" if entry.get("exploitability_kind") == "nash_conv" else "expl"
+        kind = {"nash_conv": "NashConv ", "sampled_lower_bound": "expl >= "}.get(
+            str(entry.get("exploitability_kind")), "expl ")
         if entry.get("exploitability") is None:
             figure = "expl n/a"
         else:
-            figure = f"{kind} {entry['exploitability']:.3g}"
+            figure = f"{kind}{entry['exploitability']:.3g}"
         value = entry.get("game_value")
         shown = f"{value[0]:>+10.5f}" if value else f"{'n/a':>10}"
-        print(f"{name:24} {entry['solver']:8} {entry['iterations']:>10} "
-              f"{entry['seconds']:>8.1f} {figure:>22} {shown} {entry['bytes']:>7}")
-    print(f"(abstract-game figures in chips per hand; files in {DATA_DIR})")
+        print(f"{name:24} {entry['solver']:{width}} {entry['iterations']:>10} "
+              f"{entry['seconds']:>8.1f} {figure:>22} {shown} {entry['bytes']:>8}")
+    print(f"(abstract-game figures in chips per hand, 'expl >=': a sampled lower bound; "
+          f"files in {DATA_DIR})")
     return 0
 
 
 # --------------------------------------------------------------------------- entry point
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -442,6 +588,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("exploit", help="abstract-game exploitability of a strategy file")
     e.add_argument("file")
+    e.add_argument("--purify", default=None, metavar="none|full|threshold:T",
+                   help="measure the purified strategy (default: the stored one; hold'em "
+                   "files: also the file's default purification)")
+    e.add_argument("--train-deals", type=_positive_int, default=DEFAULT_TRAIN_DEALS,
+                   help=f"hold'em: deals the best responses learn on (default "
+                   f"{DEFAULT_TRAIN_DEALS:,})")
+    e.add_argument("--test-deals", type=_positive_int, default=DEFAULT_TEST_DEALS,
+                   help=f"hold'em: deals they are evaluated on (default {DEFAULT_TEST_DEALS:,})")
+    e.add_argument("--train-seed", type=int, default=TRAIN_SEED,
+                   help=f"hold'em: pool seed of the training deals (default {TRAIN_SEED})")
+    e.add_argument("--test-seed", type=int, default=TEST_SEED,
+                   help=f"hold'em: pool seed of the test deals (default {TEST_SEED})")
+    e.add_argument("--z", type=float, default=DEFAULT_Z,
+                   help=f"hold'em: standard errors a deviation must gain by (default "
+                   f"{DEFAULT_Z:g})")
+    e.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                   help="hold'em: threads (default: the number of cores)")
+    e.add_argument("--record", action="store_true",
+                   help="write the sampled figures into the manifest entry of this bundled "
+                   "file")
 
     sub.add_parser("list", help="the bundled strategy files and their figures")
 

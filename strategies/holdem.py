@@ -876,7 +876,9 @@ def solve_recipe(recipe: Recipe, args: argparse.Namespace) -> int:
             "bytes": path.stat().st_size,
         }
         if old.get("checksum") == loaded.checksum:
-            for key in ("matches", "exploitability", "exploitability_kind", "pool_seconds"):
+            for key in ("matches", "exploitability", "exploitability_kind", "pool_seconds",
+                        "exploitability_ci95", "game_value", "sampled_best_response",
+                        "sampled_best_response_command"):
                 if old.get(key) is not None:
                     entry[key] = old[key]
         print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_TIE = 1e-12
+TIE = 1e-12
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class Purification:
             total = sum(kept)
             if total > 0.0:
                 return [p / total for p in kept]
-        ties = [1.0 if p > 0.0 and p >= best - _TIE else 0.0 for p in probs]
+        ties = [1.0 if p > 0.0 and p >= best - TIE else 0.0 for p in probs]
         n = sum(ties)
         return [t / n for t in ties]
 
