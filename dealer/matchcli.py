@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.acpc.argtypes import positive_int
 from agent.acpc.errors import GameDefError
 from agent.games import bundled_games, load_game
 
@@ -156,16 +157,6 @@ class CliError(Exception):
     """A usage problem: printed as ``acpc-match: error: ...``."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser."""
     p = argparse.ArgumentParser(
@@ -182,9 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", default=None,
                    help="game definition file or bundled game name (default: the default "
                    "setup's)")
-    p.add_argument("--hands", type=_positive, default=None,
+    p.add_argument("--hands", type=positive_int, default=None,
                    help=f"hands per match (default {DEFAULT_HANDS})")
-    p.add_argument("--matches", type=_positive, default=None,
+    p.add_argument("--matches", type=positive_int, default=None,
                    help=f"duplicate units (seeds) per group (default {DEFAULT_MATCHES}); "
                    "each is played in every seat rotation")
     p.add_argument("--seed", type=int, default=None,
@@ -195,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transport", choices=("tcp", "inproc"), default=None,
                    help="tcp: acpc-dealer and agent processes over loopback (default); "
                    "inproc: the same engine and agent code in one process")
-    p.add_argument("--jobs", "-j", type=_positive, default=None,
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
                    help="matches in parallel (default: the number of cores)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or Ray tasks (extra 'cluster')")
@@ -214,13 +205,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "enumerations)")
     p.add_argument("--inproc-clock", choices=("fake", "real"), default="fake",
                    help="clock of in-process matches (default fake: no time limits bite)")
-    p.add_argument("--t-response-ms", type=_positive, default=10_000,
+    p.add_argument("--t-response-ms", type=positive_int, default=10_000,
                    help="dealer --t_response (default 10000)")
-    p.add_argument("--t-hand-ms", type=_positive, default=600_000,
+    p.add_argument("--t-hand-ms", type=positive_int, default=600_000,
                    help="dealer --t_hand (default 600000)")
-    p.add_argument("--t-per-hand-ms", type=_positive, default=7_000,
+    p.add_argument("--t-per-hand-ms", type=positive_int, default=7_000,
                    help="dealer --t_per_hand (default 7000)")
-    p.add_argument("--start-timeout-ms", type=_positive, default=30_000,
+    p.add_argument("--start-timeout-ms", type=positive_int, default=30_000,
                    help="how long agents may take to connect, strategy loading included "
                    "(default 30000)")
     p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",

@@ -46,6 +46,7 @@ import numpy as np
 
 from agent.abstraction.betting import ALL_IN
 from agent.abstraction.cards import card_abstraction_from_spec
+from agent.acpc.argtypes import positive_int
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
@@ -549,16 +550,6 @@ def _list(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- entry point
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``acpc-strategy``."""
     p = argparse.ArgumentParser(prog=PROG, description="Build, inspect and measure strategy "
@@ -591,10 +582,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--purify", default=None, metavar="none|full|threshold:T",
                    help="measure the purified strategy (default: the stored one; hold'em "
                    "files: also the file's default purification)")
-    e.add_argument("--train-deals", type=_positive_int, default=DEFAULT_TRAIN_DEALS,
+    e.add_argument("--train-deals", type=positive_int, default=DEFAULT_TRAIN_DEALS,
                    help=f"hold'em: deals the best responses learn on (default "
                    f"{DEFAULT_TRAIN_DEALS:,})")
-    e.add_argument("--test-deals", type=_positive_int, default=DEFAULT_TEST_DEALS,
+    e.add_argument("--test-deals", type=positive_int, default=DEFAULT_TEST_DEALS,
                    help=f"hold'em: deals they are evaluated on (default {DEFAULT_TEST_DEALS:,})")
     e.add_argument("--train-seed", type=int, default=TRAIN_SEED,
                    help=f"hold'em: pool seed of the training deals (default {TRAIN_SEED})")
@@ -603,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--z", type=float, default=DEFAULT_Z,
                    help=f"hold'em: standard errors a deviation must gain by (default "
                    f"{DEFAULT_Z:g})")
-    e.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    e.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="hold'em: threads (default: the number of cores)")
     e.add_argument("--record", action="store_true",
                    help="write the sampled figures into the manifest entry of this bundled "
