@@ -462,6 +462,11 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
     def say(text: str) -> None:
         print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
+    if args.record and args.purify is not None and \
+            parse_purification(args.purify).kind != "none":
+        raise ValueError(f"expected --record without --purify (it records the stored "
+                         f"strategy and the file's default purification), got --purify "
+                         f"{args.purify!r}")
     say(f"{args.file}: deals cannot be enumerated: sampled abstract-game best response "
         f"(a lower bound on the exploitability; see README)")
     results: dict[str, dict[str, Any]] = {}
@@ -481,7 +486,7 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
                              f"{DATA_DIR.parent / 'manifest.json'}) for --record, got "
                              f"{args.file!r} with checksum {strategy.checksum}")
         entry = dict(load_manifest()["files"][name])
-        stored = results.get("none", next(iter(results.values())))
+        stored = results["none"]
         entry.update({
             "exploitability": stored["exploitability"],
             "exploitability_kind": KIND,

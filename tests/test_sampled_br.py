@@ -320,6 +320,8 @@ def test_exploit_measures_a_holdem_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert cli_main(["exploit", str(path), "--train-deals", "50", "--test-deals", "50",
                      "--record"]) == 1
     assert "expected a bundled strategy file" in capsys.readouterr().err
+    assert cli_main(["exploit", str(path), "--purify", "full", "--record"]) == 1
+    assert "expected --record without --purify" in capsys.readouterr().err
 
 
 def test_exploit_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
