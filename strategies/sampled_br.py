@@ -48,16 +48,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
-from strategies.holdem import FlatTree, cached_pool, flatten_tree
+from strategies.holdem import FlatTree, _nogil_kernel, cached_pool, flatten_tree
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -80,16 +79,11 @@ DEFAULT_PRUNE: Final = 1e-6
 NO_RESPONDER: Final = -1
 
 
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True, nogil=True)``, typed for mypy."""
-    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
-
-
 FOLLOW: Final = -1
 """``choice`` value: the responder plays the strategy's own distribution there."""
 
 
-@_kernel
+@_nogil_kernel
 def _walk(
     player: I64, rnd: I64, num_actions: I64, child_start: I64, children: I64, offset: I64,
     term_value: F64, strategy: F64, buckets: U16, result: I8, responder: int, learn: bool,
@@ -203,6 +197,7 @@ def _walk(
                     mixed = 0.0
                     for c in range(k):
                         mixed += strategy[row + c] * cv[depth, c, j]
+                    acc[depth, j] = mixed  # this deal's value unless the choice holds
                     d = own[depth, j] * (cv[depth, choice[node, b], j] - mixed)
                     gain[b] += d
                     gain2[b] += d * d
@@ -215,16 +210,9 @@ def _walk(
                     if not keep:
                         choice[node, b] = FOLLOW
                 for j in range(m):
-                    b = buckets[idx[depth, j], p, r]
-                    t = choice[node, b]
+                    t = choice[node, buckets[idx[depth, j], p, r]]
                     if t != FOLLOW:
                         acc[depth, j] = cv[depth, t, j]
-                    else:
-                        row = base + b * k
-                        mixed = 0.0
-                        for c in range(k):
-                            mixed += strategy[row + c] * cv[depth, c, j]
-                        acc[depth, j] = mixed
             depth -= 1
             continue
         # enter child ``a`` with the deals that reach it
