@@ -21,6 +21,10 @@ Commands:
   the stored strategy and the file's default purification; ``--record`` writes it into the
   manifest entry of a bundled file.
 * ``list``: the bundled files with their manifest figures.
+* ``cards [--round flop|turn|river|all] [--buckets N] [--file F]``: E[HS^2] of every
+  lossless hold'em class of a round (:mod:`strategies.cardtables`, cached), the exact
+  percentile thresholds over all hands, and the share of all hands in each bucket of a
+  strategy file's sampled thresholds (default: the bundled hold'em file).
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
   and purifications in small no-limit games (:mod:`strategies.translation.commands`).
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import signal
 import sys
@@ -46,6 +51,7 @@ import numpy as np
 
 from agent.abstraction.betting import ALL_IN
 from agent.abstraction.cards import card_abstraction_from_spec
+from agent.abstraction.holdem import FLOP_RIVERS_PER_TURN
 from agent.acpc.argtypes import positive_int
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import AcpcError
@@ -552,6 +558,113 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- cards
+
+_ROUNDS = {"flop": 1, "turn": 2, "river": 3}
+_BUNDLED_HOLDEM = "holdem.nolimit.2p.strat"
+
+
+def _holdem_spec(file: str | None) -> tuple[str, dict[str, Any]] | None:
+    """The hold'em card spec of ``file`` (default: the bundled hold'em file, if present)."""
+    if file is None:
+        path = DATA_DIR / _BUNDLED_HOLDEM
+        if not path.exists():
+            return None
+        file = str(path)
+    elif file == "none":
+        return None
+    strategy = load_strategy(file)
+    if strategy.cards.get("kind") != "holdem":
+        raise ValueError(
+            f"expected a strategy file with a holdem card abstraction, got kind "
+            f"{strategy.cards.get('kind')!r} in {file}"
+        )
+    return file, strategy.cards
+
+
+def _cards(args: argparse.Namespace) -> int:
+    """Strength tables over the lossless classes; exact thresholds; a file's bucket shares."""
+    from strategies.cardtables import bucket_shares, cached_strength_table, exact_thresholds
+
+    out = sys.stdout
+    rounds = list(_ROUNDS.values()) if args.round == "all" else [_ROUNDS[args.round]]
+    spec = _holdem_spec(args.file)
+    report: dict[str, Any] = {}
+    for r in rounds:
+        name = next(k for k, v in _ROUNDS.items() if v == r)
+        buckets = args.buckets
+        if buckets is None:
+            buckets = int(spec[1]["buckets"][r]) if spec is not None else 50
+        bar = _PlainTableProgress(name) if not args.no_progress else None
+        estimator = args.flop_rivers_per_turn
+        if estimator is None:
+            estimator = (spec[1].get("flop_rivers_per_turn", FLOP_RIVERS_PER_TURN)
+                         if spec is not None else FLOP_RIVERS_PER_TURN)
+        table, path, cached = cached_strength_table(
+            r, workers=args.workers, progress=bar, flop_rivers_per_turn=estimator
+        )
+        where = f"from the cache {path}" if cached else (
+            f"built in {table.seconds:.1f} s on {args.workers} thread(s), cached in {path}")
+        values, weights = table.ehs2, table.hands
+        print(f"{name}: {table.classes:,} classes, {table.total_hands:,} hands; E[HS^2] table "
+              f"{where}", file=out)
+        mean = float(np.dot(values, weights) / table.total_hands)
+        print(f"  E[HS^2] over all hands: mean {mean:.6f}, min {values.min():.6f}, max "
+              f"{values.max():.6f}, {np.unique(values).size:,} distinct values", file=out)
+        exact = exact_thresholds(values, weights, buckets)
+        shares = bucket_shares(values, weights, exact)
+        print(f"  exact thresholds for {buckets} buckets: {_few(exact)}", file=out)
+        print(f"    their shares of all hands: {_share_range(shares, buckets)}", file=out)
+        entry: dict[str, Any] = {"classes": table.classes, "hands": table.total_hands,
+                                 "buckets": buckets, "thresholds": exact,
+                                 "shares": shares.tolist()}
+        if spec is not None:
+            file, cards = spec
+            theirs = [float(x) for x in cards["thresholds"][r - 1]]
+            file_shares = bucket_shares(values, weights, theirs)
+            print(f"  {Path(file).name} ({len(theirs) + 1} buckets from "
+                  f"{cards.get('samples', '?'):,} sampled deals): shares "
+                  f"{_share_range(file_shares, len(theirs) + 1)}", file=out)
+            entry["file"] = {"path": file, "thresholds": theirs,
+                             "shares": file_shares.tolist()}
+        report[name] = entry
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {args.json}", file=out)
+    return 0
+
+
+class _PlainTableProgress:
+    """A line on stderr about every 10 seconds while a table builds."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = time.monotonic()
+        self.last = self.start
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 10 or done == total:
+            self.last = now
+            rate = done / max(now - self.start, 1e-9)
+            print(f"{PROG}: {self.name} table {done:,}/{total:,} classes ({rate:,.0f}/s)",
+                  file=sys.stderr, flush=True)
+
+
+def _few(values: Sequence[float]) -> str:
+    shown = [f"{v:.5f}" for v in values]
+    if len(shown) > 8:
+        shown = [*shown[:4], "...", *shown[-3:]]
+    return " ".join(shown)
+
+
+def _share_range(shares: np.ndarray[Any, Any], buckets: int) -> str:
+    ideal = 1 / buckets
+    worst = float(np.abs(shares - ideal).max())
+    return (f"{shares.min():.3%} .. {shares.max():.3%} (ideal {ideal:.3%}; largest "
+            f"deviation {worst / ideal:.1%} of the ideal)")
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -607,6 +720,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="the bundled strategy files and their figures")
 
+    c = sub.add_parser("cards", help="hold'em E[HS^2] tables over the lossless classes, "
+                       "exact percentile thresholds, a file's bucket shares")
+    c.add_argument("--round", choices=[*_ROUNDS, "all"], default="flop",
+                   help="postflop round (default flop; the river takes ~10 minutes on 2 "
+                   "cores and ~2.5 GB)")
+    c.add_argument("--buckets", type=positive_int, default=None,
+                   help="buckets for the exact thresholds (default: the file's, else 50)")
+    c.add_argument("--file", default=None,
+                   help="strategy file whose thresholds to measure (default: the bundled "
+                   "hold'em file; 'none' for none)")
+    c.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                   help="threads building a table (default: the number of cores)")
+    c.add_argument("--flop-rivers-per-turn", type=positive_int, default=None,
+                   help=f"the flop estimator's river cards per turn card (default: the "
+                   f"file's, else {FLOP_RIVERS_PER_TURN})")
+    c.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+    c.add_argument("--no-progress", action="store_true", help="no progress lines")
+
     translation_commands.add_parser(sub)
     return p
 
@@ -622,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: expected --minutes > 0, got {args.minutes}", file=sys.stderr)
         return 1
     commands = {"solve": _solve, "inspect": _inspect, "exploit": _exploit, "list": _list,
-                "translation": translation_commands.run}
+                "cards": _cards, "translation": translation_commands.run}
     try:
         return commands[args.command](args)
     except (AcpcError, ValueError, OSError) as exc:

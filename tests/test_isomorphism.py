@@ -230,11 +230,12 @@ def _check_every_flop(
 def test_every_flop_hand() -> None:
     """All 25,989,600 (hole, flop) hands: index and canonical form determine each other."""
     indexer = holdem_indexer("board", 1)
-    table = indexer._tables[1]
+    t = indexer.kernel_tables(1)
+    assert (t.rounds, t.ranks, t.suits, t.base) == (2, 13, 4, 4)
     key_of = np.full(indexer.size(1), -1, np.int64)
     hands, conflicts = _check_every_flop(
-        indexer._per_round_array, indexer._binom, table.keys, table.offsets,
-        table.group_count, table.group_n, table.group_size, holdem._SUIT_PERMS, key_of,
+        t.per_round, t.binom, t.keys, t.offsets, t.group_count, t.group_n, t.group_size,
+        holdem._SUIT_PERMS, key_of,
     )  # fmt: skip
     assert hands == indexer.hands(1) == 25_989_600
     assert conflicts == 0  # one canonical form per index
@@ -287,8 +288,8 @@ def test_turn_and_river_random_hands(recall: str, round_: int) -> None:
 def test_class_round_trips_on_every_shape(recall: str, round_: int) -> None:
     indexer = holdem_indexer(recall, round_)  # type: ignore[arg-type]
     for r in range(indexer.num_rounds):
-        table = indexer._tables[r]
-        edges = np.concatenate([table.offsets[:-1], table.offsets[1:] - 1])
+        offsets = indexer.kernel_tables(r).offsets
+        edges = np.concatenate([offsets[:-1], offsets[1:] - 1])
         sample = np.random.default_rng(r).integers(0, indexer.size(r), 20_000)
         indices = np.unique(np.concatenate([edges, sample]))
         cards, counts = indexer.unindex_batch(r, indices)
@@ -395,3 +396,21 @@ def test_kernels_as_plain_python() -> None:
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert " passed" in out.stdout and " failed" not in out.stdout
+
+
+def test_readme_example() -> None:
+    """README's suit-isomorphism example runs as shown (doctest)."""
+    import doctest
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Suit isomorphism")
+    block = text[
+        text.index("```python\n", start) + 10 : text.index(
+            "```\n", text.index("```python\n", start) + 10
+        )
+    ]
+    test = doctest.DocTestParser().get_doctest(block, {}, "README", "README.md", 0)
+    assert len(test.examples) >= 5
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    result = runner.run(test, out=lambda _: None)
+    assert result.failed == 0 and result.attempted == len(test.examples)

@@ -68,7 +68,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar, cast
+from typing import Any, Final, Literal, NamedTuple, TypeVar, cast
 
 import numba
 import numpy as np
@@ -80,6 +80,7 @@ __all__ = [
     "HOLDEM_BOARD_CLASSES",
     "HOLDEM_PERFECT_CLASSES",
     "HandIndexer",
+    "KernelTables",
     "holdem_indexer",
 ]
 
@@ -517,6 +518,25 @@ def _build_round(per_round: Sequence[int], ranks: int, suits: int, base: int) ->
 # --------------------------------------------------------------------------- public API
 
 
+class KernelTables(NamedTuple):
+    """The flat tables of one round, for numba kernels that call :func:`_index_one` or
+    :func:`_unindex_one` themselves (:meth:`HandIndexer.kernel_tables`); read-only."""
+
+    rounds: int
+    per_round: Int64Array
+    ranks: int
+    suits: int
+    base: int
+    binom: Int64Array
+    keys: Int64Array
+    offsets: Int64Array
+    group_count: Int64Array
+    group_n: Int64Array
+    group_code: Int64Array
+    group_options: Int64Array
+    group_size: Int64Array
+
+
 def _check_count(name: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
         raise ValueError(f"expected {name} to be an int in {lo}..{hi}, got {value!r}")
@@ -651,6 +671,30 @@ class HandIndexer:
                 f"(cards per round {list(self._per_round)!r}), got {num_cards!r} cards"
             )
         return self._prefix.index(num_cards)
+
+    def kernel_tables(self, round_: int) -> KernelTables:
+        """The arrays and sizes :func:`_index_one` / :func:`_unindex_one` take for a round.
+
+        Raises:
+            ValueError: for a round outside ``0 .. num_rounds - 1``.
+        """
+        r = self._check_round(round_)
+        t = self._tables[r]
+        return KernelTables(
+            rounds=r + 1,
+            per_round=self._per_round_array,
+            ranks=self._ranks,
+            suits=self._suits,
+            base=self._base,
+            binom=self._binom,
+            keys=t.keys,
+            offsets=t.offsets,
+            group_count=t.group_count,
+            group_n=t.group_n,
+            group_code=t.group_code,
+            group_options=t.group_options,
+            group_size=t.group_size,
+        )
 
     def index(self, cards: Sequence[int]) -> int:
         """Class of a hand: its cards in deal order, complete rounds only.
