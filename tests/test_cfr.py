@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +46,7 @@ from strategies.cfr import (
     SolverConfig,
 )
 from strategies.game import AbstractGame, build_abstract_game
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
@@ -544,10 +543,4 @@ def test_bad_checkpoints_raise_checkpoint_error(tmp_path: Path) -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests of this file and test_best_response.py with NUMBA_DISABLE_JIT=1."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__,
-               str(Path(__file__).with_name("test_best_response.py")), "-k", "small", "-q",
-               "-x", "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__, Path(__file__).with_name("test_best_response.py"))

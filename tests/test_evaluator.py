@@ -36,6 +36,7 @@ from agent.acpc.evaluator import (
     rank_hand,
     rank_hand_fast,
 )
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -417,12 +418,7 @@ def test_ordering_matches_phevaluator_on_every_five_card_hand() -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests again with NUMBA_DISABLE_JIT=1: the kernels' Python semantics."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small", "-q", "-x",
-               "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__)
 
 
 def test_rank_hand_fast_equals_the_oracle() -> None:

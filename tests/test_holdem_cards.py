@@ -43,6 +43,7 @@ from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 from agent.games import load_game
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -603,9 +604,4 @@ def test_small_kernels_run_in_the_expected_mode() -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests again with NUMBA_DISABLE_JIT=1: the kernels' Python semantics."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small", "-q", "-x",
-               "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__)

@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ from strategies import holdem as H
 from strategies import rng
 from strategies.cfr import CheckpointError
 from strategies.recipes import HOLDEM_BETTING, get_recipe, load_manifest
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -363,10 +362,4 @@ def test_bundled_holdem_file_plays_through_the_strategy_policy() -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests of this file with NUMBA_DISABLE_JIT=1."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small", "-q", "-x", "-p",
-               "no:cacheprovider", "--no-header"]
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
-                         check=False)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__)

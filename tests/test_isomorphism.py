@@ -20,8 +20,6 @@ import itertools
 import math
 import os
 import random
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -37,6 +35,7 @@ from agent.abstraction.isomorphism import (
     HandIndexer,
     holdem_indexer,
 )
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -390,12 +389,7 @@ def test_unchecked_batch_never_fails_on_bad_cards() -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests again with NUMBA_DISABLE_JIT=1: the kernels' Python semantics."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small", "-q", "-x",
-               "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__)
 
 
 def test_readme_example() -> None:

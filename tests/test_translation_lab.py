@@ -24,8 +24,6 @@ import itertools
 import math
 import os
 import random
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -60,6 +58,7 @@ from strategies.translation.full_br import (
     induced_table,
     purify_table,
 )
+from tests.nojit import run_without_jit
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
@@ -644,9 +643,4 @@ def test_cli_best_size_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[st
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests of this file with NUMBA_DISABLE_JIT=1."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small", "-q", "-x",
-               "-p", "no:cacheprovider", "--no-header"]
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+    run_without_jit(__file__)
