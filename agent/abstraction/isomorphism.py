@@ -52,9 +52,10 @@ is ``S! / prod k!`` over runs of ``k`` suits with equal ``(pattern, cfg)`` (the 
 permutations that fix the hand); summed over a round's classes it is the number of hands,
 ``prod_j C(deck left, k_j)``.
 
-Speed: :meth:`HandIndexer.index_batch` and :meth:`HandIndexer.unindex_batch` run one
-numba kernel over many hands (``scripts/bench_isomorphism.py`` prints hands per second);
-the single-hand methods validate their input and cost a few microseconds of Python.
+Speed (one core, ``scripts/bench_isomorphism.py``): :meth:`HandIndexer.index_batch` indexes
+~4 M hold'em hands per second with its input checks and ~5.5 M/s with ``check=False``
+(river board grouping); :meth:`HandIndexer.unindex_batch` ~1.7 M classes/s. The
+single-hand methods validate their input and cost ~5 us each, mostly Python.
 
 Kernels: private ``@njit(cache=True)`` functions over flat int64 arrays behind validating
 public methods. Imports numpy and numba; must never be imported by :mod:`agent.acpc` or
