@@ -14,11 +14,22 @@ For every decision :class:`StrategyPolicy`:
    recomputed from the real pot for the abstraction's nominal fraction and clamped to the
    real bounds, an all-in as the real all-in, a raise the real state forbids as a call.
 
-Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`): when an
-opponent raises at a node where the abstraction allows no more raises, the raise is read as
-a call; when the abstract history has left the real one (the abstract round ended, or the
-abstract node is terminal or not ours, e.g. after a small raise was read as a call), the
-policy checks or calls. A decision that overruns its time guard also checks or calls.
+Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`):
+
+* an opponent raise at a node where the abstraction allows no more raises is read as a
+  call;
+* **the abstract round ended before the real one** (a small bet read as a check or call
+  closed the abstract round, so the abstract node is already in a later round): the policy
+  checks or calls for the rest of the real round, without translating the actions in it,
+  and plays the strategy again from the abstract node once the real game reaches that
+  node's round with that node's player to act (the abstract history *waits* there);
+* **the abstract history has left the real one for good** (a terminal abstract node, a
+  fold the abstract node has no fold for, an earlier round's node, or another player's
+  node in the same round): the policy checks or calls to the end of the hand;
+* a decision that overruns its time guard checks or calls.
+
+The translation lab's model of the agent (:mod:`strategies.translation.full_br`) follows
+these rules one for one.
 
 The policy is deterministic for a given seed: the same sequence of inputs gives the same
 actions. Every decision can be reported to a ``trace`` callback as a dict.
@@ -52,6 +63,9 @@ class PolicyStats:
     translations: int = 0
     raise_cap_fallbacks: int = 0
     off_tree_fallbacks: int = 0
+    """Hands whose abstract history left the real one for good."""
+    waiting_fallbacks: int = 0
+    """Decisions checked or called while the abstract history waited for the real round."""
     timeouts: int = 0
 
 
@@ -121,6 +135,9 @@ class StrategyPolicy:
             "betting": state.betting,
             "translations": hand.translations[-4:],
         }
+        if not hand.off_tree and _waiting(node.is_terminal, node.round, state.round):
+            self.stats.waiting_fallbacks += 1
+            return self._finish(record, start, CALL, "abstract round ended: check/call")
         if hand.off_tree or node.is_terminal or node.player != ms.position or (
             node.round != state.round
         ):
@@ -189,7 +206,9 @@ class StrategyPolicy:
             action = actions[i]
             if not hand.off_tree:
                 node = tree.nodes[hand.node]
-                if node.is_terminal or node.player != real.player or node.round != real.round:
+                if _waiting(node.is_terminal, node.round, real.round):
+                    pass  # the abstract node waits for the real game to reach its round
+                elif node.is_terminal or node.player != real.player or node.round != real.round:
                     hand.off_tree = True
                     self.stats.off_tree_fallbacks += 1
                 elif i in hand.own_children:
@@ -236,6 +255,11 @@ class StrategyPolicy:
             "mapping": self.mapping_name,
         })
         return node.children[chosen]
+
+
+def _waiting(terminal: bool, abstract_round: int, real_round: int) -> bool:
+    """True when the abstract history waits for the real round to end (module docstring)."""
+    return not terminal and abstract_round > real_round
 
 
 def _sample(probs: list[float], u: float) -> int:

@@ -155,6 +155,29 @@ def test_raise_beyond_the_cap_is_read_as_call(tmp_path: Path, nl2: Game) -> None
     assert policy.stats.raise_cap_fallbacks + policy.stats.off_tree_fallbacks >= 1
 
 
+def test_abstract_round_ended_waits_then_plays_on(tmp_path: Path, nl2: Game) -> None:
+    """A small raise read as a call closes the abstract flop while the real flop goes on:
+    the agent calls it, then plays the strategy again on the turn (not check/call to the
+    end of the hand)."""
+    loaded = make_strategy(tmp_path, nl2, PRESETS["fcpa"], BlindCards(nl2), kind="last")
+    records: list[dict[str, object]] = []
+    policy = StrategyPolicy(loaded, get_mapping("det-arith"), parse_purification("full"),
+                            seed=1, trace=records.append)
+    # flop: we (position 0) bet the pot (r300), the opponent raises to 500: x = 200 / 600,
+    # read by det-arith as a call, which ends the abstract flop
+    ms = ms_for(nl2, "cc/r300r500", 0)
+    assert policy.act(ms) == CALL
+    assert records[-1]["fallback"] == "abstract round ended: check/call"
+    assert policy.stats.waiting_fallbacks == 1
+    ms = ms_for(nl2, "cc/r300r500c/", 0)
+    action = policy.act(ms)
+    assert records[-1]["fallback"] is None
+    node = loaded.tree.nodes[records[-1]["node"]]  # type: ignore[index]
+    assert node.round == 2 and node.player == 0
+    assert action == Action(ActionKind.RAISE, 20000)  # the strategy's all-in, not a check
+    assert policy.stats.off_tree_fallbacks == 0
+
+
 N_RANDOM_STATES = int(os.environ.get("ACPC_POLICY_STATES", "1000000"))
 
 

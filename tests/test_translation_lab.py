@@ -354,8 +354,9 @@ def oracle_abstract_states(
             node = None if s == "off" else tree.nodes[s]
             if node is None or node.is_terminal or node.player != actor or \
                     node.round != state.round:
-                if actor != seat or action == CALL:
-                    new["off"] += w
+                waiting = node is not None and not node.is_terminal and node.round > state.round
+                if actor != seat or action == CALL:  # the agent checks or calls
+                    new[s if waiting else "off"] += w
                 continue
             if actor == seat:
                 bucket = cards.bucket(state.round, hole,
@@ -539,6 +540,7 @@ def test_induced_behaviour_is_what_the_policy_plays(mapping: str) -> None:
     loaded = LoadedStrategy(strategy, LosslessCards(strategy.game))
     rng = random.Random(7)
     checked = 0
+    waited = 0  # decisions where the abstract round had ended before the real one
     for seat in (0, 1):
         behaviour = induced_table(lab_.models[seat], played, fn)
         for hand in range(400):
@@ -570,7 +572,9 @@ def test_induced_behaviour_is_what_the_policy_plays(mapping: str) -> None:
                         action = Action(kind)
                 history.append(action)
                 state = state.apply(action)
+            waited += policy.stats.waiting_fallbacks
     assert checked > 800
+    assert waited > 0
 
 
 @pytest.mark.skipif(NO_JIT, reason="no-limit Leduc is slow without the JIT")

@@ -19,9 +19,11 @@ exactly (no sampling) in three steps:
    fixed for the hand (they are part of the abstract history) and the responder does not
    see them. The edges follow the policy's rules one for one: the raise-cap fallback
    (a raise the abstract node cannot answer is read as a call), a fold the abstract node
-   has no fold for, an abstract history that has left the real one (terminal, another
-   player's or another round's node: the agent checks or calls from then on), and
-   :func:`agent.policy.realise` for the agent's own abstract actions.
+   has no fold for, an abstract node already in a later round than the real state (the
+   agent checks or calls and the pair keeps its abstract node until the real game reaches
+   that round), an abstract history that has left the real one for good (terminal,
+   another player's or an earlier round's node: the agent checks or calls from then on),
+   and :func:`agent.policy.realise` for the agent's own abstract actions.
 3. :func:`induced_table` pushes the agent's reach through the edges (a numba kernel over
    flat arrays, in the edges' topological order: no recursion) for every distinct
    observation sequence of the agent (its buckets by round), sums the pairs of each real
@@ -289,11 +291,14 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
             anode = anodes[astate] if astate != OFF_TREE else None
             if anode is None or anode.is_terminal or anode.player != actor or \
                     anode.round != state.round:
+                # waiting for the real round to end keeps the abstract node; else off-tree
+                keep = astate if anode is not None and not anode.is_terminal and \
+                    anode.round > state.round else OFF_TREE
                 if actor == seat:  # the agent checks or calls
-                    edge(p, pair_of(call_child, OFF_TREE), EDGE_CERTAIN)
+                    edge(p, pair_of(call_child, keep), EDGE_CERTAIN)
                 else:
                     for c in rchildren:
-                        edge(p, pair_of(c, OFF_TREE), EDGE_CERTAIN)
+                        edge(p, pair_of(c, keep), EDGE_CERTAIN)
                 continue
             akinds = [a.kind for a in anode.actions]
             if actor == seat:
