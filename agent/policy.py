@@ -135,7 +135,7 @@ class StrategyPolicy:
             "betting": state.betting,
             "translations": hand.translations[-4:],
         }
-        if not hand.off_tree and _waiting(node.is_terminal, node.round, state.round):
+        if not hand.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
             self.stats.waiting_fallbacks += 1
             return self._finish(record, start, CALL, "abstract round ended: check/call")
         if hand.off_tree or node.is_terminal or node.player != ms.position or (
@@ -206,7 +206,7 @@ class StrategyPolicy:
             action = actions[i]
             if not hand.off_tree:
                 node = tree.nodes[hand.node]
-                if _waiting(node.is_terminal, node.round, real.round):
+                if waits_for_round(node.is_terminal, node.round, real.round):
                     pass  # the abstract node waits for the real game to reach its round
                 elif node.is_terminal or node.player != real.player or node.round != real.round:
                     hand.off_tree = True
@@ -257,8 +257,11 @@ class StrategyPolicy:
         return node.children[chosen]
 
 
-def _waiting(terminal: bool, abstract_round: int, real_round: int) -> bool:
-    """True when the abstract history waits for the real round to end (module docstring)."""
+def waits_for_round(terminal: bool, abstract_round: int, real_round: int) -> bool:
+    """True when the abstract history waits for the real round to end (module docstring).
+
+    Shared with the translation lab's model of the policy
+    (:mod:`strategies.translation.full_br`)."""
     return not terminal and abstract_round > real_round
 
 

@@ -54,7 +54,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 import zipfile
 import zlib
@@ -74,6 +73,7 @@ from agent.abstraction.betting import BettingAbstraction, BettingTree, build_tre
 from agent.abstraction.handeval import _SUIT_BASE
 from agent.abstraction.holdem import HoldemCards, check_holdem_game
 from agent.acpc.gamedef import Game, format_gamedef
+from agent.fileio import atomic_writer
 from agent.strategy.fileformat import TableLayout, table_layout
 from strategies import rng as _rng
 from strategies.cfr import CheckpointError
@@ -705,16 +705,9 @@ class HoldemSolver:
 
 
 def _atomic_npz(target: Path, **arrays: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``np.savez`` to ``target`` atomically (:func:`agent.fileio.atomic_writer`)."""
+    with atomic_writer(target, suffix=".npz") as f:
+        np.savez(f, **arrays)
 
 
 # --------------------------------------------------------------------------- recipe runner

@@ -71,7 +71,8 @@ Kernels: private ``@njit(cache=True)`` functions over flat integer arrays that m
 preallocated outputs, behind typed public wrappers that validate. They reuse the 7-card
 tables and the private ``_flush_mask`` kernel of :mod:`agent.abstraction.handeval`.
 
-Imports numpy, numba and :mod:`agent.abstraction.handeval`; must never be imported by
+Imports numpy, numba, :mod:`agent.abstraction.handeval` and (for a small sort kernel)
+:mod:`agent.abstraction.isomorphism`; must never be imported by
 :mod:`agent.acpc` or ``dealer`` (nor at import time by :mod:`agent.builtin` or
 :mod:`agent.abstraction.cards`, which import it lazily).
 """
@@ -105,6 +106,7 @@ from agent.abstraction.handeval import (
     _VALUES_7,
     _flush_mask,
 )
+from agent.abstraction.isomorphism import _insertion_sort
 from agent.acpc.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from agent.acpc.gamedef import Game
 
@@ -329,18 +331,6 @@ def _river_score(
                 elif value == ours:
                     ties += 1
     return 2 * wins + ties
-
-
-@_kernel
-def _insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
-    """Sort ``a[lo:hi]`` in place (a few elements)."""
-    for i in range(lo + 1, hi):
-        value = a[i]
-        j = i - 1
-        while j >= lo and a[j] > value:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = value
 
 
 @_kernel

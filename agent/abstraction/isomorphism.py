@@ -127,6 +127,18 @@ def _popcount(x: Int) -> int:
 
 
 @_kernel
+def _insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
+    """Sort ``a[lo:hi]`` in place, ascending (a few elements)."""
+    for i in range(lo + 1, hi):
+        value = a[i]
+        j = i - 1
+        while j >= lo and a[j] > value:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = value
+
+
+@_kernel
 def _sort_suits(code: Int64Array, cfg: Int64Array, n: Int) -> None:
     """Sort ``(code, cfg)`` pairs in place, descending (insertion sort, a few entries)."""
     for i in range(1, n):
@@ -342,14 +354,7 @@ def _unindex_one(
                     out[round_start[r] + fill[r]] = rank * suits + s
                     fill[r] += 1
     for r in range(rounds):  # each round's cards ascending
-        lo_i = round_start[r]
-        for i in range(lo_i + 1, lo_i + per_round[r]):
-            value = out[i]
-            j = i - 1
-            while j >= lo_i and out[j] > value:
-                out[j + 1] = out[j]
-                j -= 1
-            out[j + 1] = value
+        _insertion_sort(out, round_start[r], round_start[r] + per_round[r])
     return multiplicity
 
 
@@ -714,7 +719,10 @@ class HandIndexer:
             ValueError: as :meth:`index`.
         """
         last = self._check_hand(cards)
-        return tuple(self.index(cards[: self._prefix[r]]) for r in range(last + 1))
+        return tuple(
+            int(self.index_batch(np.array([cards[: self._prefix[r]]]), check=False)[0])
+            for r in range(last + 1)
+        )
 
     def unindex(self, round_: int, index: int) -> tuple[int, ...]:
         """The canonical hand of class ``index`` after round ``round_``.
@@ -744,8 +752,8 @@ class HandIndexer:
         Raises:
             ValueError: as :meth:`index`.
         """
-        round_ = self._check_hand(cards)
-        return self.unindex(round_, self.index(cards))
+        index = self.index(cards)  # validates the hand
+        return self.unindex(self.round_of(len(cards)), index)
 
     def index_batch(self, cards: npt.ArrayLike, *, check: bool = True) -> Int64Array:
         """Classes of many hands at once: one hand per row, all after the same round.

@@ -63,7 +63,7 @@ from agent.abstraction.translation import MappingFn, bracket
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
 from agent.acpc.gamedef import Game
-from agent.policy import realise
+from agent.policy import realise, waits_for_round
 from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import best_response, exploitability, strategy_table
@@ -292,8 +292,8 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
             if anode is None or anode.is_terminal or anode.player != actor or \
                     anode.round != state.round:
                 # waiting for the real round to end keeps the abstract node; else off-tree
-                keep = astate if anode is not None and not anode.is_terminal and \
-                    anode.round > state.round else OFF_TREE
+                keep = astate if anode is not None and waits_for_round(
+                    anode.is_terminal, anode.round, state.round) else OFF_TREE
                 if actor == seat:  # the agent checks or calls
                     edge(p, pair_of(call_child, keep), EDGE_CERTAIN)
                 else:
