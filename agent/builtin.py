@@ -8,7 +8,7 @@ hand's equity against a uniformly random hand, with fixed thresholds; it has no 
 
 Imports only the stdlib and :mod:`agent.acpc` at import time, so the module loads without
 numpy or numba (a test checks ``sys.modules``); :class:`EquityPolicy` imports
-:mod:`agent.abstraction.holdem` (numpy, numba) when it is constructed.
+:mod:`agent.abstraction.holdem_buckets` (numpy, numba) when it is constructed.
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ class EquityPolicy:
     Equity is P(win) + P(tie) / 2 against one uniformly random opponent hand with the board
     run out (0.5 = even):
 
-    * preflop, from a table of the 169 classes (:func:`~agent.abstraction.holdem.
+    * preflop, from a table of the 169 classes (:func:`~agent.abstraction.holdem_buckets.
       preflop_equity_table`: Monte-Carlo with a fixed seed, computed once per process);
-    * flop, turn and river, E[HS] from :func:`~agent.abstraction.holdem.
+    * flop, turn and river, E[HS] from :func:`~agent.abstraction.holdem_buckets.
       hand_strength_moments`: exact on the turn and river, the deterministic card-seeded
       estimate on the flop.
 
@@ -105,7 +105,7 @@ class EquityPolicy:
         Raises:
             ValueError: unless ``game`` is hold'em (52 cards, 2 hole cards, board 0/3/1/1).
         """
-        from agent.abstraction import holdem
+        from agent.abstraction import holdem_buckets as holdem
 
         holdem.check_holdem_game(game)
         holdem.warm_up()

@@ -29,9 +29,9 @@ import structlog
 
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
+from agent.acpc.gamefiles import load_game
 from agent.builtin import CallPolicy, EquityPolicy, Policy, RandomPolicy
 from agent.client import play
-from agent.games import load_game
 
 PROG = "acpc-agent"
 BUILTINS = ("builtin:random", "builtin:call", "builtin:equity")

@@ -43,8 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.abstraction.betting import ALL_IN, BettingTree
-from agent.abstraction.cards import CardAbstraction
+from agent.abstraction.actions import ALL_IN, BettingTree
+from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.translation import MappingFn, translate
 from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState

@@ -1,5 +1,7 @@
 """The house: a drop-in ACPC dealer, its log format, and the log tools.
 
-Imports only :mod:`agent.acpc` (and the stdlib game loader :mod:`agent.games`); never numpy,
-numba, msgpack or strategy code. A test checks ``sys.modules``.
+The dealer itself (:mod:`dealer.engine`, :mod:`dealer.server`, :mod:`dealer.cli`,
+:mod:`dealer.logfile`) imports only :mod:`agent.acpc`, never numpy, numba, msgpack or strategy
+code; the arena (:mod:`dealer.match`) may import the agent's library. The layer test checks
+``sys.modules``.
 """

@@ -6,7 +6,7 @@
 flags may be combined (``-qT``) and long options abbreviated, as with the reference's
 ``getopt_long``. Bad arguments get the reference's ``ERROR:`` wording and exit status 1.
 
-Imports only the stdlib, :mod:`agent.acpc`, :mod:`agent.games` and :mod:`dealer`.
+Imports only the stdlib, :mod:`agent.acpc`, :mod:`agent.acpc.gamefiles` and :mod:`dealer`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agent.acpc.errors import GameDefError
 from agent.acpc.gamedef import parse_gamedef
-from agent.games import read_game_text
+from agent.acpc.gamefiles import read_game_text
 from dealer.engine import MatchConfig
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS, DEFAULT_T_RESPONSE_MS
 from dealer.server import ServerOptions, run

@@ -27,7 +27,7 @@ from agent.acpc.betting import parse_betting
 from agent.acpc.dealing import deal_hands
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
-from agent.games import load_game
+from agent.acpc.gamefiles import load_game
 from dealer.logfile import (
     format_chips,
     format_header,

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.argtypes import positive_int
 from agent.acpc.errors import GameDefError
-from agent.games import bundled_games, load_game
+from agent.acpc.gamefiles import bundled_games, load_game
+from agent.console import positive_int
 
 PROG = "acpc-match"
 DEFAULT_HANDS = 500

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.abstraction.betting import PRESETS, build_tree
+from agent.abstraction.actions import PRESETS, build_tree
 from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.dealing import MT19937, deal_hand
+from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState, view_of
-from agent.games import load_game
 from agent.policy import LoadedStrategy, StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, table_layout
 from agent.strategy.hotswap import StrategyReloader, load_for_game
@@ -40,7 +40,7 @@ GAME = "holdem.nolimit.2p.reverse_blinds.game"
 
 
 def make_cards(postflop: int, samples: int) -> object:
-    from agent.abstraction.holdem import HoldemCards
+    from agent.abstraction.holdem_buckets import HoldemCards
 
     return HoldemCards.build((169, postflop, postflop, postflop), samples=samples, seed=1)
 

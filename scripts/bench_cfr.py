@@ -29,9 +29,9 @@ import sys
 import time
 from typing import Any
 
-from agent.abstraction.betting import PRESETS
-from agent.abstraction.cards import LosslessCards
-from agent.games import load_game
+from agent.abstraction.actions import PRESETS
+from agent.abstraction.buckets import LosslessCards
+from agent.acpc.gamefiles import load_game
 from strategies.best_response import exploitability
 from strategies.cfr import CFRPlusSolver
 from strategies.game import build_abstract_game

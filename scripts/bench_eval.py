@@ -25,7 +25,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction import handeval
+from agent import handeval
 from agent.acpc.cards import format_card
 
 BATCH_TARGET = 250e6

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.isomorphism import HandIndexer, holdem_indexer
-from agent.acpc.argtypes import positive_int
+from agent.console import positive_int
 
 
 def random_hands(count: int, size: int, seed: int) -> npt.NDArray[np.int64]:

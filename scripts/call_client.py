@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from agent.acpc.betting import BettingState, parse_betting_prefix
 from agent.acpc.gamedef import Game
-from agent.games import load_game
+from agent.acpc.gamefiles import load_game
 
 READ_CHUNK = 1 << 16
 PREFIX = b"MATCHSTATE:"

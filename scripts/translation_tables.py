@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from agent.games import load_game
+from agent.acpc.gamefiles import load_game
 from strategies.translation import lab, plots
 
 

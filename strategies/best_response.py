@@ -32,14 +32,12 @@ Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
+from agent.jit import kernel
 from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
 from agent.strategy.purification import TIE as PURIFY_TIE
 from agent.strategy.purification import Purification
@@ -47,18 +45,13 @@ from strategies.game import AbstractGame, KernelGame, normalise_rows
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
-
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
 
 
 # --------------------------------------------------------------------------- kernels
 
 
-@_kernel
+@kernel
 def _value_pass(
     g: KernelGame, strategy: F64, value: F64, node_at: I64, next_action: I64
 ) -> None:
@@ -110,7 +103,7 @@ def _value_pass(
         depth -= 1
 
 
-@_kernel
+@kernel
 def _br_pass(
     g: KernelGame, responder: int, strategy: F64, reach: F64, weighted: F64,
     action_value: F64, totals: F64, best: I64, response: F64, node_at: I64,

@@ -1,7 +1,7 @@
 """Hold'em hand-strength tables over the lossless classes, and exact percentile buckets.
 
-The agent's postflop buckets are percentiles of E[HS^2] (:mod:`agent.abstraction.holdem`),
-and :meth:`~agent.abstraction.holdem.HoldemCards.build` takes the thresholds from random
+The agent's postflop buckets are percentiles of E[HS^2] (:mod:`agent.abstraction.holdem_buckets`),
+and :meth:`~agent.abstraction.holdem_buckets.HoldemCards.build` takes the thresholds from random
 deals. With the lossless suit isomorphism (:mod:`agent.abstraction.isomorphism`, ``board``
 grouping: hole cards, then the visible board as a set) the whole distribution is
 available instead: every class once, weighted by the number of hands in it.
@@ -18,7 +18,7 @@ class, ~8 us per river class, per core. Tables are cached as ``.npz``
 (shapes, dtypes, values in [0, 1], class sizes equal to the indexer's).
 
 **Exact percentiles** (:func:`exact_thresholds`): the thresholds
-:func:`~agent.abstraction.holdem.percentile_thresholds` would give on the list of *all*
+:func:`~agent.abstraction.holdem_buckets.percentile_thresholds` would give on the list of *all*
 hands (each class's value repeated by its size): with ``H`` hands sorted by value,
 ``t[i - 1] = s[(i * H) // n]``. :func:`bucket_shares` gives the share of all hands each
 bucket of given thresholds holds: ``1 / n`` each, ideally; ties in the metric (the river
@@ -46,11 +46,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction import holdem as _h
+from agent.abstraction import holdem_buckets as _h
 from agent.abstraction import isomorphism as _iso
-from agent.abstraction.holdem import BOARD_SIZES, FLOP_RIVERS_PER_TURN
+from agent.abstraction.holdem_buckets import BOARD_SIZES, FLOP_RIVERS_PER_TURN
 from agent.abstraction.isomorphism import HandIndexer, holdem_indexer
-from strategies.holdem import _atomic_npz, _nogil_kernel, cache_dir
+from agent.jit import nogil_kernel
+from strategies.holdem import _atomic_npz, cache_dir
 
 __all__ = [
     "TABLE_FORMAT",
@@ -72,7 +73,7 @@ I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
 
-@_nogil_kernel
+@nogil_kernel
 def _strength_kernel(
     start: int, stop: int, per_round: I64, base: int, binom: I64, offsets: I64, group_count: I64,
     group_n: I64, group_code: I64, group_options: I64, group_size: I64, n_board: int,
@@ -82,15 +83,15 @@ def _strength_kernel(
 ) -> None:  # fmt: skip
     """Classes ``start .. stop - 1`` of the round's board indexer into the three tables."""
     iso_scratch = np.zeros(5 * 4 + 4, np.int64)
-    scratch = np.zeros(_h._SCRATCH_SIZE, np.int64)
+    scratch = np.zeros(_h.SCRATCH_SIZE, np.int64)
     cards = np.zeros(7, np.int64)
     moments = np.zeros(2)
     for i in range(start, stop):
-        hands[i - start] = _iso._unindex_one(
+        hands[i - start] = _iso.unindex_one(
             i, 2, per_round, 13, 4, base, binom, offsets, group_count, group_n, group_code,
             group_options, group_size, iso_scratch, cards,
         )  # fmt: skip
-        _h._moments(
+        _h.strength_moments(
             cards, n_board, rivers_per_turn, perms, keys, card_bits, eval_offsets, values,
             flush_values, scratch, moments,
         )  # fmt: skip
@@ -112,8 +113,7 @@ def _run(
     _strength_kernel(
         start, stop, args.per_round, args.base, args.binom, args.offsets, args.group_count,
         args.group_n, args.group_code, args.group_options, args.group_size,
-        BOARD_SIZES[round_], rivers_per_turn, _h._SUIT_PERMS, _h._KEYS, _h._BITS,
-        _h._OFFSETS, _h._VALUES, _h._FLUSH, ehs, ehs2, hands,
+        BOARD_SIZES[round_], rivers_per_turn, *_h.STRENGTH_TABLES, ehs, ehs2, hands,
     )  # fmt: skip
 
 
@@ -128,7 +128,7 @@ def strength_values(
 
     Class ``i`` is :func:`~agent.abstraction.isomorphism.holdem_indexer`'s (``board``)
     class ``i`` of round ``round_``; the values equal
-    :func:`~agent.abstraction.holdem.hand_strength_moments` of any hand of the class.
+    :func:`~agent.abstraction.holdem_buckets.hand_strength_moments` of any hand of the class.
 
     Raises:
         ValueError: for a round outside 1..3, a range outside the round's classes, or a
@@ -145,7 +145,7 @@ def strength_values(
             f"expected 0 <= start <= stop <= {size} (the {_ROUND_NAMES[r]} classes), got "
             f"start={start!r} stop={stop!r}"
         )
-    _h._check_rivers_per_turn(flop_rivers_per_turn)
+    _h.check_rivers_per_turn(flop_rivers_per_turn)
     ehs = np.zeros(stop - start)
     ehs2 = np.zeros(stop - start)
     hands = np.zeros(stop - start, np.uint8)
@@ -198,7 +198,7 @@ def build_strength_table(
             ``flop_rivers_per_turn`` or ``stop`` outside ``1 .. classes``.
     """
     r = _check_round(round_)
-    _h._check_rivers_per_turn(flop_rivers_per_turn)
+    _h.check_rivers_per_turn(flop_rivers_per_turn)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"expected workers to be a positive int, got {workers!r}")
     indexer = holdem_indexer("board", r)
@@ -295,7 +295,7 @@ def cached_strength_table(
         ValueError: as :func:`build_strength_table`.
     """
     r = _check_round(round_)
-    _h._check_rivers_per_turn(flop_rivers_per_turn)
+    _h.check_rivers_per_turn(flop_rivers_per_turn)
     probe = StrengthTable(r, flop_rivers_per_turn, np.zeros(0), np.zeros(0), np.zeros(0, np.uint8))
     path = (directory or cache_dir()) / f"holdem-strength-{probe.key}.npz"
     if path.exists():

@@ -54,12 +54,10 @@ import math
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal
 
-import numba
 import numpy as np
 import numpy.typing as npt
 from numpy.lib.npyio import NpzFile
@@ -67,12 +65,12 @@ from numpy.lib.npyio import NpzFile
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import format_gamedef
 from agent.fileio import atomic_writer
+from agent.jit import kernel
 from strategies import rng as _rng
 from strategies.game import AbstractGame, KernelGame, normalise_rows
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 CHECKPOINT_FORMAT = "acpc-arena-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -81,10 +79,6 @@ CHECKPOINT_VERSION = 1
 class CheckpointError(AcpcError, ValueError):
     """A solver checkpoint is corrupt or belongs to another game, abstraction or solver."""
 
-
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
 
 
 # --------------------------------------------------------------------------- configuration
@@ -163,7 +157,7 @@ def solver_config(spec: str | SolverConfig) -> SolverConfig:
 # --------------------------------------------------------------------------- kernels
 
 
-@_kernel
+@kernel
 def _regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) -> None:
     """Current strategy of every row (of ``only_player``, or all if -1) from its regrets."""
     player, offset, rows, num_actions = g[0], g[5], g[6], g[2]
@@ -187,7 +181,7 @@ def _regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) ->
                     out[start + a] = 1.0 / k
 
 
-@_kernel
+@kernel
 def _post_update(
     g: KernelGame, regrets: F64, only_player: int, t: int, plus: bool, discount: bool,
     alpha: float, beta: float,
@@ -213,7 +207,7 @@ def _post_update(
             regrets[i] = r
 
 
-@_kernel
+@kernel
 def _cfr_pass(
     g: KernelGame, update_player: int, weight: float, current: F64, regrets: F64,
     strategy_sum: F64, reach: F64, value: F64, action_value: F64, node_at: I64, next_action: I64,
@@ -297,7 +291,7 @@ def _cfr_pass(
         depth -= 1
 
 
-@_kernel
+@kernel
 def _cfr_run(
     g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
     alpha: float, beta: float, gamma: float, regrets: F64, strategy_sum: F64, current: F64,
@@ -318,7 +312,7 @@ def _cfr_run(
             _post_update(g, regrets, update, t, plus, discount, alpha, beta)
 
 
-@_kernel
+@kernel
 def _sample_index(cumulative: F64, u: float) -> int:
     """The first index whose cumulative probability exceeds ``u`` (the last if none)."""
     for i in range(len(cumulative)):
@@ -327,7 +321,7 @@ def _sample_index(cumulative: F64, u: float) -> int:
     return len(cumulative) - 1
 
 
-@_kernel
+@kernel
 def _es_pass(
     g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
     state: I64, sigma: F64, utility: F64, total: F64, node_at: I64, next_action: I64,
@@ -409,7 +403,7 @@ def _es_pass(
     return ret
 
 
-@_kernel
+@kernel
 def _es_run(
     g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
     beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64, cumulative: F64,

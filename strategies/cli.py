@@ -49,13 +49,13 @@ from typing import Any, Protocol, TextIO
 
 import numpy as np
 
-from agent.abstraction.betting import ALL_IN
-from agent.abstraction.cards import card_abstraction_from_spec
-from agent.abstraction.holdem import FLOP_RIVERS_PER_TURN
-from agent.acpc.argtypes import positive_int
+from agent.abstraction.actions import ALL_IN
+from agent.abstraction.buckets import card_abstraction_from_spec
+from agent.abstraction.holdem_buckets import FLOP_RIVERS_PER_TURN
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
+from agent.console import positive_int
 from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
 from agent.strategy.purification import Purification, parse_purification
 from strategies.best_response import (

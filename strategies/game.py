@@ -3,7 +3,7 @@
 :func:`build_abstract_game` turns a game definition, a betting abstraction and a card
 abstraction into the arrays the solvers (:mod:`strategies.cfr`) and the best response
 (:mod:`strategies.best_response`) walk. The betting tree is
-:func:`agent.abstraction.betting.build_tree`, the very enumeration the agent uses at match
+:func:`agent.abstraction.actions.build_tree`, the very enumeration the agent uses at match
 time, so node ids, action orders and the strategy table layout
 (:func:`agent.strategy.fileformat.table_layout`) are shared by construction.
 
@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.betting import BettingAbstraction, BettingTree, build_tree
-from agent.abstraction.cards import CardAbstraction, LosslessCards
+from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
+from agent.abstraction.buckets import CardAbstraction, LosslessCards
 from agent.acpc.cards import deck_for, format_cards
 from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game

@@ -4,9 +4,9 @@ Hold'em deals cannot be enumerated (:mod:`strategies.game` is for small decks), 
 is *sampled* from a fixed pool of random deals:
 
 **Deal pool** (:class:`DealPool`, :func:`build_pool`). Deal ``i`` is 9 distinct cards drawn
-by the card generator of :mod:`agent.abstraction.holdem` seeded from ``(seed, i)``:
+by the card generator of :mod:`agent.abstraction.holdem_buckets` seeded from ``(seed, i)``:
 position 0's hole cards, position 1's, then the 5 board cards. For it the pool stores each
-position's bucket in every round under a :class:`~agent.abstraction.holdem.HoldemCards`
+position's bucket in every round under a :class:`~agent.abstraction.holdem_buckets.HoldemCards`
 abstraction (``uint16``, shape ``(N, 2, 4)``: the lossless preflop class, then the E[HS^2]
 buckets with exactly the estimator the agent uses at match time, so the solver and the
 agent agree bucket for bucket) and the showdown result (``int8``: 0 = position 0 wins,
@@ -17,7 +17,7 @@ Pools are cached as ``.npz`` (``allow_pickle=False``) under :func:`cache_dir`, k
 hash of everything they depend on.
 
 **Flat tree** (:class:`FlatTree`): the canonical abstract tree
-(:func:`agent.abstraction.betting.build_tree`, the very enumeration the agent uses) as
+(:func:`agent.abstraction.actions.build_tree`, the very enumeration the agent uses) as
 per-node arrays (player, round, actions, children, table offset) and, per terminal, the
 payoff of position 0 for each showdown result, from
 :meth:`agent.acpc.betting.BettingState.payoffs` (a fold ending has the same payoff for all
@@ -62,18 +62,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction import holdem as _h
-from agent.abstraction.betting import BettingAbstraction, BettingTree, build_tree
-from agent.abstraction.handeval import _SUIT_BASE
-from agent.abstraction.holdem import HoldemCards, check_holdem_game
+from agent.abstraction import holdem_buckets as _h
+from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
+from agent.abstraction.holdem_buckets import HoldemCards, check_holdem_game
 from agent.acpc.gamedef import Game, format_gamedef
 from agent.fileio import atomic_writer
+from agent.handeval import SUIT_BASE, hand_value
+from agent.jit import kernel, nogil_kernel
 from agent.strategy.fileformat import TableLayout, table_layout
 from strategies import rng as _rng
 from strategies.cfr import CheckpointError
@@ -87,7 +87,6 @@ F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 U16 = npt.NDArray[np.uint16]
 I8 = npt.NDArray[np.int8]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 SOLVER_NAME: Final = "mccfr-es-pool"
 CHECKPOINT_FORMAT: Final = "acpc-arena-holdem-checkpoint"
@@ -101,14 +100,6 @@ _POOL_CHUNK: Final = 4096
 _POOL_SALT: Final = 0x51ED270B
 
 
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
-
-
-def _nogil_kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True, nogil=True)``: run from worker threads in parallel."""
-    return cast(_F, numba.njit(cache=True, nogil=True)(fn))
 
 
 # --------------------------------------------------------------------------- flat tree
@@ -189,7 +180,7 @@ def flatten_tree(tree: BettingTree, buckets: tuple[int, ...]) -> FlatTree:
 # --------------------------------------------------------------------------- deal pool
 
 
-@_kernel
+@kernel
 def _searchsorted_right(values: F64, lo: int, hi: int, x: float) -> int:
     """Number of ``values[lo:hi]`` that are ``<= x`` (sorted): ``bisect_right``."""
     a, b = lo, hi
@@ -202,9 +193,9 @@ def _searchsorted_right(values: F64, lo: int, hi: int, x: float) -> int:
     return a - lo
 
 
-@_kernel
+@kernel
 def _preflop_class(c0: int, c1: int) -> int:
-    """:func:`agent.abstraction.holdem.preflop_class` of two cards."""
+    """:func:`agent.abstraction.holdem_buckets.preflop_class` of two cards."""
     r0, r1 = c0 // 4, c1 // 4
     hi, lo = max(r0, r1), min(r0, r1)
     if c0 % 4 == c1 % 4:
@@ -212,7 +203,7 @@ def _preflop_class(c0: int, c1: int) -> int:
     return 13 * lo + hi
 
 
-@_nogil_kernel
+@nogil_kernel
 def _pool_kernel(
     seed: int, start: int, stop: int, rivers_per_turn: int, thresholds: F64, bounds: I64,
     perms: I64, keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
@@ -225,13 +216,13 @@ def _pool_kernel(
     """
     deal = np.zeros(9, np.int64)
     cards = np.zeros(7, np.int64)
-    scratch = np.zeros(_h._SCRATCH_SIZE, np.int64)
+    scratch = np.zeros(_h.SCRATCH_SIZE, np.int64)
     moments = np.zeros(2)
     ranks = np.zeros(2, np.int64)
     for i in range(start, stop):
-        state = _h._hash32(_h._hash32(_h._hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
-        state = _h._hash32(state ^ (i >> 32))
-        _h._deal(state, np.int64(0), 9, deal, 0)
+        state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
+        state = _h.hash32(state ^ (i >> 32))
+        _h.draw_cards(state, np.int64(0), 9, deal, 0)
         for p in range(2):
             h0 = deal[2 * p]
             h1 = deal[2 * p + 1]
@@ -242,16 +233,16 @@ def _pool_kernel(
                 cards[2 + j] = deal[4 + j]
             for r in range(1, 4):
                 n_board = r + 2
-                _h._moments(cards, n_board, rivers_per_turn, perms, keys, card_bits, offsets,
-                            values, flush_values, scratch, moments)
+                _h.strength_moments(cards, n_board, rivers_per_turn, perms, keys, card_bits,
+                                    offsets, values, flush_values, scratch, moments)
                 buckets[i, p, r] = _searchsorted_right(thresholds, bounds[r - 1], bounds[r],
                                                        moments[1])
-            key = _SUIT_BASE
+            key = SUIT_BASE
             bits = np.int64(0)
             for j in range(7):
                 key += keys[cards[j]]
                 bits += card_bits[cards[j]]
-            ranks[p] = _h._hand_value(key, bits, offsets, values, flush_values)
+            ranks[p] = hand_value(key, bits, offsets, values, flush_values)
         if ranks[0] > ranks[1]:
             result[i] = WIN0
         elif ranks[1] > ranks[0]:
@@ -262,11 +253,11 @@ def _pool_kernel(
 
 def deal_cards(seed: int, index: int) -> tuple[int, ...]:
     """The 9 cards of pool deal ``index`` (hole 0, hole 1, board), as the pool draws them."""
-    h = _h._hash32
+    h = _h.hash32
     state = h(h(h(seed) ^ _POOL_SALT) ^ (index & 0xFFFFFFFF))
     state = h(state ^ (index >> 32))
     out = np.zeros(9, np.int64)
-    _h._deal(state, np.int64(0), 9, out, 0)
+    _h.draw_cards(state, np.int64(0), 9, out, 0)
     return tuple(int(c) for c in out)
 
 
@@ -331,8 +322,7 @@ def build_pool(
     bounds = np.cumsum([0, *(len(t) for t in cards.thresholds)]).astype(np.int64)
     buckets = np.zeros((size, 2, 4), dtype=np.uint16)
     result = np.zeros(size, dtype=np.int8)
-    args = (cards.flop_rivers_per_turn, thresholds, bounds, _h._SUIT_PERMS, _h._KEYS,
-            _h._BITS, _h._OFFSETS, _h._VALUES, _h._FLUSH, buckets, result)
+    args = (cards.flop_rivers_per_turn, thresholds, bounds, *_h.STRENGTH_TABLES, buckets, result)
     t0 = time.perf_counter()
     _pool_kernel(seed, 0, 0, *args)  # compile (or load) before the threads start
     chunks = [(a, min(a + _POOL_CHUNK, size)) for a in range(0, size, _POOL_CHUNK)]
@@ -396,7 +386,7 @@ def cached_pool(
 # --------------------------------------------------------------------------- MCCFR kernels
 
 
-@_kernel
+@kernel
 def _traverse(
     player: I64, rnd: I64, num_actions: I64, child_start: I64, children: I64, offset: I64,
     term_value: F64, deal_buckets: U16, result: int, traverser: int, regrets: F64,
@@ -477,7 +467,7 @@ def _traverse(
     return ret
 
 
-@_kernel
+@kernel
 def _es_run(
     player: I64, rnd: I64, num_actions: I64, child_start: I64, children: I64, offset: I64,
     term_value: F64, buckets: U16, result: I8, iterations: int, t0: int,
@@ -508,7 +498,7 @@ def _es_run(
     return value0
 
 
-@_kernel
+@kernel
 def _normalise(num_actions: I64, offset: I64, rows: I64, sums: F64, regrets: F64,
                out: F64) -> None:
     """Average strategy rows: ``sums`` normalised; rows with no sum use regret matching of

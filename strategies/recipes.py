@@ -26,10 +26,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agent.abstraction.betting import BettingAbstraction, parse_betting_abstraction
-from agent.abstraction.cards import LosslessCards
+from agent.abstraction.actions import BettingAbstraction, parse_betting_abstraction
+from agent.abstraction.buckets import LosslessCards
 from agent.acpc.gamedef import Game
-from agent.games import load_game
+from agent.acpc.gamefiles import load_game
 from strategies.cfr import SolverConfig, solver_config
 from strategies.game import AbstractGame, build_abstract_game
 
@@ -46,7 +46,7 @@ class Recipe:
     name: str
     """Also the file stem: ``strategies/data/<name>.strat``."""
     game: str
-    """A bundled game file name (see :func:`agent.games.bundled_games`)."""
+    """A bundled game file name (see :func:`agent.acpc.gamefiles.bundled_games`)."""
     betting: str
     """A betting abstraction preset name or JSON text."""
     solver: str

@@ -21,12 +21,10 @@ Imports numpy and numba only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
-
-import numba
 import numpy as np
 import numpy.typing as npt
+
+from agent.jit import kernel
 
 M1 = 4294967087
 M2 = 4294944443
@@ -36,12 +34,7 @@ A21 = 527612
 A23N = 1370589
 NORM = 1.0 / (M1 + 1)
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 
-
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
 
 
 def seed_state(seed: int) -> npt.NDArray[np.int64]:
@@ -77,7 +70,7 @@ def check_state(state: npt.ArrayLike) -> npt.NDArray[np.int64]:
     return arr
 
 
-@_kernel
+@kernel
 def uniform(state: npt.NDArray[np.int64]) -> float:
     """The next number in (0, 1); advances ``state`` in place."""
     p1 = (A12 * state[1] - A13N * state[0]) % M1

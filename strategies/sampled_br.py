@@ -48,21 +48,21 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
-from strategies.holdem import FlatTree, _nogil_kernel, cached_pool, flatten_tree
+from strategies.holdem import FlatTree, cached_pool, flatten_tree
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 I8 = npt.NDArray[np.int8]
 U16 = npt.NDArray[np.uint16]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 KIND: Final = "sampled_lower_bound"
 TRAIN_SEED: Final = 1
@@ -83,7 +83,7 @@ FOLLOW: Final = -1
 """``choice`` value: the responder plays the strategy's own distribution there."""
 
 
-@_nogil_kernel
+@nogil_kernel
 def _walk(
     player: I64, rnd: I64, num_actions: I64, child_start: I64, children: I64, offset: I64,
     term_value: F64, strategy: F64, buckets: U16, result: I8, responder: int, learn: bool,
@@ -357,8 +357,8 @@ def sampled_exploitability(
         ValueError: unless the file is for a 2-player game with a hold'em card
             abstraction, or for pool sizes below 2 or equal seeds.
     """
-    from agent.abstraction.cards import card_abstraction_from_spec
-    from agent.abstraction.holdem import HoldemCards
+    from agent.abstraction.buckets import card_abstraction_from_spec
+    from agent.abstraction.holdem_buckets import HoldemCards
 
     say = log or (lambda text: None)
     game = strategy.game

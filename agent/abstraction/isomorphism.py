@@ -67,15 +67,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, TypeVar, cast
+from typing import Final, Literal, NamedTuple
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agent.acpc.cards import NUM_RANKS, NUM_SUITS
+from agent.jit import kernel
 
 __all__ = [
     "HOLDEM_BOARD_CLASSES",
@@ -92,21 +92,16 @@ HOLDEM_PERFECT_CLASSES: Final = (169, 1_286_792, 55_190_538, 2_428_287_420)
 
 _MAX_INDEX: Final = 2**62  # every index and intermediate must stay below this (int64)
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 Int = int | np.int64
 Int64Array = npt.NDArray[np.int64]
 
 
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
-
 
 # --------------------------------------------------------------------------- kernels
 
 
-@_kernel
+@kernel
 def _choose(n: Int, k: Int) -> int:
     """``C(n, k)`` for small ``k`` (0 when ``k > n``); exact while the result fits int64."""
     if k < 0 or k > n:
@@ -117,7 +112,7 @@ def _choose(n: Int, k: Int) -> int:
     return int(value)
 
 
-@_kernel
+@kernel
 def _popcount(x: Int) -> int:
     """Set bits of a non-negative int64 (SWAR, no loop)."""
     x = x - ((x >> 1) & 0x5555555555555555)
@@ -126,7 +121,7 @@ def _popcount(x: Int) -> int:
     return int(((x * 0x0101010101010101) & 0x7FFFFFFFFFFFFFFF) >> 56)
 
 
-@_kernel
+@kernel
 def _insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
     """Sort ``a[lo:hi]`` in place, ascending (a few elements)."""
     for i in range(lo + 1, hi):
@@ -138,7 +133,7 @@ def _insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
         a[j + 1] = value
 
 
-@_kernel
+@kernel
 def _sort_suits(code: Int64Array, cfg: Int64Array, n: Int) -> None:
     """Sort ``(code, cfg)`` pairs in place, descending (insertion sort, a few entries)."""
     for i in range(1, n):
@@ -152,8 +147,8 @@ def _sort_suits(code: Int64Array, cfg: Int64Array, n: Int) -> None:
         cfg[j + 1] = g
 
 
-@_kernel
-def _index_one(
+@kernel
+def index_one(
     cards: Int64Array,
     rounds: Int,
     per_round: Int64Array,
@@ -239,7 +234,7 @@ def _index_one(
     return int(offsets[shape] + index)
 
 
-@_kernel
+@kernel
 def _multiplicity(code: Int64Array, cfg: Int64Array, suits: Int) -> int:
     """Hands in the class of sorted ``(code, cfg)`` pairs: ``S!`` over runs' factorials."""
     value = 1
@@ -256,8 +251,8 @@ def _multiplicity(code: Int64Array, cfg: Int64Array, suits: Int) -> int:
     return value
 
 
-@_kernel
-def _unindex_one(
+@kernel
+def unindex_one(
     index: Int,
     rounds: Int,
     per_round: Int64Array,
@@ -278,7 +273,7 @@ def _unindex_one(
 
     ``out`` gets each round's cards sorted ascending, rounds in order; the suits are
     relabelled so that suit 0 has the largest ``(pattern, cfg)``, then suit 1, and so on.
-    ``scratch`` as in :func:`_index_one`.
+    ``scratch`` as in :func:`index_one`.
     """
     code = scratch[suits : 2 * suits]
     cfg = scratch[2 * suits : 3 * suits]
@@ -358,7 +353,7 @@ def _unindex_one(
     return multiplicity
 
 
-@_kernel
+@kernel
 def _index_batch(
     cards: Int64Array,
     rounds: Int,
@@ -377,13 +372,13 @@ def _index_batch(
     """``out[i]``: the index of hand ``cards[i]`` (one hand per row)."""
     scratch = np.zeros(5 * suits + 2 * rounds, np.int64)
     for i in range(cards.shape[0]):
-        out[i] = _index_one(
+        out[i] = index_one(
             cards[i], rounds, per_round, ranks, suits, base, binom, keys, offsets,
             group_count, group_n, group_size, scratch,
         )  # fmt: skip
 
 
-@_kernel
+@kernel
 def _unindex_batch(
     indices: Int64Array,
     rounds: Int,
@@ -404,7 +399,7 @@ def _unindex_batch(
     """Row ``i`` of ``out``: the canonical hand of class ``indices[i]``; and its multiplicity."""
     scratch = np.zeros(5 * suits + 2 * rounds, np.int64)
     for i in range(indices.shape[0]):
-        multiplicity[i] = _unindex_one(
+        multiplicity[i] = unindex_one(
             indices[i], rounds, per_round, ranks, suits, base, binom, offsets, group_count,
             group_n, group_code, group_options, group_size, scratch, out[i],
         )  # fmt: skip
@@ -525,8 +520,8 @@ def _build_round(per_round: Sequence[int], ranks: int, suits: int, base: int) ->
 
 
 class KernelTables(NamedTuple):
-    """The flat tables of one round, for numba kernels that call :func:`_index_one` or
-    :func:`_unindex_one` themselves (:meth:`HandIndexer.kernel_tables`); read-only."""
+    """The flat tables of one round, for numba kernels that call :func:`index_one` or
+    :func:`unindex_one` themselves (:meth:`HandIndexer.kernel_tables`); read-only."""
 
     rounds: int
     per_round: Int64Array
@@ -679,7 +674,7 @@ class HandIndexer:
         return self._prefix.index(num_cards)
 
     def kernel_tables(self, round_: int) -> KernelTables:
-        """The arrays and sizes :func:`_index_one` / :func:`_unindex_one` take for a round.
+        """The arrays and sizes :func:`index_one` / :func:`unindex_one` take for a round.
 
         Raises:
             ValueError: for a round outside ``0 .. num_rounds - 1``.

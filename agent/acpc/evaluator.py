@@ -2,7 +2,7 @@
 
 Role: :func:`rank_hand` turns 1 to 8 cards (hold'em 7, 3 hole + 5 board = 8, Leduc 2,
 Kuhn 1) into an ``int`` strength, larger is better and equal exactly when the hands tie.
-The dealer uses it at showdown; the numba kernels in :mod:`agent.abstraction.handeval` must
+The dealer uses it at showdown; the numba kernels in :mod:`agent.handeval` must
 return the very same integers and are tested against it. It is written for obviousness,
 not speed: with five or more cards it literally tries every five-card subset (memoising
 the value of each rank pattern, of which there are only a few thousand).

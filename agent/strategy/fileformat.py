@@ -10,7 +10,7 @@ Layout (all integers little-endian)::
 
 Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (1), ``game`` (the
 canonical game definition text) and ``game_fingerprint`` (its sha256), ``betting`` (the
-betting abstraction, :meth:`~agent.abstraction.betting.BettingAbstraction.to_json`),
+betting abstraction, :meth:`~agent.abstraction.actions.BettingAbstraction.to_json`),
 ``cards`` (the card abstraction spec; ``buckets`` lists the buckets per round), ``dtype``,
 ``table_offset`` (T), ``table_len`` (N), ``default_mapping``, ``default_purification``,
 ``meta`` (solver, iterations, exploitability, created, tool version, free-form extras) and
@@ -18,7 +18,7 @@ betting abstraction, :meth:`~agent.abstraction.betting.BettingAbstraction.to_jso
 :mod:`agent.strategy.kernels`; named in ``checksum_algorithm``).
 
 Rows: the abstract betting tree is enumerated canonically from the game and the betting
-abstraction (:func:`~agent.abstraction.betting.build_tree`); for every decision node in id
+abstraction (:func:`~agent.abstraction.actions.build_tree`); for every decision node in id
 order and every bucket of the node's round there is one row of ``num_actions`` values, the
 probabilities of the node's actions in canonical order. No string keys are stored. A uint16
 table is quantized so every row sums to exactly 65535.
@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent import __version__
-from agent.abstraction.betting import (
+from agent.abstraction.actions import (
     BettingAbstraction,
     BettingTree,
     build_tree,

@@ -41,7 +41,7 @@ def load_for_game(
         StrategyFileError: if the file is invalid or for another game.
         ValueError: if its card abstraction cannot be rebuilt.
     """
-    from agent.abstraction.cards import card_abstraction_from_spec
+    from agent.abstraction.buckets import card_abstraction_from_spec
     from agent.strategy.fileformat import load_strategy
 
     tree = current.tree if current is not None else None

@@ -22,6 +22,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from agent.jit import inline_kernel, kernel, parallel_kernel
+
 MASK = (1 << 64) - 1
 SEED = 0x243F6A8885A308D3
 K = 0x9E3779B97F4A7C15
@@ -55,14 +57,14 @@ def checksum_py(data: bytes) -> str:
     return f"{_step_py(h, len(data)):016x}"
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def _step(h: np.uint64, w: np.uint64) -> np.uint64:
     h ^= w * np.uint64(K1)
     h = (h << np.uint64(ROT)) | (h >> np.uint64(64 - ROT))
     return h * np.uint64(K2)
 
 
-@numba.njit(cache=True)
+@kernel
 def _block_hash(words: npt.NDArray[np.uint64], lo: int, hi: int) -> np.uint64:
     h0 = np.uint64(SEED)
     h1 = np.uint64((SEED + K) & MASK)
@@ -80,7 +82,7 @@ def _block_hash(words: npt.NDArray[np.uint64], lo: int, hi: int) -> np.uint64:
     return _step(h, h3)
 
 
-@numba.njit(cache=True, parallel=True)
+@parallel_kernel
 def _checksum_words(
     words: npt.NDArray[np.uint64], tail: npt.NDArray[np.uint64], nbytes: int
 ) -> np.uint64:
@@ -122,7 +124,7 @@ def table_checksum(table: npt.NDArray[Any]) -> str:
         return f"{int(_checksum_words(words, tail, nbytes)):016x}"
 
 
-@numba.njit(cache=True)
+@kernel
 def _check_float_node(
     table: npt.NDArray[Any], start: int, rows: int, k: int, tolerance: float,
     out: npt.NDArray[np.float64],
@@ -148,7 +150,7 @@ def _check_float_node(
     return -1
 
 
-@numba.njit(cache=True, parallel=True)
+@parallel_kernel
 def _float_rows_ok(
     table: npt.NDArray[np.float32],
     offsets: npt.NDArray[np.int64],
@@ -182,7 +184,7 @@ def _float_rows_ok(
     return bad == 0
 
 
-@numba.njit(cache=True, parallel=True)
+@parallel_kernel
 def _check_float_rows(
     table: npt.NDArray[np.float32],
     offsets: npt.NDArray[np.int64],
@@ -213,7 +215,7 @@ def _check_float_rows(
     return -1
 
 
-@numba.njit(cache=True)
+@kernel
 def _check_quantized_rows(
     table: npt.NDArray[np.uint16],
     offsets: npt.NDArray[np.int64],

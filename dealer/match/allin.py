@@ -12,7 +12,7 @@ A showdown's payoffs depend on the cards only through the *order* of the players
 ranks, so the enumeration counts each pattern of that order and scores every pattern once.
 The enumeration runs in pure Python with :func:`agent.acpc.evaluator.rank_hand_fast`, or,
 for large enumerations (a hold'em all-in before the flop: 1.7 million boards) with the
-numba kernels of :mod:`agent.abstraction.handeval` when they can be imported: a deliberate,
+numba kernels of :mod:`agent.handeval` when they can be imported: a deliberate,
 lazy exception to the dealer's dependency rule, taken only inside
 :meth:`AllinEvaluator.expected_values` and only for enumerations above
 :data:`NUMBA_THRESHOLD` boards; importing this module pulls in nothing beyond the stdlib and
@@ -200,7 +200,7 @@ class AllinEvaluator:
     def _numba(self) -> Any:
         if self._handeval is None:
             try:
-                from agent.abstraction import handeval
+                from agent import handeval
             except ImportError:  # pragma: no cover - numba is a core dependency
                 self._handeval = False
             else:

@@ -69,8 +69,8 @@ def local_policy(spec: str) -> FoldPolicy | MinRaisePolicy:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: play one match; returns the exit status."""
     from agent.acpc.errors import AcpcError
+    from agent.acpc.gamefiles import load_game
     from agent.client import play
-    from agent.games import load_game
 
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("game")

@@ -366,8 +366,8 @@ def check_variant(variant: Variant, game_spec: str, transport: str) -> None:
         if not Path(variant.strategy).is_file():
             raise VariantError(f"variant {name!r}: strategy file {variant.strategy!r} not found")
     from agent.acpc.errors import AcpcError
+    from agent.acpc.gamefiles import load_game
     from agent.cli import make_policy
-    from agent.games import load_game
 
     try:
         game = load_game(game_spec)

@@ -48,9 +48,9 @@ from typing import IO, Any
 
 from agent.acpc.betting import Action
 from agent.acpc.gamedef import Game
+from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.acpc.protocol import NEED_DATA, ClientConnection, StateReceived
-from agent.games import load_game
 from dealer.engine import Match, MatchConfig, Phase
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS
 from dealer.match.schedule import MatchJob

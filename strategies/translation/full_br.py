@@ -43,26 +43,24 @@ Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.betting import (
+from agent.abstraction.actions import (
     ALL_IN,
     AbstractAction,
     BettingAbstraction,
     BettingTree,
     Node,
 )
-from agent.abstraction.cards import CardAbstraction, LosslessCards, card_abstraction_from_spec
+from agent.abstraction.buckets import CardAbstraction, LosslessCards, card_abstraction_from_spec
 from agent.abstraction.translation import MappingFn, bracket
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
 from agent.acpc.gamedef import Game
+from agent.jit import kernel
 from agent.policy import realise, waits_for_round
 from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import Purification
@@ -73,7 +71,6 @@ from strategies.game import AbstractGame, build_abstract_game, uniform_table
 F64 = npt.NDArray[np.float64]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 EVERY_CHIP = BettingAbstraction("every-chip", ((),))
 """Label of the real game's tree (:func:`build_full_tree`); not a buildable abstraction."""
@@ -87,10 +84,6 @@ OFF_TREE = -1
 EDGE_CERTAIN, EDGE_AGENT, EDGE_TRANSLATION = 0, 1, 2
 
 
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
-
 
 # --------------------------------------------------------------------------- the real game
 
@@ -99,7 +92,7 @@ def full_actions(state: BettingState) -> tuple[AbstractAction, ...]:
     """Every legal action at ``state``: fold (facing a bet), call, a raise to every chip.
 
     Raises carry their real pot fraction as ``x`` (and as ``fraction``, except the all-in,
-    whose ``fraction`` is :data:`~agent.abstraction.betting.ALL_IN`).
+    whose ``fraction`` is :data:`~agent.abstraction.actions.ALL_IN`).
     """
     out: list[AbstractAction] = []
     if state.can_fold():
@@ -378,7 +371,7 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
 # --------------------------------------------------------------------------- kernels
 
 
-@_kernel
+@kernel
 def _forward(
     edge_src: I32, edge_dst: I32, edge_kind: I32, edge_index: I64, edge_k: I32,
     edge_round: I32, trans_prob: F64, table: F64, key_buckets: I32, pair_real: I32,
@@ -415,7 +408,7 @@ def _forward(
             node_weight[n, q] += weight[p, q]
 
 
-@_kernel
+@kernel
 def _behaviour(
     seat: int, player: I32, rnd: I32, num_actions: I32, child_start: I32, children: I32,
     offset: I64, rows: I32, rep_key: I32, node_weight: F64, out: F64,

@@ -39,29 +39,23 @@ Chips per hand are pots here (the pot is 1). Imports numpy, numba and :mod:`agen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.translation import MappingFn, bracket
+from agent.jit import kernel
 from agent.strategy.purification import Purification
 
 F64 = npt.NDArray[np.float64]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 GRID = 10
 """Real bets are multiples of ``1 / GRID`` pot."""
 HALF_STREET_GAMES = ("clairvoyance", "nl-kuhn")
 DEFAULT_ITERATIONS = 20_000
 
-
-def _kernel(fn: _F) -> _F:
-    """``numba.njit(cache=True)``, typed for mypy (numba's decorators are untyped)."""
-    return cast(_F, numba.njit(cache=True)(fn))
 
 
 def grid_size(k: int) -> float:
@@ -215,7 +209,7 @@ def clairvoyance_equilibrium(game: HalfStreetGame, sizes: F64) -> HalfStreetStra
 # --------------------------------------------------------------------------- CFR+
 
 
-@_kernel
+@kernel
 def _cfr_plus(
     prob: F64, outcome: F64, sizes: F64, iterations: int, r1: F64, r2: F64, s1: F64,
     s2: F64, t0: int,

@@ -11,8 +11,8 @@ import socket
 import sys
 
 from agent.acpc.betting import CALL, FOLD
+from agent.acpc.gamefiles import load_game
 from agent.acpc.protocol import NEED_DATA, ClientConnection, ConnectionClosed, StateReceived
-from agent.games import load_game
 
 
 def main() -> int:

@@ -1,0 +1,69 @@
+"""Load game definition files from disk, including the games bundled with acpc-arena.
+
+This is the IO side of :mod:`agent.acpc.gamedef` (which only parses text). A game may be
+named by a path or by the file name of a bundled game (``holdem.nolimit.2p.reverse_blinds.game``,
+``leduc.limit.2p.game``, ...), which :func:`bundled_games` lists.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from agent.acpc.errors import GameDefError
+from agent.acpc.gamedef import Game, parse_gamedef
+
+_BUNDLED = resources.files("agent.acpc") / "games"
+
+
+def bundled_games() -> list[str]:
+    """File names of the bundled game definitions, sorted."""
+    return sorted(p.name for p in _BUNDLED.iterdir() if p.name.endswith(".game"))
+
+
+def bundled_game_path(name: str) -> Path:
+    """Filesystem path of a bundled game file.
+
+    Raises:
+        GameDefError: if there is no bundled game of that name.
+    """
+    if name not in bundled_games():
+        raise GameDefError(
+            f"expected one of the bundled games {bundled_games()}, got {name!r}"
+        )
+    return Path(str(_BUNDLED / name))
+
+
+def read_game_text(spec: str | Path) -> tuple[str, str]:
+    """Return ``(text, source)`` for a path, or for the name of a bundled game.
+
+    Raises:
+        GameDefError: if the file cannot be read.
+    """
+    path = Path(spec)
+    if not path.exists() and str(spec) in bundled_games():
+        path = bundled_game_path(str(spec))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GameDefError(
+            f"could not open game definition {str(spec)!r}: {exc.strerror or exc}"
+        ) from None
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise GameDefError(
+            f"{spec}: expected an ASCII game definition, got byte {data[exc.start]:#04x} "
+            f"at offset {exc.start}"
+        ) from None
+    return text, str(spec)
+
+
+def load_game(spec: str | Path) -> Game:
+    """Read and parse a game definition file (or a bundled game by name).
+
+    Raises:
+        GameDefError: if the file cannot be read or is not a valid game definition.
+    """
+    text, source = read_game_text(spec)
+    return parse_gamedef(text, source)

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dealer.logfile import format_chips
+from dealer.logtool import main
+from tests.support import LOGS, REFERENCE_LOGS
+
+NL2 = "holdem.nolimit.2p.reverse_blinds.game"
+
+
+@pytest.mark.parametrize(("log", "game"), sorted(REFERENCE_LOGS.items()))
+def test_verify_passes_on_every_reference_log(
+    log: str, game: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", game, str(LOGS / log)]) == 0
+    assert "OK (1000 hands, byte-identical)" in capsys.readouterr().out
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "edited.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_one_changed_chip_amount_fails_with_line_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = (LOGS / "nl1000.log").read_text().splitlines()
+    assert lines[6] == "STATE:2:f:4d6c|QsJh:50|-50:P1|P2"
+    lines[6] = "STATE:2:f:4d6c|QsJh:51|-50:P1|P2"
+    assert main(["verify", NL2, str(_write(tmp_path, lines))]) == 1
+    err = capsys.readouterr().err
+    assert "edited.log:7: STATE line differs" in err
+    assert "'STATE:2:f:4d6c|QsJh:50|-50:P1|P2'" in err
+
+
+@pytest.mark.parametrize(
+    ("line_no", "old", "new", "reason"),
+    [
+        (1005, "SCORE:359130", "SCORE:359131", "1005: SCORE line differs"),
+        (5, "/r7012c", "/r7013c", "5: STATE line differs"),  # betting no longer fits values
+        (5, "r7012c", "r7012", "5: the betting does not end the hand"),
+        (5, "r3023r6694c", "r3023r3024c", "5: illegal betting"),
+        (6, "9h6s|3d3h", "9h6s|3d3c", "6: STATE line differs"),  # a card changed
+        (1, "42", "43", "1: header differs"),
+    ],
+)
+def test_each_kind_of_edit_is_caught(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line_no: int, old: str, new: str,
+    reason: str,
+) -> None:
+    lines = (LOGS / "nl1000.log").read_text().splitlines()
+    assert old in lines[line_no - 1]
+    lines[line_no - 1] = lines[line_no - 1].replace(old, new, 1)
+    if line_no == 1:
+        # a different seed re-deals every hand: the first STATE line differs instead
+        reason = "5: STATE line differs"
+    assert main(["verify", NL2, str(_write(tmp_path, lines))]) == 1
+    assert reason in capsys.readouterr().err
+
+
+def test_truncated_and_extended_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = (LOGS / "leduc_1000.log").read_text().splitlines()
+    assert main(["verify", "leduc.limit.2p.game", str(_write(tmp_path, lines[:-1]))]) == 1
+    assert "1005: SCORE line differs" in capsys.readouterr().err
+    assert main(["verify", "leduc.limit.2p.game", str(_write(tmp_path, [*lines, "x"]))]) == 1
+    assert "1006: unexpected text after SCORE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "expected '# name/game/hands/seed ...', got an empty file"),
+        (b"hello\n", "expected '# name/game/hands/seed <match> <game> <hands> <seed>'"),
+        (b"# name/game/hands/seed a b 10 1\n#--t_response x\n", "expected '#--t_response <ms>'"),
+        (b"\xff\xfe", "expected an ASCII dealer log, got byte 0xff at offset 0"),
+    ],
+)
+def test_malformed_logs_get_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    path = tmp_path / "bad.log"
+    path.write_bytes(content)
+    assert main(["verify", "leduc.limit.2p.game", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("acpc-log: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_missing_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["verify", "leduc.limit.2p.game", str(tmp_path / "none.log")]) == 1
+    assert "could not read log" in capsys.readouterr().err
+    assert main(["verify", "nope.game", str(LOGS / "leduc_1000.log")]) == 1
+    assert "could not open game definition 'nope.game'" in capsys.readouterr().err
+
+
+def test_console_script_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "dealer.logtool", "verify", "kuhn.limit.3p.game",
+         str(LOGS / "kuhn3p_1000.log")],
+        capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "byte-identical" in out.stdout
+
+
+def test_format_chips() -> None:
+    assert format_chips(-100.0) == "-100"
+    assert format_chips(4662.5) == "4662.5"
+    assert format_chips(313141 + 2 / 3) == "313141.666667"
+    assert format_chips(-0.0) == "0"
+    assert format_chips(0.0) == "0"
+    assert format_chips(1e-7) == "0"
+    assert format_chips(-1e-7) == "0"

@@ -1,0 +1,309 @@
+"""``acpc-strategy`` and the bundled strategy files.
+
+* Every bundled file loads with ``load_strategy``, matches its manifest entry (checksum,
+  size, iterations), measures the manifest's exploitability again, meets the issue's
+  bounds (limit Leduc: exploitability <= 0.001 and game value -0.0856 +- 0.001), and plays
+  legal actions through ``StrategyPolicy`` with the card abstraction the agent rebuilds.
+* ``inspect``, ``exploit`` and ``list`` work on every bundled file; bad or corrupt files
+  give ``acpc-strategy: error: ...`` on stderr, exit 1, no traceback.
+* ``solve``: writes a loadable file; ``--resume`` continues to the same table as an
+  uninterrupted run; Ctrl-C (SIGINT) writes a checkpoint and exits 130; the 3-player Kuhn
+  recipe rebuilds its bundled table exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent.abstraction.actions import PRESETS, build_tree
+from agent.abstraction.buckets import BlindCards
+from agent.abstraction.translation import get_mapping
+from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.dealing import deal_hands
+from agent.acpc.gamedef import Game
+from agent.acpc.matchstate import view_of
+from agent.policy import StrategyPolicy
+from agent.strategy.fileformat import dump_strategy, load_strategy, table_layout
+from agent.strategy.hotswap import load_for_game
+from agent.strategy.purification import parse_purification
+from strategies.best_response import exploitability, strategy_table
+from strategies.cli import main
+from strategies.recipes import MANIFEST_PATH, RECIPES, get_recipe, load_manifest
+from tests.support import ROOT
+
+ENUMERATED = [name for name, r in RECIPES.items() if r.enumerated]
+"""Recipes over enumerated deals (the hold'em recipe is tested in test_holdem_solver.py)."""
+BUNDLED = [RECIPES[name].bundled_path for name in ENUMERATED]
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "strategies.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+# --------------------------------------------------------------------------- bundled files
+
+
+def test_manifest_lists_every_recipe() -> None:
+    files = load_manifest()["files"]
+    assert set(files) == set(RECIPES)
+    assert json.loads(MANIFEST_PATH.read_text())["files"] == files
+
+
+@pytest.mark.parametrize("name", ENUMERATED)
+def test_bundled_file_matches_its_manifest_entry(name: str) -> None:
+    recipe = get_recipe(name)
+    entry = load_manifest()["files"][name]
+    path = recipe.bundled_path
+    strategy = load_strategy(path, recipe.load_game())
+    assert strategy.checksum == entry["checksum"]
+    assert path.stat().st_size == entry["bytes"] < 64_000
+    assert strategy.meta["iterations"] == entry["iterations"] == recipe.iterations
+    assert strategy.table.dtype.name == entry["dtype"] == recipe.dtype
+    assert strategy.cards == entry["cards"] and strategy.cards["kind"] == "lossless"
+    game = recipe.abstract_game()
+    result = exploitability(game, strategy_table(game, strategy))
+    kind, value = result.headline
+    assert kind == entry["exploitability_kind"]
+    assert value == pytest.approx(entry["exploitability"], rel=1e-9, abs=1e-15)
+    assert list(result.values) == pytest.approx(entry["game_value"], abs=1e-12)
+    if game.num_players == 2:
+        assert value < 1e-4
+    else:
+        assert kind == "nash_conv" and value < 1e-4
+
+
+def test_limit_leduc_meets_the_issue_bounds() -> None:
+    entry = load_manifest()["files"]["leduc.limit.2p"]
+    assert entry["exploitability_kind"] == "exploitability"
+    assert entry["exploitability"] <= 0.001
+    assert abs(entry["game_value"][0] - (-0.0856)) <= 0.001
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+def test_bundled_files_play_through_the_strategy_policy(path: Path) -> None:
+    recipe = get_recipe(path.stem)
+    game = recipe.load_game()
+    loaded = load_for_game(path, game)  # card_abstraction_from_spec(game, strategy.cards)
+    policies = [StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification("none"),
+                               seed=p) for p in range(game.num_players)]
+    rng = random.Random(1)
+    deals = deal_hands(game, 5)
+    for hand in range(40):
+        deal = next(deals)
+        state = BettingState.initial(game)
+        while not state.finished:
+            p = state.player
+            if p == hand % game.num_players:
+                action = policies[p].act(view_of(p, hand, state, deal.hole, deal.board))
+            else:
+                action = _random_action(state, rng)
+            state = state.apply(action)  # raises if the policy's action were illegal
+    assert sum(pol.stats.decisions for pol in policies) > 0
+    if not game.is_nolimit:  # the abstraction is the whole game: never off the tree
+        assert all(pol.stats.off_tree_fallbacks == 0 for pol in policies)
+
+
+def _random_action(state: BettingState, rng: random.Random) -> Action:
+    kind = rng.choice(state.legal_actions())
+    if kind is ActionKind.FOLD:
+        return FOLD
+    if kind is ActionKind.CALL:
+        return CALL
+    if not state.game.is_nolimit:
+        return LIMIT_RAISE
+    bounds = state.raise_bounds()
+    assert bounds is not None
+    return Action(ActionKind.RAISE, rng.randint(*bounds))
+
+
+# --------------------------------------------------------------------------- inspect, exploit, list
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+def test_inspect_and_exploit_every_bundled_file(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    for needle in ("game:", "betting:", "cards:", "table:", "meta:", "sample information sets",
+                   "NashConv", "bucket 0"):
+        assert needle in out
+    assert ("exploitability " in out) == (path.stem != "kuhn.limit.3p")
+    assert main(["exploit", str(path)]) == 0
+    out = capsys.readouterr().out
+    entry = load_manifest()["files"][path.stem]
+    shown = float(re.findall(r"(?:exploitability|NashConv) ([0-9.e+-]+) chips/hand", out)[-1])
+    assert shown == pytest.approx(entry["exploitability"], rel=1e-5)
+    if path.stem == "kuhn.limit.3p":
+        assert "NashConv (the sum of the best-response gains)" in out
+
+
+def test_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in RECIPES:
+        assert name in out
+    assert "NashConv" in out and "expl" in out
+
+
+def test_inspect_readable_infosets(capsys: pytest.CaptureFixture[str]) -> None:
+    path = get_recipe("leduc.nolimit.2p.fchpa").bundled_path
+    assert main(["inspect", str(path), "--samples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "(start)" in out and "'cc/'" in out and "r12[all-in]" in out and "[0.5p]" in out
+    assert re.search(r"bucket \d+ \([AKQ][hs] \| [AKQ][hs]\)", out)
+
+
+def test_inspect_a_game_too_big_for_the_abstract_game(
+    tmp_path: Path, nl2: Game, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hold'em files: described without figures by inspect; exploit says why not."""
+    betting = PRESETS["fcpa3"]
+    tree = build_tree(nl2, betting)
+    cards = BlindCards(nl2)
+    layout = table_layout(tree, cards.buckets)
+    table = np.concatenate([
+        np.full(int(layout.rows[n.id]) * len(n.actions), 1.0 / len(n.actions))
+        for n in tree.decision_nodes
+    ])
+    path = dump_strategy(tmp_path / "hu.strat", nl2, betting, cards.spec, table, tree=tree)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "abstract-game figures: not computed" in out and "r20000[all-in]" in out
+    assert main(["exploit", str(path)]) == 1
+    assert "deals to enumerate" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _corrupt_files(tmp_path: Path) -> dict[str, Path]:
+    good = get_recipe("leduc.limit.2p").bundled_path.read_bytes()
+    flipped = bytearray(good)
+    flipped[-3] ^= 0x40
+    files = {
+        "truncated": good[:-40],
+        "flipped": bytes(flipped),
+        "garbage": b"not a strategy file at all",
+        "empty": b"",
+        "trailing": good + b"\0\0",
+    }
+    out = {}
+    for name, data in files.items():
+        out[name] = tmp_path / f"{name}.strat"
+        out[name].write_bytes(data)
+    out["missing"] = tmp_path / "missing.strat"
+    return out
+
+
+@pytest.mark.parametrize("command", ["inspect", "exploit"])
+def test_corrupt_files_give_a_clean_error(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, path in _corrupt_files(tmp_path).items():
+        assert main([command, str(path)]) == 1, name
+        err = capsys.readouterr().err
+        assert err.startswith(f"acpc-strategy: error: {path}"), (name, err)
+        assert "Traceback" not in err
+
+
+def test_errors_in_a_real_process(tmp_path: Path) -> None:
+    bad = _corrupt_files(tmp_path)["flipped"]
+    out = run_cli("exploit", str(bad))
+    assert out.returncode == 1
+    assert out.stderr.startswith("acpc-strategy: error: ") and "checksum" in out.stderr
+    assert "Traceback" not in out.stderr
+    out = run_cli("--debug", "inspect", str(bad))
+    assert out.returncode == 1 and "Traceback" in out.stderr
+    out = run_cli("solve", "--recipe", "nope")
+    assert out.returncode == 1 and "expected a recipe in" in out.stderr
+
+
+def test_solve_argument_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--recipe", "kuhn.limit.3p", "--iterations", "-1"]) == 1
+    assert "--iterations" in capsys.readouterr().err
+    assert main(["solve", "--recipe", "kuhn.limit.3p", "--resume", "--checkpoint",
+                 str(tmp_path / "none.npz")]) == 1
+    assert "checkpoint to resume" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- solve
+
+
+def test_solve_and_resume_match_an_uninterrupted_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["solve", "--recipe", "leduc.limit.2p", "--no-progress"]
+    ckpt = str(tmp_path / "a.ckpt.npz")
+    assert main([*base, "--iterations", "30", "--out", str(tmp_path / "a.strat"),
+                 "--checkpoint", ckpt]) == 0
+    assert main([*base, "--iterations", "70", "--out", str(tmp_path / "a.strat"),
+                 "--checkpoint", ckpt, "--resume"]) == 0
+    assert main([*base, "--iterations", "70", "--out", str(tmp_path / "b.strat"),
+                 "--checkpoint", str(tmp_path / "b.ckpt.npz")]) == 0
+    out = capsys.readouterr()
+    assert "from iteration 30" in out.err and "70 iterations of cfr+" in out.out
+    a = load_strategy(tmp_path / "a.strat")
+    b = load_strategy(tmp_path / "b.strat")
+    assert a.checksum == b.checksum and a.meta["iterations"] == 70
+    assert a.meta["exploitability"] == b.meta["exploitability"] > 0
+
+
+def test_solve_with_a_time_budget_and_progress_bar(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("rich")
+    assert main(["solve", "--recipe", "kuhn.limit.3p", "--minutes", "0.01", "--out",
+                 str(tmp_path / "k.strat"), "--checkpoint", str(tmp_path / "k.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "it/s" in err
+    assert load_strategy(tmp_path / "k.strat").meta["iterations"] > 0
+
+
+def test_recipe_rebuilds_the_bundled_table_exactly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Full-width solvers are deterministic: same recipe, same table checksum."""
+    assert main(["solve", "--recipe", "kuhn.limit.3p", "--no-progress", "--out",
+                 str(tmp_path / "k.strat"), "--checkpoint", str(tmp_path / "k.npz")]) == 0
+    capsys.readouterr()
+    entry = load_manifest()["files"]["kuhn.limit.3p"]
+    assert load_strategy(tmp_path / "k.strat").checksum == entry["checksum"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None:
+    ckpt = tmp_path / "run.ckpt.npz"
+    out = tmp_path / "run.strat"
+    args = [sys.executable, "-m", "strategies.cli", "solve", "--recipe",
+            "leduc.nolimit.2p.fchpa", "--iterations", "100000000", "--no-progress",
+            "--checkpoint", str(ckpt), "--out", str(out)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, env=env) as proc:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        assert "solving leduc.nolimit.2p.fchpa" in banner, banner
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "--resume" in err
+    stopped = int(re.search(r"interrupted at iteration (\d+)", err).group(1))  # type: ignore[union-attr]
+    assert ckpt.exists() and not out.exists()
+    done = run_cli("solve", "--recipe", "leduc.nolimit.2p.fchpa", "--resume", "--iterations",
+                   str(stopped + 3), "--no-progress", "--checkpoint", str(ckpt), "--out",
+                   str(out))
+    assert done.returncode == 0, done.stderr
+    assert f"from iteration {stopped}" in done.stderr
+    assert load_strategy(out).meta["iterations"] == stopped + 3
