@@ -39,6 +39,7 @@ REFERENCE_LOGS = {
     "lim3p_1000.log": "holdem.limit.3p.game",
     "kuhn3p_1000.log": "kuhn.limit.3p.game",
     "leduc_1000.log": "leduc.limit.2p.game",
+    "royal_1000.log": "royal.nolimit.2p.game",
 }
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
