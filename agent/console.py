@@ -1,8 +1,29 @@
-"""argparse value types shared by the command-line tools (stdlib only)."""
+"""What the command-line tools share on the console: argparse value types and one progress
+display.
+
+:func:`make_progress` is the one progress implementation of the project (the match runner's
+hands/s and ETA, a solver's iterations/s and exploitability): a rich bar when ``rich`` is
+installed and the stream is a terminal, plain lines otherwise. A caller gives the bar a
+description, a total (or ``None`` for an open-ended count), the names of the text fields it
+shows beside the bar, and a function that turns the position and fields into one plain line;
+then it calls :meth:`Progress.update` as work is done, :meth:`Progress.note` for a message,
+and :meth:`Progress.close` at the end. Plain lines come at most every ``plain_every``
+seconds (0: at every update) and once more at :meth:`Progress.close` if the last update was
+not shown, so a short run still reports where it ended.
+
+Imports the stdlib, and ``rich`` lazily when a bar is drawn; no numpy or numba.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TextIO
+
+__all__ = ["PlainLine", "Progress", "make_progress", "positive_int"]
 
 
 def positive_int(text: str) -> int:
@@ -14,3 +35,98 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+# --------------------------------------------------------------------------- progress
+
+PlainLine = Callable[[float, Mapping[str, str]], str]
+"""Turns the position and the text fields into one plain progress line."""
+
+
+class Progress(Protocol):
+    """A progress display (see the module docstring)."""
+
+    def update(self, completed: float, **fields: str) -> None:
+        """Move to ``completed`` and set text fields (unknown names are kept for the line)."""
+
+    def note(self, text: str) -> None:
+        """A message, printed on its own line above the bar."""
+
+    def close(self) -> None:
+        """Stop the display (plain: print the last line if it was not shown)."""
+
+
+class _Plain:
+    """Plain lines on a stream, at most every ``every`` seconds, and one at the end."""
+
+    def __init__(self, stream: TextIO, line: PlainLine, every: float, quiet: bool) -> None:
+        self.stream = stream
+        self.line = line
+        self.every = every
+        self.quiet = quiet
+        self.last_print = -float("inf")
+        self.pending: tuple[float, dict[str, str]] | None = None
+
+    def update(self, completed: float, **fields: str) -> None:
+        self.pending = (completed, fields)
+        now = time.monotonic()
+        if not self.quiet and now - self.last_print >= self.every:
+            self._flush(now)
+
+    def _flush(self, now: float) -> None:
+        assert self.pending is not None
+        self.stream.write(self.line(*self.pending) + "\n")
+        self.stream.flush()
+        self.pending = None
+        self.last_print = now
+
+    def note(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if not self.quiet and self.pending is not None and self.every > 0:
+            self._flush(time.monotonic())
+
+
+class _Rich:
+    """A rich bar: description, bar, the named text fields, elapsed and remaining time."""
+
+    def __init__(self, stream: TextIO, description: str, total: float | None,
+                 completed: float, fields: Sequence[str]) -> None:
+        p = importlib.import_module("rich.progress")
+        console = importlib.import_module("rich.console").Console(file=stream)
+        columns: list[Any] = [p.TextColumn("[bold]{task.description}"), p.BarColumn()]
+        columns += [p.TextColumn(f"{{task.fields[{name}]}}") for name in fields]
+        columns += [p.TimeElapsedColumn(), p.TimeRemainingColumn()]
+        self.fields = tuple(fields)
+        self.progress = p.Progress(*columns, console=console, transient=False)
+        self.progress.start()
+        self.task = self.progress.add_task(description, total=total, completed=completed,
+                                           **dict.fromkeys(self.fields, ""))
+
+    def update(self, completed: float, **fields: str) -> None:
+        shown = {k: v for k, v in fields.items() if k in self.fields}
+        self.progress.update(self.task, completed=completed, **shown)
+
+    def note(self, text: str) -> None:
+        self.progress.console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def make_progress(
+    *, enabled: bool, description: str, total: float | None, line: PlainLine,
+    completed: float = 0.0, fields: Sequence[str] = (), stream: TextIO | None = None,
+    plain_every: float = 10.0,
+) -> Progress:
+    """A rich bar if ``enabled``, rich is installed and ``stream`` (default stderr) is a
+    terminal, else plain lines (none but notes if not ``enabled``)."""
+    stream = sys.stderr if stream is None else stream
+    if enabled and stream.isatty():
+        try:
+            return _Rich(stream, description, total, completed, fields)
+        except ImportError:
+            pass
+    return _Plain(stream, line, plain_every, quiet=not enabled)

@@ -14,7 +14,7 @@ estimate, which is seeded by the suit-canonical form and so is the same for ever
 a class), and the class's size in hands (1..24). Built by worker threads over chunks of
 classes (a numba kernel that releases the GIL): ~0.1 ms per flop class, ~30 us per turn
 class, ~8 us per river class, per core. Tables are cached as ``.npz``
-(``allow_pickle=False``) under :func:`strategies.holdem.cache_dir`, validated on load
+(``allow_pickle=False``) under :func:`strategies.cache.cache_dir`, validated on load
 (shapes, dtypes, values in [0, 1], class sizes equal to the indexer's).
 
 **Exact percentiles** (:func:`exact_thresholds`): the thresholds
@@ -51,7 +51,7 @@ from agent.abstraction import isomorphism as _iso
 from agent.abstraction.holdem_buckets import BOARD_SIZES, FLOP_RIVERS_PER_TURN
 from agent.abstraction.isomorphism import HandIndexer, holdem_indexer
 from agent.jit import nogil_kernel
-from strategies.holdem import _atomic_npz, cache_dir
+from strategies.cache import cache_dir, write_npz
 
 __all__ = [
     "TABLE_FORMAT",
@@ -232,7 +232,7 @@ def save_strength_table(table: StrengthTable, path: Path) -> Path:
     header = {"format": TABLE_FORMAT, "version": TABLE_VERSION, "key": table.key,
               "round": table.round, "flop_rivers_per_turn": table.flop_rivers_per_turn}  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_npz(path, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+    write_npz(path, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                 ehs=table.ehs, ehs2=table.ehs2, hands=table.hands)  # fmt: skip
     return path
 

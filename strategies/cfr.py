@@ -27,6 +27,20 @@ The flags, per iteration ``t = 1, 2, ...``:
   and the other players' actions are sampled from :mod:`strategies.rng` (MRG32k3a, seeded,
   saved in checkpoints), the traverser's actions are all explored, and the other players'
   average strategies are updated at their sampled nodes. Always alternating.
+* ``discount_interval`` / ``discount_until`` (external sampling): linear-CFR-style
+  discounting as in Pluribus (Brown and Sandholm 2019): after every ``discount_interval``
+  iterations, while ``t <= discount_until``, regrets and average sums are multiplied by
+  ``k / (k + 1)`` where ``k = t // discount_interval``.
+
+**Where chance comes from.** The game is either an :class:`~strategies.game.AbstractGame`
+(every deal enumerated with its probability; full-width passes or external sampling, deals
+drawn from the cumulative distribution) or a :class:`~strategies.dealpool.PoolGame` (a
+flat two-player tree and a pool of sampled deals with precomputed buckets and showdown
+results; external sampling only, deals drawn uniformly from the pool: the ``mccfr-es-pool``
+variant the hold'em recipe uses). Both give the kernels the same flat arrays
+(``kernel_args``), so there is one external-sampling traversal (:func:`_es_pass`) and one
+run loop (:func:`_es_run`) for both. Rows a pool solve never reached average to the
+regret-matching strategy of their regrets (uniform without positive regrets).
 
 Full-width passes are vectorised over chance: one walk of the betting tree per pass, with
 every player's reach probability and every player's value held as vectors over all the
@@ -36,11 +50,12 @@ strategy accumulates ``weight * own reach * current strategy`` (OpenSpiel's conv
 A subtree is skipped when every player's reach is zero for every deal (it cannot change
 anything). Rows never reached average to uniform.
 
-Kernels are private ``@njit(cache=True)`` functions over flat arrays that mutate
+Kernels are private :func:`agent.jit.kernel` functions over flat arrays that mutate
 preallocated outputs; the class validates, allocates and times. Each kernel has a slow
-pure-Python oracle in ``tests/test_cfr.py``. The kernels walk the tree depth first with an
-explicit stack (per-depth frames), not recursion: numba's on-disk cache crashes when it
-reloads self-recursive functions (numba issue #6061).
+pure-Python oracle in ``tests/strategies/test_cfr.py`` (enumerated games) and
+``tests/strategies/test_holdem_solver.py`` (pool games). The kernels walk the tree depth
+first with an explicit stack (per-depth frames), not recursion: numba's on-disk cache
+crashes when it reloads self-recursive functions (numba issue #6061).
 
 Imports :mod:`agent`, numpy, numba and :mod:`strategies` modules; never imported by
 :mod:`agent`.
@@ -64,16 +79,25 @@ from numpy.lib.npyio import NpzFile
 
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import format_gamedef
-from agent.fileio import atomic_writer
 from agent.jit import kernel
 from strategies import rng as _rng
+from strategies.cache import write_npz
+from strategies.dealpool import PoolGame
 from strategies.game import AbstractGame, KernelGame, normalise_rows
+
+SolverGame = AbstractGame | PoolGame
+"""What a :class:`Solver` solves: enumerated deals or a deal pool."""
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
 CHECKPOINT_FORMAT = "acpc-arena-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+"""Version 2 adds the pool identity and ``value_sum``; version 1 files, and version 1 files
+of the former hold'em format (:data:`_OLD_POOL_FORMAT`), still load."""
+_OLD_POOL_FORMAT = "acpc-arena-holdem-checkpoint"
+POOL_SOLVER = "mccfr-es-pool"
+"""The variant name of external sampling over a deal pool (the hold'em recipes)."""
 
 
 class CheckpointError(AcpcError, ValueError):
@@ -98,6 +122,8 @@ class SolverConfig:
     alpha: float = 1.5
     beta: float = 0.0
     gamma: float = 0.0
+    discount_interval: int = 0
+    discount_until: int = 0
 
     def __post_init__(self) -> None:
         if self.sampling not in ("full", "external"):
@@ -110,10 +136,23 @@ class SolverConfig:
                 raise ValueError(f"expected a finite {key}, got {value!r}")
         if self.gamma < 0:
             raise ValueError(f"expected gamma >= 0, got {self.gamma!r}")
+        for key in ("discount_interval", "discount_until"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"expected a non-negative integer {key}, got {value!r}")
+        if self.discount_interval and self.sampling != "external":
+            raise ValueError("expected discount_interval only with external sampling")
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict that :meth:`from_json` reads back."""
-        return dataclasses.asdict(self)
+        """A JSON-able dict that :meth:`from_json` reads back (the pool variant's is its
+        name and discount schedule only)."""
+        if self.name == POOL_SOLVER:
+            return {"name": self.name, "discount_interval": self.discount_interval,
+                    "discount_until": self.discount_until}
+        data = dataclasses.asdict(self)
+        if not self.discount_interval and not self.discount_until:
+            del data["discount_interval"], data["discount_until"]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SolverConfig:
@@ -126,6 +165,8 @@ class SolverConfig:
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"expected solver config keys {sorted(known)}, got {sorted(data)}")
+        if data.get("name") == POOL_SOLVER:
+            return dataclasses.replace(VARIANTS[POOL_SOLVER], **data)
         return cls(**data)
 
 
@@ -135,9 +176,11 @@ VARIANTS: dict[str, SolverConfig] = {
     "lcfr": SolverConfig("lcfr", discount=True, alpha=1.0, beta=1.0, gamma=1.0),
     "dcfr": SolverConfig("dcfr", discount=True, alpha=1.5, beta=0.0, gamma=2.0),
     "mccfr-es": SolverConfig("mccfr-es", sampling="external"),
+    POOL_SOLVER: SolverConfig(POOL_SOLVER, sampling="external"),
 }
 """The named variants: vanilla CFR, CFR+ (RM+, linear averaging), linear CFR, DCFR(1.5, 0,
-2) and external-sampling MCCFR; all alternate updates."""
+2), external-sampling MCCFR, and the same over a deal pool (with a discount schedule set by
+the recipe); all alternate updates."""
 
 
 def solver_config(spec: str | SolverConfig) -> SolverConfig:
@@ -406,26 +449,80 @@ def _es_pass(
 @kernel
 def _es_run(
     g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
-    beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64, cumulative: F64,
-    sigma: F64, utility: F64, total: F64, node_at: I64, next_action: I64,
-) -> None:
-    """``iterations`` external-sampling iterations (one traversal per player each)."""
+    beta: float, gamma: float, discount_interval: int, discount_until: int, regrets: F64,
+    strategy_sum: F64, state: I64, cumulative: F64, sigma: F64, utility: F64, total: F64,
+    node_at: I64, next_action: I64,
+) -> float:
+    """``iterations`` external-sampling iterations (one traversal per player each).
+
+    A deal is drawn from ``cumulative`` (the enumerated deals' distribution), or uniformly
+    from the ``deal_bucket`` rows if ``cumulative`` is empty (a pool). Returns the sum of
+    position 0's sampled traversal values, a cheap running estimate of its game value.
+    """
+    n_deals = g[11].shape[0]
     n_players = g[11].shape[1]
+    value0 = 0.0
     for i in range(iterations):
         t = t0 + i + 1
         weight = float(t) ** gamma
         for p in range(n_players):
-            deal = _sample_index(cumulative, _rng.uniform(state))
-            _es_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility, total,
-                     node_at, next_action)
+            u = _rng.uniform(state)
+            if cumulative.shape[0] == 0:
+                deal = int(u * n_deals)
+                if deal >= n_deals:
+                    deal = n_deals - 1
+            else:
+                deal = _sample_index(cumulative, u)
+            v = _es_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
+                         total, node_at, next_action)
+            if p == 0:
+                value0 += v
             _post_update(g, regrets, p, t, plus, discount, alpha, beta)
+        if discount_interval > 0 and t % discount_interval == 0 and t <= discount_until:
+            k = t // discount_interval
+            f = k / (k + 1.0)
+            for j in range(regrets.shape[0]):
+                regrets[j] *= f
+                strategy_sum[j] *= f
+    return value0
+
+
+@kernel
+def _normalise_or_regrets(num_actions: npt.NDArray[Any], offset: I64, rows: npt.NDArray[Any],
+                          sums: F64, regrets: F64, out: F64) -> None:
+    """Average strategy rows: ``sums`` normalised; rows with no sum use regret matching of
+    ``regrets``, and uniform if those have no positive entry either."""
+    for n in range(num_actions.shape[0]):
+        k = num_actions[n]
+        if k == 0:
+            continue
+        for b in range(rows[n]):
+            s = offset[n] + b * k
+            tot = 0.0
+            for a in range(k):
+                if sums[s + a] > 0.0:
+                    tot += sums[s + a]
+            src = sums
+            if tot <= 0.0:
+                src = regrets
+                for a in range(k):
+                    if regrets[s + a] > 0.0:
+                        tot += regrets[s + a]
+            for a in range(k):
+                if tot > 0.0:
+                    out[s + a] = src[s + a] / tot if src[s + a] > 0.0 else 0.0
+                else:
+                    out[s + a] = 1.0 / k
 
 
 # --------------------------------------------------------------------------- the solver
 
 
-def _identity(game: AbstractGame) -> dict[str, Any]:
-    """What a checkpoint must match: the game, both abstractions and the table size."""
+def _identity(game: SolverGame) -> dict[str, Any]:
+    """What a checkpoint must match: the game, both abstractions (and the pool) and the
+    table size."""
+    if isinstance(game, PoolGame):
+        return game.identity()
     return {
         "game": format_gamedef(game.game),
         "game_fingerprint": game.game.fingerprint,
@@ -439,22 +536,32 @@ class Solver:
     """The base solver: a game, behaviour flags, cumulative regrets and average strategy.
 
     Args:
-        game: the flat abstract game (:func:`strategies.game.build_abstract_game`).
+        game: the flat abstract game (:func:`strategies.game.build_abstract_game`) or a
+            pool game (:class:`strategies.dealpool.PoolGame`, external sampling only).
         config: a :class:`SolverConfig` or a variant name (``cfr``, ``cfr+``, ``lcfr``,
-            ``dcfr``, ``mccfr-es``).
+            ``dcfr``, ``mccfr-es``, ``mccfr-es-pool``).
         seed: seeds the sampling generator (ignored by full-width variants, kept anyway).
+
+    Raises:
+        ValueError: for a pool game with a full-width configuration.
     """
 
     def __init__(
-        self, game: AbstractGame, config: SolverConfig | str = "cfr", *, seed: int = 0
+        self, game: SolverGame, config: SolverConfig | str = "cfr", *, seed: int = 0
     ) -> None:
         self.game = game
         self.config = solver_config(config)
+        if isinstance(game, PoolGame) and self.config.sampling != "external":
+            raise ValueError(f"expected external sampling for a deal pool, got solver "
+                             f"{self.config.name!r}")
         self.seed = int(seed)
         self.iteration = 0
         """Iterations done so far."""
         self.seconds = 0.0
         """Wall time spent in :meth:`iterate` (carried over by checkpoints)."""
+        self.value_sum = 0.0
+        """External sampling: the sum of position 0's sampled traversal values (divide by
+        :attr:`iteration` for a running estimate of its game value)."""
         size = game.table_size
         self.regrets = np.zeros(size)
         """Cumulative counterfactual regrets, in table layout."""
@@ -466,14 +573,18 @@ class Solver:
         self._node_at = np.zeros(depth, dtype=np.int64)
         self._next_action = np.zeros(depth, dtype=np.int64)
         if self.config.sampling == "full":
+            assert isinstance(game, AbstractGame)
             self._current = np.zeros(size)
             self._reach = np.zeros((depth, n, game.num_deals))
             self._value = np.zeros((depth, n, game.num_deals))
             self._action_value = np.zeros((depth, game.max_actions, game.num_deals))
         else:
-            cumulative = np.cumsum(game.deal_prob)
-            cumulative[-1] = 1.0
-            self._cumulative = cumulative
+            if isinstance(game, PoolGame):
+                self._cumulative = np.empty(0)
+            else:
+                cumulative = np.cumsum(game.deal_prob)
+                cumulative[-1] = 1.0
+                self._cumulative = cumulative
             self._sigma = np.zeros((depth, game.max_actions))
             self._utility = np.zeros((depth, game.max_actions))
             self._total = np.zeros(depth)
@@ -493,22 +604,23 @@ class Solver:
         if iterations == 0:
             return
         start = time.perf_counter()
-        self._run(iterations)
+        self.value_sum += self._run(iterations)
         self.iteration += iterations
         self.seconds += time.perf_counter() - start
 
-    def _run(self, iterations: int) -> None:
+    def _run(self, iterations: int) -> float:
         c = self.config
         if c.sampling == "full":
             _cfr_run(self._g, iterations, self.iteration, c.alternating, c.regret_plus,
                      c.discount, c.alpha, c.beta, c.gamma, self.regrets, self.strategy_sum,
                      self._current, self._reach, self._value, self._action_value,
                      self._node_at, self._next_action)
-        else:
-            _es_run(self._g, iterations, self.iteration, c.regret_plus, c.discount, c.alpha,
-                    c.beta, c.gamma, self.regrets, self.strategy_sum, self.rng_state,
-                    self._cumulative, self._sigma, self._utility, self._total, self._node_at,
-                    self._next_action)
+            return 0.0
+        return float(_es_run(self._g, iterations, self.iteration, c.regret_plus, c.discount,
+                             c.alpha, c.beta, c.gamma, c.discount_interval, c.discount_until,
+                             self.regrets, self.strategy_sum, self.rng_state,
+                             self._cumulative, self._sigma, self._utility, self._total,
+                             self._node_at, self._next_action))
 
     def current_strategy(self) -> F64:
         """The regret-matching strategy the next iteration would play (table layout)."""
@@ -518,7 +630,15 @@ class Solver:
 
     def average_strategy(self) -> F64:
         """The average strategy: the solver's output, in strategy-file table layout."""
-        return normalise_rows(self.game, self.strategy_sum)
+        game = self.game
+        if isinstance(game, PoolGame):
+            out = np.empty(game.table_size)
+            f = game.flat
+            _normalise_or_regrets(f.num_actions, f.offset,
+                                  np.asarray(f.layout.rows, dtype=np.int64),
+                                  self.strategy_sum, self.regrets, out)
+            return out
+        return normalise_rows(game, self.strategy_sum)
 
     # ----------------------------------------------------------------- checkpoints
 
@@ -535,26 +655,24 @@ class Solver:
             "seed": self.seed,
             "iteration": self.iteration,
             "seconds": self.seconds,
+            "value_sum": self.value_sum,
             "extra": extra or {},
         }
         target = Path(path)
-        with atomic_writer(target, suffix=".npz") as f:
-            np.savez(
-                f,
-                header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                regrets=self.regrets,
-                strategy_sum=self.strategy_sum,
-                rng_state=self.rng_state,
-            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_npz(target, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                  regrets=self.regrets, strategy_sum=self.strategy_sum,
+                  rng_state=self.rng_state)
         return target
 
     @classmethod
-    def load_checkpoint(cls, path: str | Path, game: AbstractGame) -> Solver:
-        """Resume a solver from :meth:`save_checkpoint` for the same game and abstractions.
+    def load_checkpoint(cls, path: str | Path, game: SolverGame) -> Solver:
+        """Resume a solver from :meth:`save_checkpoint` for the same game and abstractions
+        (and the same pool).
 
         Raises:
             CheckpointError: if the file is unreadable, corrupt, or for another game,
-                abstraction or table size.
+                abstraction, pool or table size.
         """
         source = str(path)
         try:
@@ -574,8 +692,9 @@ class Solver:
                 raise ValueError("the header is not an object")
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{source}: corrupt checkpoint header: {exc}") from None
-        if header.get("format") != CHECKPOINT_FORMAT or header.get("version") != \
-                CHECKPOINT_VERSION:
+        kind = (header.get("format"), header.get("version"))
+        if kind not in ((CHECKPOINT_FORMAT, 1), (CHECKPOINT_FORMAT, CHECKPOINT_VERSION),
+                        (_OLD_POOL_FORMAT, 1)):
             raise CheckpointError(
                 f"{source}: expected a {CHECKPOINT_FORMAT} version {CHECKPOINT_VERSION}, got "
                 f"{header.get('format')!r} version {header.get('version')!r}"
@@ -592,6 +711,7 @@ class Solver:
             solver = Solver(game, config, seed=int(header["seed"]))
             solver.iteration = int(header["iteration"])
             solver.seconds = float(header["seconds"])
+            solver.value_sum = float(header.get("value_sum", 0.0))
             state = _rng.check_state(arrays["rng_state"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"{source}: corrupt checkpoint header: {exc}") from None

@@ -3,7 +3,7 @@
 Commands:
 
 * ``solve --recipe NAME [--iterations N | --minutes M] [--resume]``: run the recipe's
-  solver (:mod:`strategies.recipes`) and write the strategy file (``--out``, default
+  solver (:mod:`strategies.solve`, recipes in :mod:`strategies.recipes`) and write the file (``--out``, default
   ``NAME.strat`` here; ``--bundle`` writes the bundled file and its manifest entry).
   ``--iterations`` is the total to reach (default: the recipe's), ``--minutes`` a time
   budget for this run. A progress bar (rich, if installed; plain lines otherwise) shows
@@ -35,17 +35,14 @@ on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import signal
 import sys
 import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -56,7 +53,7 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.console import positive_int
-from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
+from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.best_response import (
     Exploitability,
@@ -64,9 +61,8 @@ from strategies.best_response import (
     purify_table,
     strategy_table,
 )
-from strategies.cfr import Solver
-from strategies.game import AbstractGame, build_abstract_game, check_enumerable, normalise_rows
-from strategies.recipes import DATA_DIR, RECIPES, Recipe, get_recipe, load_manifest, update_manifest
+from strategies.game import AbstractGame, build_abstract_game, check_enumerable
+from strategies.recipes import DATA_DIR, RECIPES, get_recipe, load_manifest, update_manifest
 from strategies.sampled_br import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
@@ -78,117 +74,8 @@ from strategies.sampled_br import (
 from strategies.translation import commands as translation_commands
 
 PROG = "acpc-strategy"
-CHUNK_SECONDS = 0.25
-"""Iterations run in chunks of about this long: Ctrl-C is noticed between chunks."""
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class _Progress(Protocol):
-    def update(self, iteration: int, rate: float, note: str) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class _PlainProgress:
-    """A line on stderr every ``every`` seconds (when rich is missing or output is piped)."""
-
-    def __init__(self, stream: TextIO, target: int | None, every: float = 10.0) -> None:
-        self.stream = stream
-        self.target = target
-        self.every = every
-        self.last = time.monotonic()
-
-    def update(self, iteration: int, rate: float, note: str) -> None:
-        now = time.monotonic()
-        if now - self.last < self.every:
-            return
-        self.last = now
-        of = f"/{self.target}" if self.target else ""
-        extra = f", {note}" if note else ""
-        print(f"{PROG}: iteration {iteration}{of}, {rate:,.0f} it/s{extra}", file=self.stream,
-              flush=True)
-
-    def close(self) -> None:
-        pass
-
-
-class _RichProgress:
-    """A rich progress bar: iterations (or time) done, iterations/s, exploitability."""
-
-    def __init__(self, target: int | None, seconds: float | None, start: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=30),
-            TextColumn("{task.fields[done]}"),
-            TextColumn("{task.fields[rate]}"),
-            TextColumn("{task.fields[note]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self.by_time = target is None
-        self.t0 = time.monotonic()
-        self.target = target
-        total = float(seconds) if self.by_time and seconds else float(target or 0) or None
-        self.task = self.progress.add_task(
-            "solving", total=total, completed=0 if self.by_time else start, done="", rate="",
-            note="",
-        )
-        self.progress.start()
-
-    def update(self, iteration: int, rate: float, note: str) -> None:
-        completed = time.monotonic() - self.t0 if self.by_time else iteration
-        of = f"/{self.target:,}" if self.target else ""
-        self.progress.update(self.task, completed=completed, done=f"{iteration:,}{of} it",
-                             rate=f"{rate:,.0f} it/s", note=note)
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def _make_progress(
-    enabled: bool, target: int | None, seconds: float | None, start: int
-) -> _Progress:
-    if enabled:
-        try:
-            return _RichProgress(target, seconds, start)
-        except ImportError:
-            pass
-    return _PlainProgress(sys.stderr, target, every=10.0 if enabled else float("inf"))
-
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _stored_table(game: AbstractGame, table: Any, dtype: str) -> Any:
-    """The table as it will read back from a file of ``dtype`` (float64, rows renormalised
-    as :func:`strategies.best_response.strategy_table` reads them)."""
-    if dtype == "uint16":
-        return normalise_rows(game, quantize_rows(table, game.layout).astype(np.float64))
-    return normalise_rows(game, np.asarray(table, dtype=np.float32))
-
-
-def _figures(result: Exploitability) -> dict[str, Any]:
-    kind, value = result.headline
-    return {
-        "exploitability": value,
-        "exploitability_kind": kind,
-        "best_responses": list(result.best_responses),
-        "game_value": list(result.values),
-        "units": "chips per hand",
-    }
 
 
 def _game_for_strategy(strategy: Strategy) -> AbstractGame:
@@ -236,121 +123,14 @@ def _print_exploitability(result: Exploitability, out: TextIO) -> None:
 # --------------------------------------------------------------------------- commands
 
 
-def _run(
-    solver: Solver, target: int | None, deadline: float | None, *, progress: bool, banner: str
-) -> bool:
-    """Iterate in short chunks until ``target`` iterations or ``deadline`` (monotonic).
-
-    Ctrl-C (SIGINT) is caught from before the banner is printed until the end, and stops
-    the run between chunks. Returns True if it was interrupted.
-    """
-    stop = False
-
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
-        nonlocal stop
-        stop = True
-
-    game = solver.game
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        print(banner, file=sys.stderr, flush=True)
-        bar = _make_progress(progress, target, None if deadline is None
-                             else deadline - time.monotonic(), solver.iteration)
-        chunk = 1
-        note = ""
-        last_exploit = time.monotonic()
-        exploit_cost = 0.0
-        try:
-            while not stop:
-                if target is not None and solver.iteration >= target:
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-                n = chunk if target is None else min(chunk, target - solver.iteration)
-                t = time.perf_counter()
-                solver.iterate(n)
-                rate = n / max(time.perf_counter() - t, 1e-9)
-                chunk = max(1, min(int(rate * CHUNK_SECONDS), 1_000_000))
-                if time.monotonic() - last_exploit >= max(2.0, 20.0 * exploit_cost):
-                    t = time.perf_counter()
-                    kind, value = exploitability(game, solver.average_strategy()).headline
-                    exploit_cost = time.perf_counter() - t
-                    last_exploit = time.monotonic()
-                    note = f"{kind} {value:.3g}"
-                bar.update(solver.iteration, rate, note)
-        finally:
-            bar.close()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    return stop
-
-
 def _solve(args: argparse.Namespace) -> int:
-    recipe: Recipe = get_recipe(args.recipe)
-    if not recipe.enumerated:
-        from strategies.holdem import solve_recipe  # sampled deals (hold'em)
+    from strategies.solve import solve_recipe
 
-        return solve_recipe(recipe, args)
-    game = recipe.abstract_game()
-    out, checkpoint = recipe.solve_paths(args.out, args.bundle, args.checkpoint, args.resume)
-    if args.resume:
-        solver = Solver.load_checkpoint(checkpoint, game)
-    else:
-        solver = Solver(game, recipe.solver_config(), seed=recipe.seed)
-    deadline = None if args.minutes is None else time.monotonic() + 60.0 * args.minutes
-    target: int | None = None
-    if args.minutes is None:
-        target = args.iterations if args.iterations is not None else recipe.iterations
-    solver.warm_up()
-    budget = f"{target} iterations" if target is not None else f"{args.minutes:g} minutes"
-    stopped = _run(solver, target, deadline, progress=not args.no_progress,
-                   banner=f"{PROG}: solving {recipe.name} with {solver.config.name} from "
-                   f"iteration {solver.iteration} ({budget}; Ctrl-C writes a checkpoint)")
-    extra = {"recipe": recipe.name}
-    if stopped:
-        solver.save_checkpoint(checkpoint, extra)
-        print(f"{PROG}: interrupted at iteration {solver.iteration}: checkpoint written to "
-              f"{checkpoint}; continue with --resume", file=sys.stderr)
-        return 130
-    solver.save_checkpoint(checkpoint, extra)
-    average = solver.average_strategy()
-    stored = _stored_table(game, average, recipe.dtype)
-    result = exploitability(game, stored)
-    meta = {
-        "solver": solver.config.name,
-        "solver_config": solver.config.to_json(),
-        "iterations": solver.iteration,
-        "seconds": round(solver.seconds, 3),
-        "seed": solver.seed,
-        "recipe": recipe.name,
-        **_figures(result),
-    }
-    path = dump_strategy(out, game.game, game.betting, game.cards.spec, average,
-                         dtype=recipe.dtype, meta=meta, tree=game.tree)
-    loaded = load_strategy(path, game.game, tree=game.tree)
-    kind, value = result.headline
-    print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iteration} iterations "
-          f"of {solver.config.name} in {solver.seconds:.1f} s, {kind} {value:.6g} chips/hand, "
-          f"game value {', '.join(f'{v:+.6f}' for v in result.values)}")
-    if args.bundle:
-        path.chmod(0o644)  # package data: readable by everyone (temporary files are 0600)
-        entry = {
-            "file": path.name,
-            "recipe": recipe.name,
-            "game": recipe.game,
-            "betting": game.betting.name,
-            "cards": game.cards.spec,
-            "solver": solver.config.name,
-            "iterations": solver.iteration,
-            "seconds": round(solver.seconds, 2),
-            **_figures(result),
-            "dtype": recipe.dtype,
-            "checksum": loaded.checksum,
-            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "bytes": path.stat().st_size,
-        }
-        print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")
-    return 0
+    return solve_recipe(get_recipe(args.recipe), iterations=args.iterations,
+                        minutes=args.minutes, resume=args.resume, out=args.out,
+                        checkpoint=args.checkpoint, bundle=args.bundle,
+                        progress=not args.no_progress, workers=args.workers or 1,
+                        checkpoint_minutes=args.checkpoint_minutes or 10.0)
 
 
 def _inspect_sampled(file: str, strategy: Strategy, out: TextIO) -> None:

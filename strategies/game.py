@@ -20,6 +20,12 @@ dealer scores them). Fold endings store one vector. Everything works for N playe
 This is for games whose deals can be enumerated (Kuhn, Leduc, small custom decks: at most
 :data:`MAX_DEALS`); games with hold'em decks need sampled chance and lossy buckets.
 
+:class:`FlatTree` is the same betting tree without chance, for two-player games whose deals
+are sampled (:mod:`strategies.dealpool`): per-node arrays and, per terminal, position 0's
+payoff for each showdown result (:data:`WIN0`, :data:`WIN1`, :data:`TIE`; a fold ending has
+one payoff for all three), from :meth:`agent.acpc.betting.BettingState.payoffs`. Two players,
+zero sum: position 1 gets the negative.
+
 Imports :mod:`agent` and numpy; no numba here (the kernels live with the solvers).
 """
 
@@ -29,7 +35,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +49,12 @@ from agent.strategy.fileformat import TableLayout, table_layout
 
 MAX_DEALS = 2_000_000
 """Largest number of deals :func:`build_abstract_game` enumerates."""
+WIN0: Final = 0
+"""Showdown result: position 0 wins."""
+WIN1: Final = 1
+"""Showdown result: position 1 wins."""
+TIE: Final = 2
+"""Showdown result: a split pot."""
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -379,3 +391,78 @@ def uniform_table(game: AbstractGame) -> F64:
         start = int(game.offset[node])
         table[start : start + int(game.rows[node]) * k] = 1.0 / k
     return table
+
+
+# --------------------------------------------------------------------------- flat tree
+
+
+@dataclass(frozen=True, eq=False)
+class FlatTree:
+    """The abstract betting tree as flat arrays (see the module docstring)."""
+
+    tree: BettingTree
+    layout: TableLayout
+    player: I64
+    """Per node: the acting position (-1 at terminals)."""
+    round: I64
+    """Per node: the betting round."""
+    num_actions: I64
+    """Per node: actions (0 at terminals)."""
+    child_start: I64
+    """Per node: index of its first child in :attr:`children`."""
+    children: I64
+    offset: I64
+    """Per node: first table index of its rows (-1 at terminals)."""
+    term_value: F64
+    """Per node, shape ``(nodes, 3)``: position 0's payoff for results WIN0, WIN1, TIE
+    (zeros at decision nodes)."""
+
+    @property
+    def table_size(self) -> int:
+        return self.layout.total
+
+    @property
+    def max_depth(self) -> int:
+        depth = np.zeros(len(self.player), dtype=np.int64)
+        for n in range(len(self.player)):
+            s = int(self.child_start[n])
+            for c in self.children[s : s + int(self.num_actions[n])]:
+                depth[c] = depth[n] + 1
+        return int(depth.max())
+
+    def arrays(self) -> tuple[I64, I64, I64, I64, I64, I64, F64]:
+        """What the kernels take, in order."""
+        return (self.player, self.round, self.num_actions, self.child_start, self.children,
+                self.offset, self.term_value)
+
+
+def flatten_tree(tree: BettingTree, buckets: tuple[int, ...]) -> FlatTree:
+    """Flat arrays of ``tree`` for a table with ``buckets`` per round.
+
+    Raises:
+        ValueError: unless the game has two players.
+    """
+    if tree.game.num_players != 2:
+        raise ValueError(f"expected a 2-player game, got {tree.game.num_players} players")
+    layout = table_layout(tree, buckets)
+    n = len(tree.nodes)
+    player = np.full(n, -1, dtype=np.int64)
+    rnd = np.zeros(n, dtype=np.int64)
+    num_actions = np.zeros(n, dtype=np.int64)
+    child_start = np.zeros(n, dtype=np.int64)
+    children: list[int] = []
+    term_value = np.zeros((n, 3))
+    for node in tree.nodes:
+        rnd[node.id] = node.round
+        child_start[node.id] = len(children)
+        if node.is_terminal:
+            state = node.state
+            for result, ranks in ((WIN0, (1, 0)), (WIN1, (0, 1)), (TIE, (0, 0))):
+                term_value[node.id, result] = state.payoffs(ranks)[0]
+            continue
+        player[node.id] = node.player
+        num_actions[node.id] = len(node.actions)
+        children.extend(node.children)
+    offset = np.asarray(layout.offsets, dtype=np.int64).copy()
+    return FlatTree(tree, layout, player, rnd, num_actions, child_start,
+                    np.asarray(children, dtype=np.int64), offset, term_value)

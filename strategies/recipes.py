@@ -18,6 +18,7 @@ Imports :mod:`agent` and :mod:`strategies`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -57,7 +58,7 @@ class Recipe:
     description: str = ""
     cards: str = "lossless"
     """``lossless`` (enumerated deals, :mod:`strategies.game`) or ``holdem`` (E[HS^2]
-    buckets and a sampled deal pool, :mod:`strategies.holdem`)."""
+    buckets and a sampled deal pool, :mod:`strategies.dealpool`)."""
     buckets: tuple[int, ...] = ()
     """``holdem``: buckets per round, ``(169, n1, n2, n3)``."""
     card_samples: int = 50_000
@@ -91,8 +92,12 @@ class Recipe:
         return parse_betting_abstraction(self.betting)
 
     def solver_config(self) -> SolverConfig:
-        """The solver's behaviour flags."""
-        return solver_config(self.solver)
+        """The solver's behaviour flags (with the recipe's discount schedule)."""
+        config = solver_config(self.solver)
+        if self.discount_interval or self.discount_until:
+            config = dataclasses.replace(config, discount_interval=self.discount_interval,
+                                         discount_until=self.discount_until)
+        return config
 
     def solve_paths(
         self, out: str | None, bundle: bool, checkpoint: str | None, resume: bool
@@ -170,7 +175,7 @@ RECIPES: dict[str, Recipe] = {
             "blinds): 169 preflop classes, 50 E[HS^2] buckets per later round; first bet of "
             "a round half pot, pot or all-in, raises pot or all-in, at most 4/3/3/3 raises; "
             "external-sampling MCCFR over a pool of 2,000,000 sampled deals "
-            "(strategies.holdem); played fully purified (the most likely action) by default",
+            "(strategies.dealpool); played fully purified (the most likely action) by default",
         ),
     )
 }

@@ -7,7 +7,7 @@ This module measures a **lower bound** on the abstract-game exploitability inste
 confidence interval, in three steps:
 
 1. **Learn** a best response for each position on a *training* set of random deals (a
-   :class:`~strategies.holdem.DealPool`): the responder has the agent's own information
+   :class:`~strategies.dealpool.DealPool`): the responder has the agent's own information
    (betting node, bucket of the current round) and plays the abstract tree's actions.
    Bottom-up over the tree, at each of the responder's information sets it compares, over
    the training deals in that bucket, the counterfactual value of each action (weighted by
@@ -32,10 +32,10 @@ confidence interval, in three steps:
    interval from the per-deal values, the profile's values, and each position's gain.
 
 All three walks are one numba kernel (:func:`_walk`) over the flat tree of
-:mod:`strategies.holdem`: a depth-first traversal with an explicit stack that carries, per
+:mod:`strategies.game`: a depth-first traversal with an explicit stack that carries, per
 depth, the list of deals still reached with positive probability (so a pure or purified
 strategy prunes whole subtrees) and their reach and value. A pure-Python oracle
-(``tests/test_sampled_br.py``) checks it on small trees, and on a perfect-recall instance
+(``tests/strategies/test_sampled_br.py``) checks it on small trees, and on a perfect-recall instance
 with ``z = 0`` the learned strategy is checked against brute force over every pure one.
 
 Imports :mod:`agent`, numpy, numba and :mod:`strategies`; never imported by :mod:`agent`.
@@ -57,7 +57,8 @@ from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
-from strategies.holdem import FlatTree, cached_pool, flatten_tree
+from strategies.dealpool import cached_pool
+from strategies.game import FlatTree, flatten_tree
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -351,7 +352,7 @@ def sampled_exploitability(
 ) -> SampledExploitability:
     """The sampled best-response figures of a heads-up hold'em strategy file.
 
-    Deal pools come from (and go to) the pool cache of :mod:`strategies.holdem`.
+    Deal pools come from (and go to) the pool cache of :mod:`strategies.dealpool`.
 
     Raises:
         ValueError: unless the file is for a 2-player game with a hold'em card

@@ -11,10 +11,11 @@ all stored is left out (and reported as missing).
 
 Output: :func:`format_table` (plain text, deterministic, so two runs can be compared),
 :func:`to_json` / :func:`write_csv`, :func:`write_plot` (matplotlib, the optional extra
-``plot``), and the progress displays :class:`RichProgress` (the optional extra ``progress``)
-and :class:`PlainProgress`.
+``plot``), and the runner's progress display :class:`MatchProgress` (on the project's one
+progress implementation, :func:`agent.console.make_progress`).
 
-Imports the stdlib and :mod:`dealer`; rich and matplotlib only when asked for.
+Imports the stdlib, :mod:`agent.console` and :mod:`dealer`; rich and matplotlib only when
+asked for.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import importlib
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from agent import console
 from dealer.match.store import StoredMatch
 from dealer.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 
@@ -402,105 +404,63 @@ class Progress(Protocol):
     def close(self) -> None: ...
 
 
-class PlainProgress:
-    """One line per finished match on stderr (no rich, not a terminal, or ``--quiet``)."""
+class MatchProgress:
+    """The runner's :class:`Progress` on :func:`agent.console.make_progress`: hands done of
+    all, hands/s, matches, ETA; a plain line per finished match without a terminal."""
 
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
-        self.stream = sys.stderr if stream is None else stream
-        self.quiet = quiet
+    def __init__(self, enabled: bool, stream: TextIO | None = None) -> None:
+        self.enabled = enabled
+        self.stream = stream
         self.total = self.done = self.matches = self.matches_done = 0
-        self.start_time = time.monotonic()
         self.played = 0
+        self.start_time = time.monotonic()
+        self.bar: console.Progress | None = None
 
     def start(self, total_hands: int, done_hands: int, total_matches: int,
               done_matches: int) -> None:
         self.total, self.done = total_hands, done_hands
         self.matches, self.matches_done = total_matches, done_matches
         self.start_time = time.monotonic()
+        self.bar = console.make_progress(
+            enabled=self.enabled, description="acpc-match", total=total_hands,
+            completed=done_hands, fields=("count", "rate", "matches"), stream=self.stream,
+            line=self._line, plain_every=0.0,
+        )
+
+    @staticmethod
+    def _line(completed: float, fields: Mapping[str, str]) -> str:
+        return (f"[{fields['matches']}] {fields['label']}: {fields['status']}; "
+                f"{fields['count']}, {fields['rate']}, ETA {fields['eta']}")
 
     def advance(self, label: str, hands: int, seconds: float, ok: bool) -> None:
         self.matches_done += 1
         self.done += hands
         self.played += hands
-        if self.quiet:
-            return
         elapsed = max(1e-9, time.monotonic() - self.start_time)
         rate = self.played / elapsed
         eta = (self.total - self.done) / rate if rate > 0 else math.inf
-        status = f"{hands} hands in {seconds:.1f} s" if ok else "FAILED"
-        eta_text = f"{eta:.0f} s" if math.isfinite(eta) else "?"
-        self.stream.write(
-            f"[{self.matches_done}/{self.matches}] {label}: {status}; "
-            f"{self.done}/{self.total} hands, {rate:,.0f} hands/s, ETA {eta_text}\n"
+        assert self.bar is not None, "start() comes first"
+        self.bar.update(
+            self.done, count=f"{self.done}/{self.total} hands", rate=f"{rate:,.0f} hands/s",
+            matches=f"{self.matches_done}/{self.matches}", label=label,
+            status=f"{hands} hands in {seconds:.1f} s" if ok else "FAILED",
+            eta=f"{eta:.0f} s" if math.isfinite(eta) else "?",
         )
-        self.stream.flush()
 
     def note(self, text: str) -> None:
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        if self.bar is None:
+            stream = sys.stderr if self.stream is None else self.stream
+            stream.write(text + "\n")
+            stream.flush()
+        else:
+            self.bar.note(text)
 
     def close(self) -> None:
-        return None
-
-
-class RichProgress:
-    """A rich progress bar with hands/s and ETA (the optional extra ``progress``)."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        stream = sys.stderr if stream is None else stream
-        progress_mod = importlib.import_module("rich.progress")
-        console_mod = importlib.import_module("rich.console")
-        self._console = console_mod.Console(file=stream)
-        p = progress_mod
-        self._progress = p.Progress(
-            p.TextColumn("[bold]{task.description}"),
-            p.BarColumn(),
-            p.MofNCompleteColumn(),
-            p.TextColumn("hands"),
-            p.TextColumn("{task.fields[rate]}"),
-            p.TextColumn("matches {task.fields[matches]}"),
-            p.TimeRemainingColumn(),
-            console=self._console,
-            transient=False,
-        )
-        self._task: Any = None
-        self._played = 0
-        self._t0 = time.monotonic()
-        self._matches = 0
-        self._done_matches = 0
-
-    def start(self, total_hands: int, done_hands: int, total_matches: int,
-              done_matches: int) -> None:
-        self._matches, self._done_matches = total_matches, done_matches
-        self._t0 = time.monotonic()
-        self._progress.start()
-        self._task = self._progress.add_task(
-            "acpc-match", total=total_hands, completed=done_hands, rate="- hands/s",
-            matches=f"{done_matches}/{total_matches}",
-        )
-
-    def advance(self, label: str, hands: int, seconds: float, ok: bool) -> None:
-        self._played += hands
-        self._done_matches += 1
-        rate = self._played / max(1e-9, time.monotonic() - self._t0)
-        self._progress.update(self._task, advance=hands, rate=f"{rate:,.0f} hands/s",
-                              matches=f"{self._done_matches}/{self._matches}")
-        if not ok:
-            self._progress.console.print(f"{label}: FAILED")
-
-    def note(self, text: str) -> None:
-        self._progress.console.print(text, markup=False, highlight=False)
-
-    def close(self) -> None:
-        self._progress.stop()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def make_progress(enabled: bool, stream: TextIO | None = None) -> Progress:
-    """A rich bar when rich is installed and ``stream`` is a terminal, else plain lines."""
-    stream = sys.stderr if stream is None else stream
-    if enabled and stream.isatty():
-        try:
-            return RichProgress(stream)
-        except ImportError:
-            pass
-    return PlainProgress(stream, quiet=not enabled)
+    """The runner's progress: a rich bar on a terminal with rich installed, else plain
+    lines (only notes and errors if not ``enabled``)."""
+    return MatchProgress(enabled, stream)

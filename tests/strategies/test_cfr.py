@@ -39,7 +39,7 @@ from strategies.cfr import (
     SolverConfig,
 )
 from strategies.game import build_abstract_game
-from tests.support import NO_JIT, run_without_jit
+from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 from tests.support.cfr_oracle import Oracle, abstract, kuhn2, make_oracle
 
 TOL = 1e-12
@@ -407,6 +407,23 @@ def test_small_resume_is_the_same_as_not_stopping(tmp_path: Path, variant: str) 
     np.testing.assert_array_equal(resumed.regrets, straight.regrets)
     np.testing.assert_array_equal(resumed.strategy_sum, straight.strategy_sum)
     np.testing.assert_array_equal(resumed.rng_state, straight.rng_state)
+
+
+def test_small_version_1_checkpoints_still_load(tmp_path: Path) -> None:
+    """Checkpoints written before the pool games joined this solver (version 1: no
+    ``value_sum``) resume exactly."""
+    g = abstract("kuhn.limit.3p.game")
+    straight = Solver(g, "mccfr-es", seed=5)
+    straight.iterate(20)
+    first = Solver(g, "mccfr-es", seed=5)
+    first.iterate(8)
+    path = first.save_checkpoint(tmp_path / "new.npz")
+    old = rewrite_checkpoint_header(path, tmp_path / "v1.npz", version=1, value_sum=None)
+    resumed = Solver.load_checkpoint(old, g)
+    assert resumed.iteration == 8 and resumed.value_sum == 0.0
+    resumed.iterate(12)
+    np.testing.assert_array_equal(resumed.regrets, straight.regrets)
+    np.testing.assert_array_equal(resumed.strategy_sum, straight.strategy_sum)
 
 
 def test_bad_checkpoints_raise_checkpoint_error(tmp_path: Path) -> None:

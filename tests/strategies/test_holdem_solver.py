@@ -1,4 +1,5 @@
-"""The sampled-deal hold'em MCCFR (:mod:`strategies.holdem`) and the bundled hold'em file.
+"""External-sampling MCCFR over a deal pool (:mod:`strategies.cfr` on a
+:class:`strategies.dealpool.PoolGame`), the pool itself, and the bundled hold'em file.
 
 * The deal pool's buckets are the agent's (:meth:`HoldemCards.bucket`) and its showdown
   results :func:`agent.handeval.evaluate`'s, for any number of workers; pools
@@ -36,20 +37,34 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
-from strategies import holdem as H
+from strategies import dealpool as H
 from strategies import rng
-from strategies.cfr import CheckpointError
+from strategies.cfr import (
+    POOL_SOLVER,
+    CheckpointError,
+    Solver,
+    SolverConfig,
+    _es_pass,
+)
+from strategies.dealpool import PoolGame
+from strategies.game import TIE, WIN0, WIN1, FlatTree, flatten_tree
 from strategies.recipes import HOLDEM_BETTING, get_recipe, load_manifest
-from tests.support import NO_JIT, run_without_jit
+from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
 SMALL_BETTING = json.dumps({"name": "t", "fractions": [[[1.0]]], "max_raises": [2, 1, 1, 1]})
 TOL = 1e-12
 
 
-def small_flat(buckets: tuple[int, ...] = (169, 3, 3, 3)) -> H.FlatTree:
+def pool_config(interval: int, until: int) -> SolverConfig:
+    """The pool solver with a discount schedule (as a hold'em recipe sets it)."""
+    return SolverConfig(POOL_SOLVER, sampling="external", discount_interval=interval,
+                        discount_until=until)
+
+
+def small_flat(buckets: tuple[int, ...] = (169, 3, 3, 3)) -> FlatTree:
     tree = build_tree(load_game(GAME), parse_betting_abstraction(SMALL_BETTING))
-    return H.flatten_tree(tree, buckets)
+    return flatten_tree(tree, buckets)
 
 
 def synthetic_pool(n: int, buckets: tuple[int, ...], seed: int) -> H.DealPool:
@@ -66,7 +81,7 @@ def synthetic_pool(n: int, buckets: tuple[int, ...], seed: int) -> H.DealPool:
 class Oracle:
     """External-sampling MCCFR over a pool, recursively, in plain Python."""
 
-    def __init__(self, flat: H.FlatTree, pool: H.DealPool, interval: int, until: int,
+    def __init__(self, flat: FlatTree, pool: H.DealPool, interval: int, until: int,
                  seed: int) -> None:
         self.player = [int(x) for x in flat.player]
         self.rnd = [int(x) for x in flat.round]
@@ -133,7 +148,7 @@ class Oracle:
                 self.ssum = [s * f for s in self.ssum]
 
 
-def exact_value(flat: H.FlatTree, pool: H.DealPool) -> float:
+def exact_value(flat: FlatTree, pool: H.DealPool) -> float:
     """Position 0's expected payoff when both play uniformly, over the pool's deals."""
     total = 0.0
     for d in range(pool.size):
@@ -157,7 +172,7 @@ def exact_value(flat: H.FlatTree, pool: H.DealPool) -> float:
 def test_small_kernel_equals_the_oracle() -> None:
     flat = small_flat()
     pool = synthetic_pool(25, (169, 3, 3, 3), seed=4)
-    solver = H.HoldemSolver(flat, pool, H.HoldemSolverConfig(7, 30), seed=9)
+    solver = Solver(PoolGame(flat, pool), pool_config(7, 30), seed=9)
     oracle = Oracle(flat, pool, 7, 30, seed=9)
     for chunk in (1, 12, 27):
         solver.iterate(chunk)
@@ -176,13 +191,13 @@ def test_small_kernel_equals_the_oracle() -> None:
 def test_small_resume_is_the_same_as_not_stopping(tmp_path: Path) -> None:
     flat = small_flat()
     pool = synthetic_pool(25, (169, 3, 3, 3), seed=5)
-    config = H.HoldemSolverConfig(5, 20)
-    straight = H.HoldemSolver(flat, pool, config, seed=3)
+    config = pool_config(5, 20)
+    straight = Solver(PoolGame(flat, pool), config, seed=3)
     straight.iterate(40)
-    first = H.HoldemSolver(flat, pool, config, seed=3)
+    first = Solver(PoolGame(flat, pool), config, seed=3)
     first.iterate(17)
     path = first.save_checkpoint(tmp_path / "h.ckpt.npz", {"recipe": "test"})
-    resumed = H.HoldemSolver.load_checkpoint(path, flat, pool)
+    resumed = Solver.load_checkpoint(path, PoolGame(flat, pool))
     assert resumed.iteration == 17 and resumed.config == config
     resumed.iterate(23)
     assert np.array_equal(resumed.regrets, straight.regrets)
@@ -191,11 +206,34 @@ def test_small_resume_is_the_same_as_not_stopping(tmp_path: Path) -> None:
     other = synthetic_pool(25, (169, 3, 3, 3), seed=6)
     other = H.DealPool(other.buckets, other.result, 99, other.cards)
     with pytest.raises(CheckpointError, match="another pool"):
-        H.HoldemSolver.load_checkpoint(path, flat, other)
+        Solver.load_checkpoint(path, PoolGame(flat, other))
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip")
     with pytest.raises(CheckpointError, match="cannot read checkpoint"):
-        H.HoldemSolver.load_checkpoint(bad, flat, pool)
+        Solver.load_checkpoint(bad, PoolGame(flat, pool))
+
+
+def test_small_old_holdem_checkpoints_still_load(tmp_path: Path) -> None:
+    """A checkpoint of the former hold'em solver (its own format, version 1, no pool game
+    in the config) resumes exactly like the current format."""
+    flat = small_flat()
+    pool = synthetic_pool(25, (169, 3, 3, 3), seed=5)
+    straight = Solver(PoolGame(flat, pool), pool_config(5, 20), seed=3)
+    straight.iterate(30)
+    first = Solver(PoolGame(flat, pool), pool_config(5, 20), seed=3)
+    first.iterate(11)
+    path = first.save_checkpoint(tmp_path / "new.npz", {"recipe": "test"})
+    old = rewrite_checkpoint_header(
+        path, tmp_path / "old.npz", format="acpc-arena-holdem-checkpoint", version=1,
+        config={"name": "mccfr-es-pool", "discount_interval": 5, "discount_until": 20})
+    resumed = Solver.load_checkpoint(old, PoolGame(flat, pool))
+    assert resumed.config == pool_config(5, 20) and resumed.iteration == 11
+    resumed.iterate(19)
+    assert np.array_equal(resumed.regrets, straight.regrets)
+    assert np.array_equal(resumed.strategy_sum, straight.strategy_sum)
+    future = rewrite_checkpoint_header(path, tmp_path / "v9.npz", version=9)
+    with pytest.raises(CheckpointError, match="version 9"):
+        Solver.load_checkpoint(future, PoolGame(flat, pool))
 
 
 def test_sampled_values_are_unbiased() -> None:
@@ -207,13 +245,14 @@ def test_sampled_values_are_unbiased() -> None:
     width = int(flat.num_actions.max())
     state = rng.seed_state(1)
     pick = np.random.default_rng(2)
+    g = PoolGame(flat, pool).kernel_args()
     samples = []
     for _ in range(4000):
         deal = int(pick.integers(pool.size))
-        samples.append(H._traverse(
-            *flat.arrays(), pool.buckets[deal], int(pool.result[deal]), 0, np.zeros(size),
-            np.zeros(size), state, np.zeros((depth, width)), np.zeros((depth, width)),
-            np.zeros(depth), np.zeros(depth, np.int64), np.zeros(depth, np.int64)))
+        samples.append(_es_pass(
+            g, deal, 0, 1.0, np.zeros(size), np.zeros(size), state, np.zeros((depth, width)),
+            np.zeros((depth, width)), np.zeros(depth), np.zeros(depth, np.int64),
+            np.zeros(depth, np.int64)))
     values = np.asarray(samples)
     se = values.std(ddof=1) / np.sqrt(len(values))
     assert abs(values.mean() - want) < 4.5 * se, (values.mean(), want, se)
@@ -270,7 +309,7 @@ def test_pool_buckets_are_the_agents(cards: HoldemCards, tmp_path: Path) -> None
             for r, n in enumerate((0, 3, 4, 5)):
                 assert pool.buckets[i, p, r] == cards.bucket(r, list(holes[p]), list(board[:n]))
         v0, v1 = evaluate([*holes[0], *board]), evaluate([*holes[1], *board])
-        assert pool.result[i] == (H.WIN0 if v0 > v1 else H.WIN1 if v1 > v0 else H.TIE)
+        assert pool.result[i] == (WIN0 if v0 > v1 else WIN1 if v1 > v0 else TIE)
     path = H.save_pool(pool, tmp_path / "p.npz")
     loaded = H.load_pool(path, cards, 40, 11)
     assert loaded is not None and np.array_equal(loaded.buckets, pool.buckets)
@@ -284,13 +323,13 @@ def test_solved_file_loads_and_plays_legal_actions(cards: HoldemCards, tmp_path:
     game = load_game(GAME)
     betting = parse_betting_abstraction(SMALL_BETTING)
     tree = build_tree(game, betting)
-    flat = H.flatten_tree(tree, cards.buckets)
+    flat = flatten_tree(tree, cards.buckets)
     pool = H.build_pool(cards, 300, seed=1)
-    solver = H.HoldemSolver(flat, pool, H.HoldemSolverConfig(100, 1000), seed=1)
+    solver = Solver(PoolGame(flat, pool), pool_config(100, 1000), seed=1)
     solver.iterate(2000)
     path = dump_strategy(tmp_path / "h.strat", game, betting, cards.spec,
                          solver.average_strategy(), dtype="uint16", tree=tree,
-                         meta={"solver": H.SOLVER_NAME, "iterations": solver.iteration})
+                         meta={"solver": POOL_SOLVER, "iterations": solver.iteration})
     loaded = load_for_game(path, game)
     assert loaded.cards.buckets == cards.buckets
     policies = [StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification("none"),

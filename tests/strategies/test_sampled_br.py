@@ -22,7 +22,7 @@ from agent.strategy.fileformat import dump_strategy, table_layout
 from agent.strategy.purification import parse_purification
 from strategies.best_response import purify_table
 from strategies.cli import main as cli_main
-from strategies.holdem import TIE, FlatTree, flatten_tree
+from strategies.game import TIE, FlatTree, flatten_tree
 from strategies.recipes import get_recipe, load_manifest
 from strategies.sampled_br import FOLLOW, NO_RESPONDER, walk
 

@@ -147,3 +147,27 @@ def games(draw: st.DrawFn) -> Game:
         num_hole_cards=hole,
         num_board_cards=tuple(board),
     )
+
+
+# --------------------------------------------------------------------------- solver files
+
+
+def rewrite_checkpoint_header(path: Path, target: Path, **changes: object) -> Path:
+    """Copy a solver checkpoint to ``target`` with header keys changed (a value of None
+    deletes the key): how older checkpoint formats are made for compatibility tests."""
+    import json
+
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {key: np.array(data[key]) for key in data.files}
+    header = json.loads(arrays["header"].astype(np.uint8).tobytes().decode())
+    for key, value in changes.items():
+        if value is None:
+            header.pop(key, None)
+        else:
+            header[key] = value
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    with target.open("wb") as f:
+        np.savez(f, **arrays)
+    return target

@@ -1,0 +1,31 @@
+"""Where the offline tools cache what they compute, and how they write it.
+
+Deal pools (:mod:`strategies.dealpool`) and strength tables (:mod:`strategies.cardtables`)
+are expensive to build and deterministic, so they are cached as ``.npz`` files (arrays and a
+JSON header; read back with ``allow_pickle=False`` and validated, never trusted) under
+:func:`cache_dir`.
+
+Imports numpy and :mod:`agent.fileio`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.fileio import atomic_writer
+
+
+def cache_dir() -> Path:
+    """Where pools and tables are cached: ``$ACPC_ARENA_CACHE`` or ``~/.cache/acpc-arena``."""
+    base = os.environ.get("ACPC_ARENA_CACHE")
+    return Path(base) if base else Path.home() / ".cache" / "acpc-arena"
+
+
+def write_npz(target: Path, **arrays: Any) -> None:
+    """``np.savez`` to ``target`` atomically (:func:`agent.fileio.atomic_writer`)."""
+    with atomic_writer(target, suffix=".npz") as f:
+        np.savez(f, **arrays)
