@@ -1,10 +1,17 @@
-"""Built-in strategies that need no strategy file: ``random``, ``call`` and ``equity``.
+"""Built-in strategies that need no strategy file: random, call, fold, min-raise, equity.
 
 ``builtin:random`` plays a legal random action like the reference example player: it folds
 only when facing a bet, and in no-limit picks a raise-to uniformly between the legal bounds.
 ``builtin:call`` always checks or calls. Both are deterministic for a given seed.
+``builtin:fold`` folds whenever it faces a bet and checks otherwise; ``builtin:minraise``
+raises the minimum whenever a raise is legal (the fixed raise in limit games) and calls
+otherwise. Against each other their results are known exactly (e.g. heads-up no-limit
+hold'em with reverse blinds: the folder loses its small blind of 50 when it acts first and
+its big blind of 100 when the min-raiser acts first, 750 mbb/h), which the arena's tests use
+to check the statistics end to end.
 ``builtin:equity`` (:class:`EquityPolicy`, hold'em only) raises, calls or folds by its
 hand's equity against a uniformly random hand, with fixed thresholds; it has no randomness.
+:mod:`agent.agents` names them all (the one registry every command uses).
 
 Imports only the stdlib and :mod:`agent.acpc` at import time, so the module loads without
 numpy or numba (a test checks ``sys.modules``); :class:`EquityPolicy` imports
@@ -37,6 +44,28 @@ class CallPolicy:
 
     def act(self, ms: MatchState) -> Action:
         return CALL
+
+
+class FoldPolicy:
+    """Fold when facing a bet, else check."""
+
+    def act(self, ms: MatchState) -> Action:
+        """Fold if folding is legal, else call (check)."""
+        return FOLD if ms.state.can_fold() else CALL
+
+
+class MinRaisePolicy:
+    """Raise the minimum whenever allowed, else call."""
+
+    def act(self, ms: MatchState) -> Action:
+        """The smallest legal raise, or a call when no raise is legal."""
+        state = ms.state
+        bounds = state.raise_bounds()
+        if bounds is None:
+            return CALL
+        if not state.game.is_nolimit:
+            return LIMIT_RAISE
+        return Action(ActionKind.RAISE, bounds[0])
 
 
 class RandomPolicy:

@@ -1,9 +1,10 @@
 """``acpc-agent GAME HOST PORT [options]``: play one match against an ACPC dealer.
 
 The reference example player's positional arguments come first. ``--strategy`` is a
-strategy file or a built-in (``builtin:random``, legal random actions like the reference
-example player; ``builtin:call``; ``builtin:equity``, hold'em only: raise, call or fold by
-the hand's equity against a random hand). With a file: ``--mapping`` (one of the seven classic
+strategy file or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``, legal
+random actions like the reference example player; ``builtin:call``; ``builtin:fold``;
+``builtin:minraise``; ``builtin:equity``, hold'em only: raise, call or fold by the hand's
+equity against a random hand). With a file: ``--mapping`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
 ``--purify none|full|threshold:T`` (default: the file's), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
@@ -23,80 +24,15 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
-
-import structlog
 
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from agent.builtin import CallPolicy, EquityPolicy, Policy, RandomPolicy
+from agent.agents import builtin_specs, json_logger, make_policy
+from agent.builtin import Policy
 from agent.client import play
 
 PROG = "acpc-agent"
-BUILTINS = ("builtin:random", "builtin:call", "builtin:equity")
-
-
-def json_logger(stream: TextIO) -> Any:
-    """A structlog logger writing one JSON object per line to ``stream``."""
-    return structlog.wrap_logger(
-        structlog.PrintLogger(file=stream),
-        processors=[
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.JSONRenderer(sort_keys=False),
-        ],
-    )
-
-
-def make_policy(
-    spec: str,
-    game: Game,
-    *,
-    seed: int | None = None,
-    mapping: str | None = None,
-    purify: str | None = None,
-    trace: TextIO | None = None,
-    time_guard: float | None = None,
-) -> Policy:
-    """The policy named by ``--strategy`` with its options.
-
-    Raises:
-        ValueError: for an unknown built-in, ``builtin:equity`` in a game that is not
-            hold'em, or a bad mapping/purification.
-        StrategyFileError: for a bad strategy file.
-    """
-    if spec == "builtin:random":
-        return RandomPolicy(seed)
-    if spec == "builtin:call":
-        return CallPolicy()
-    if spec == "builtin:equity":
-        return EquityPolicy(game)
-    if spec.startswith("builtin:"):
-        raise ValueError(f"expected --strategy to be a file or one of {', '.join(BUILTINS)}, "
-                         f"got {spec!r}")
-    from agent.abstraction.translation import get_mapping
-    from agent.policy import StrategyPolicy
-    from agent.strategy.hotswap import load_for_game
-    from agent.strategy.purification import parse_purification
-
-    loaded = load_for_game(Path(spec), game)
-    mapping_name = mapping or loaded.strategy.default_mapping
-    trace_fn = None
-    if trace is not None:
-        logger = json_logger(trace)
-
-        def trace_fn(record: dict[str, Any]) -> None:
-            logger.info("decision", **record)
-
-    return StrategyPolicy(
-        loaded,
-        get_mapping(mapping_name),
-        parse_purification(purify or loaded.strategy.default_purification),
-        seed=seed,
-        mapping_name=mapping_name,
-        time_guard=time_guard,
-        trace=trace_fn,
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("host", help="dealer host, e.g. 127.0.0.1")
     p.add_argument("port", type=int, help="this seat's port, as printed by the dealer")
     p.add_argument("--strategy", default="builtin:random",
-                   help=f"a strategy file, or one of {', '.join(BUILTINS)} "
+                   help=f"a strategy file, or one of {', '.join(builtin_specs())} "
                    "(default builtin:random)")
     p.add_argument("--mapping", default=None,
                    help="translation mapping: det-arith, rand-arith, det-geo, rand-geo-1, "

@@ -43,13 +43,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.abstraction.actions import ALL_IN, BettingTree
-from agent.abstraction.buckets import CardAbstraction
+from agent.abstraction.actions import ALL_IN
 from agent.abstraction.translation import MappingFn, translate
 from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.matchstate import MatchState
-from agent.strategy.fileformat import Strategy
+from agent.strategy.hotswap import LoadedStrategy
 from agent.strategy.purification import Purification
 
 TraceFn = Callable[[dict[str, Any]], None]
@@ -80,18 +79,6 @@ class _Hand:
     off_tree: bool = False
     real: BettingState | None = None
     """The real state after ``seen`` actions."""
-
-
-@dataclass(frozen=True)
-class LoadedStrategy:
-    """A strategy file with the card abstraction it names: what the policy plays."""
-
-    strategy: Strategy
-    cards: CardAbstraction
-
-    @property
-    def tree(self) -> BettingTree:
-        return self.strategy.tree
 
 
 class StrategyPolicy:

@@ -3,10 +3,10 @@
 Commands:
 
 * ``solve --recipe NAME [--iterations N | --minutes M] [--resume]``: run the recipe's
-  solver (:mod:`strategies.solve`, recipes in :mod:`strategies.recipes`) and write the file (``--out``, default
-  ``NAME.strat`` here; ``--bundle`` writes the bundled file and its manifest entry).
-  ``--iterations`` is the total to reach (default: the recipe's), ``--minutes`` a time
-  budget for this run. A progress bar (rich, if installed; plain lines otherwise) shows
+  solver (:mod:`strategies.solve`; recipes in :mod:`strategies.recipes`) and write the
+  strategy file (``--out``, default ``NAME.strat`` here; ``--bundle`` writes the bundled
+  file and its manifest entry). ``--iterations`` is the total to reach (default: the
+  recipe's), ``--minutes`` a time budget for this run. A progress bar (rich, if installed; plain lines otherwise) shows
   iterations/s and the exploitability whenever it is recomputed. Ctrl-C stops between
   chunks of iterations and writes a checkpoint (``--checkpoint``, default
   ``NAME.ckpt.npz`` here); ``--resume`` continues from it. A finished run also leaves

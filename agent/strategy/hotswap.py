@@ -7,6 +7,10 @@ the dealer), for the game being played; a good file is handed to the policy, whi
 from the next hand on; a bad file, or a file for another game, is rejected with an error
 line and the current strategy stays. Every outcome is one structured log line (the swap
 line carries the new file's checksum).
+
+The reloader needs of the policy only what :class:`SwapTarget` says (the strategy it plays,
+and a way to hand it the next one), so this module sits below :mod:`agent.policy`, which
+plays a :class:`LoadedStrategy` and implements :class:`SwapTarget`.
 """
 
 from __future__ import annotations
@@ -18,13 +22,36 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from agent.abstraction.actions import BettingTree
+from agent.abstraction.buckets import CardAbstraction
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
-from agent.policy import LoadedStrategy, StrategyPolicy
+from agent.strategy.fileformat import Strategy
 
 LogFn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class LoadedStrategy:
+    """A strategy file with the card abstraction it names: what a policy plays."""
+
+    strategy: Strategy
+    cards: CardAbstraction
+
+    @property
+    def tree(self) -> BettingTree:
+        return self.strategy.tree
+
+
+class SwapTarget(Protocol):
+    """What the reloader swaps strategies into (:class:`agent.policy.StrategyPolicy`)."""
+
+    loaded: LoadedStrategy
+
+    def swap(self, loaded: LoadedStrategy) -> None:
+        """Play ``loaded`` from the next hand on."""
 
 
 def load_for_game(
@@ -73,7 +100,7 @@ class StrategyReloader:
         self,
         path: Path,
         game: Game,
-        policy: StrategyPolicy,
+        policy: SwapTarget,
         log: LogFn,
         *,
         poll_seconds: float = 0.25,

@@ -3,11 +3,9 @@
 A variant is a name and one of
 
 * a strategy for ``acpc-agent``: a strategy file (with optional ``mapping``, ``purify`` and
-  ``seed``) or a built-in of ``acpc-agent`` (``builtin:random``, ``builtin:call``, and any
-  other ``builtin:`` name :func:`agent.cli.make_policy` knows);
-* a built-in of the match runner (:data:`LOCAL_BUILTINS`): ``builtin:fold`` (folds whenever
-  it faces a bet, else checks) and ``builtin:minraise`` (raises the minimum whenever it
-  may, else calls); they make results whose values are known exactly;
+  ``seed``) or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``,
+  ``builtin:call``, ``builtin:fold``, ``builtin:minraise``, ``builtin:equity``; fold and
+  min-raise make results whose values are known exactly);
 * an external command (``cmd=PATH ARGS...``), started with ``HOST PORT`` appended, like the
   reference ``play_match.pl`` starts ``startme.sh``: any ACPC agent can be measured. It
   runs in its base directory (the current directory, or the TOML file's directory).
@@ -43,12 +41,6 @@ from typing import Any
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
 
-AGENT_BUILTINS = ("builtin:random", "builtin:call")
-"""Built-ins of ``acpc-agent`` (others it may know are accepted if it accepts them)."""
-
-LOCAL_BUILTINS = ("builtin:fold", "builtin:minraise")
-"""Built-ins of the match runner (:mod:`dealer.match.localagent`)."""
-
 OPTION_KEYS = ("mapping", "purify", "seed")
 SETTINGS_KEYS = ("game", "hands", "matches", "seed", "transport", "unit", "allin_ev", "jobs")
 """Run settings a TOML file may give (the command line overrides them)."""
@@ -76,12 +68,10 @@ class Variant:
 
     @property
     def kind(self) -> str:
-        """``cmd``, ``local`` (runner built-in), ``builtin`` (acpc-agent's) or ``file``."""
+        """``cmd``, ``builtin`` (:data:`agent.agents.BUILTINS`) or ``file``."""
         if self.cmd:
             return "cmd"
         assert self.strategy is not None
-        if self.strategy in LOCAL_BUILTINS:
-            return "local"
         if self.strategy.startswith("builtin:"):
             return "builtin"
         return "file"
@@ -359,15 +349,13 @@ def check_variant(variant: Variant, game_spec: str, transport: str) -> None:
                 f"in {variant.cwd}"
             )
         return
-    if kind == "local":
-        return
     if kind == "file":
         assert variant.strategy is not None
         if not Path(variant.strategy).is_file():
             raise VariantError(f"variant {name!r}: strategy file {variant.strategy!r} not found")
     from agent.acpc.errors import AcpcError
     from agent.acpc.gamefiles import load_game
-    from agent.cli import make_policy
+    from agent.agents import make_policy
 
     try:
         game = load_game(game_spec)

@@ -2,14 +2,13 @@
 
 ``tcp`` (the default) is the real thing, as the reference ``play_match.pl`` does it:
 ``acpc-dealer`` (``python -m dealer.cli ... -q``) in a subprocess, then one process per
-seat connecting to the port the dealer printed: ``acpc-agent`` for strategy files and its
-built-ins, :mod:`dealer.match.localagent` for the runner's built-ins, and an external
-command with ``127.0.0.1 PORT`` appended. Agents run in their own sessions (process
-groups), so a shell script's children are stopped with it.
+seat connecting to the port the dealer printed: ``acpc-agent`` for strategy files and
+built-ins, and an external command with ``127.0.0.1 PORT`` appended. Agents run in their
+own sessions (process groups), so a shell script's children are stopped with it.
 
 ``inproc`` runs the same pure engine (:class:`dealer.engine.Match`) against the same
 agent code (:class:`agent.acpc.protocol.ClientConnection` and the same policies, built by
-:func:`agent.cli.make_policy` with the same seeds) and moves the bytes directly, with a
+:func:`agent.agents.make_policy` with the same seeds) and moves the bytes directly, with a
 fake clock by default: for the same seeds the log is byte-identical to the TCP one.
 
 Failures are attributed to a variant where possible (``variant 'x' (seat 2): ...``): the
@@ -301,11 +300,6 @@ def agent_command(
     kind = variant.kind
     if kind == "cmd":
         return [*variant.cmd, HOST, str(port)], variant.cwd
-    if kind == "local":
-        assert variant.strategy is not None
-        policy = variant.strategy.removeprefix("builtin:")
-        return [sys.executable, "-m", "dealer.match.localagent", settings.game_spec, HOST,
-                str(port), "--policy", policy], None
     assert variant.strategy is not None
     cmd = [sys.executable, "-m", "agent.cli", settings.game_spec, HOST, str(port),
            "--strategy", variant.strategy, "--seed", str(seed), "--quiet"]
@@ -467,15 +461,11 @@ def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
     Strategy files are loaded once per process and shared (read-only) by the policies.
 
     Raises:
-        ValueError, StrategyFileError: as :func:`agent.cli.make_policy`.
+        ValueError, StrategyFileError: as :func:`agent.agents.make_policy`.
     """
-    from agent.cli import make_policy
+    from agent.agents import make_policy
 
     assert variant.strategy is not None
-    if variant.kind == "local":
-        from dealer.match.localagent import local_policy
-
-        return local_policy(variant.strategy)
     guard = 1.0  # acpc-agent's default --time-guard-ms
     if variant.kind != "file":
         return make_policy(variant.strategy, game, seed=seed, time_guard=guard)

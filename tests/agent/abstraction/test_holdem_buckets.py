@@ -527,8 +527,8 @@ def test_equity_policy_is_always_legal(game_name: str, hands: int, seed: int) ->
 
 
 def test_equity_policy_thresholds(nl2: Game) -> None:
+    from agent.agents import make_policy
     from agent.builtin import EquityPolicy
-    from agent.cli import make_policy
 
     policy = make_policy("builtin:equity", nl2)
     assert isinstance(policy, EquityPolicy)

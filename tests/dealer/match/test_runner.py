@@ -87,7 +87,7 @@ def test_variant_specs(tmp_path: Path) -> None:
     assert (f.mapping, f.purify, f.seed) == ("rand-pshar", "full", 7)
     c = parse_variant("c=cmd=./startme.sh --fast 'two words'", tmp_path)
     assert c.kind == "cmd" and c.cmd == ("./startme.sh", "--fast", "two words")
-    assert parse_variant("d=builtin:fold").kind == "local"
+    assert parse_variant("d=builtin:fold").kind == "builtin"
     bad = {
         "nameless": "expected a variant as NAME=",
         "b@d=builtin:call": "expected a name of letters",

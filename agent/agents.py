@@ -1,0 +1,133 @@
+"""The agents a ``--strategy`` spec names: one registry shared by every command.
+
+A spec is a strategy file (a path) or a built-in, ``builtin:NAME`` with NAME in
+:data:`BUILTINS`. :func:`make_policy` turns a spec and its options into a policy, the same
+way for ``acpc-agent``, ``acpc-match`` (in-process seats and variant checks) and any other
+caller, so every command accepts the same agents with the same behaviour.
+
+Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.builtin` at import time; a strategy
+file's machinery (numpy, numba, msgpack: :mod:`agent.policy`, :mod:`agent.strategy`) and
+structlog (traces) are imported when a file is played.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent.acpc.gamedef import Game
+from agent.builtin import (
+    CallPolicy,
+    EquityPolicy,
+    FoldPolicy,
+    MinRaisePolicy,
+    Policy,
+    RandomPolicy,
+)
+
+BUILTIN_PREFIX = "builtin:"
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """A built-in agent: how to make it, and one line that says what it does."""
+
+    make: Callable[[Game, int | None], Policy]
+    """``make(game, seed)``; may raise ``ValueError`` for a game it cannot play."""
+    summary: str
+
+
+BUILTINS: dict[str, Builtin] = {
+    "random": Builtin(lambda game, seed: RandomPolicy(seed),
+                      "a legal random action, like the reference example player"),
+    "call": Builtin(lambda game, seed: CallPolicy(), "always check or call"),
+    "fold": Builtin(lambda game, seed: FoldPolicy(), "fold facing a bet, else check"),
+    "minraise": Builtin(lambda game, seed: MinRaisePolicy(),
+                        "raise the minimum whenever legal, else call"),
+    "equity": Builtin(lambda game, seed: EquityPolicy(game),
+                      "hold'em only: raise, call or fold by equity against a random hand"),
+}
+"""Every built-in agent, by name (``builtin:NAME``)."""
+
+
+def builtin_specs() -> tuple[str, ...]:
+    """``builtin:NAME`` for every built-in, in registry order."""
+    return tuple(BUILTIN_PREFIX + name for name in BUILTINS)
+
+
+def is_builtin(spec: str) -> bool:
+    """True if ``spec`` names a built-in (known or not: ``builtin:`` prefix)."""
+    return spec.startswith(BUILTIN_PREFIX)
+
+
+def check_builtin(spec: str) -> str:
+    """The registry name of a ``builtin:NAME`` spec.
+
+    Raises:
+        ValueError: for an unknown built-in (the message lists the known ones).
+    """
+    name = spec.removeprefix(BUILTIN_PREFIX)
+    if not is_builtin(spec) or name not in BUILTINS:
+        raise ValueError(f"expected --strategy to be a file or one of "
+                         f"{', '.join(builtin_specs())}, got {spec!r}")
+    return name
+
+
+def json_logger(stream: TextIO) -> Any:
+    """A structlog logger writing one JSON object per line to ``stream``."""
+    import structlog
+
+    return structlog.wrap_logger(
+        structlog.PrintLogger(file=stream),
+        processors=[
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.JSONRenderer(sort_keys=False),
+        ],
+    )
+
+
+def make_policy(
+    spec: str,
+    game: Game,
+    *,
+    seed: int | None = None,
+    mapping: str | None = None,
+    purify: str | None = None,
+    trace: TextIO | None = None,
+    time_guard: float | None = None,
+) -> Policy:
+    """The policy a spec names, with its options (``mapping``, ``purify`` and ``trace``
+    are for strategy files; ``seed`` seeds any randomness).
+
+    Raises:
+        ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
+            ``builtin:equity`` outside hold'em), or a bad mapping/purification.
+        StrategyFileError: for a bad strategy file.
+    """
+    if is_builtin(spec):
+        return BUILTINS[check_builtin(spec)].make(game, seed)
+    from agent.abstraction.translation import get_mapping
+    from agent.policy import StrategyPolicy
+    from agent.strategy.hotswap import load_for_game
+    from agent.strategy.purification import parse_purification
+
+    loaded = load_for_game(Path(spec), game)
+    mapping_name = mapping or loaded.strategy.default_mapping
+    trace_fn = None
+    if trace is not None:
+        logger = json_logger(trace)
+
+        def trace_fn(record: dict[str, Any]) -> None:
+            logger.info("decision", **record)
+
+    return StrategyPolicy(
+        loaded,
+        get_mapping(mapping_name),
+        parse_purification(purify or loaded.strategy.default_purification),
+        seed=seed,
+        mapping_name=mapping_name,
+        time_guard=time_guard,
+        trace=trace_fn,
+    )
