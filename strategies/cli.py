@@ -6,11 +6,12 @@ Commands:
   solver (:mod:`strategies.solve`; recipes in :mod:`strategies.recipes`) and write the
   strategy file (``--out``, default ``NAME.strat`` here; ``--bundle`` writes the bundled
   file and its manifest entry). ``--iterations`` is the total to reach (default: the
-  recipe's), ``--minutes`` a time budget for this run. A progress bar (rich, if installed; plain lines otherwise) shows
-  iterations/s and the exploitability whenever it is recomputed. Ctrl-C stops between
-  chunks of iterations and writes a checkpoint (``--checkpoint``, default
-  ``NAME.ckpt.npz`` here); ``--resume`` continues from it. A finished run also leaves
-  its checkpoint, so a later ``--resume --iterations MORE`` extends it.
+  recipe's), ``--minutes`` a time budget for this run. A progress display (a rich bar on a
+  terminal; plain lines otherwise) shows iterations/s and the exploitability whenever it is
+  recomputed. Ctrl-C stops between chunks of iterations and writes a checkpoint
+  (``--checkpoint``, default ``NAME.ckpt.npz`` here); ``--resume`` continues from it. A
+  finished run also leaves its checkpoint, so a later ``--resume --iterations MORE``
+  extends it.
 * ``inspect FILE``: game, abstractions, size, metadata, the abstract-game exploitability and
   a few information sets in readable form (betting, bucket with example cards, action
   probabilities).
