@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.builtin import (
     CallPolicy,
@@ -70,7 +71,7 @@ def check_builtin(spec: str) -> str:
     """
     name = spec.removeprefix(BUILTIN_PREFIX)
     if not is_builtin(spec) or name not in BUILTINS:
-        raise ValueError(f"expected --strategy to be a file or one of "
+        raise UsageError(f"expected --strategy to be a file or one of "
                          f"{', '.join(builtin_specs())}, got {spec!r}")
     return name
 

@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.agents import builtin_specs, json_logger, make_policy
@@ -70,7 +70,7 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
         from agent.strategy.hotswap import StrategyReloader
 
         if not isinstance(policy, StrategyPolicy):
-            raise ValueError("expected --reload with a strategy file, got a built-in strategy")
+            raise UsageError("expected --reload with a strategy file, got a built-in strategy")
         log = json_logger(sys.stderr)
         reloader = StrategyReloader(Path(args.strategy), game, policy, log.info)
         task = asyncio.create_task(reloader.run())

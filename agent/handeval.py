@@ -3,17 +3,19 @@
 Role: the hot path behind card abstraction, equity and best-response code. Every function
 returns exactly the integers of :func:`agent.acpc.evaluator.rank_hand` (same encoding:
 ``category << 20`` plus five rank nibbles, see that module), so the two are compared value
-for value in the tests. Public API (rates measured on one AMD EPYC Zen 4 core):
+for value in the tests. Public API (``python scripts/bench_eval.py`` measures the rates,
+against phevaluator and eval7; README has the figures):
 
-* :func:`evaluate` -- one hand of 1 to 8 cards, validated: ~0.5 µs for seven ``int``
-  cards, a few µs for other sizes.
-* :func:`evaluate7` -- seven card indices as seven arguments, the fast single call
-  (~11 M calls/s from Python): the compiled entry point of a numba kernel, which skips
-  numba's type dispatch. It still raises ``ValueError`` for a card outside 0..51 or a
-  repeated card.
+* :func:`evaluate` -- one hand of 1 to 8 cards, validated.
+* :func:`evaluate7` -- seven card indices as seven arguments, the fast single call: the
+  compiled entry point of a numba kernel, which skips numba's type dispatch. It still
+  raises :class:`~agent.acpc.errors.CardError` (a ``ValueError``) for a card outside 0..51
+  or a repeated card.
 * :func:`evaluate_batch` -- an ``(N, k)`` integer array of hands, ``k`` in 1..8, to an
-  ``int32`` array of values. For ``uint8`` 7-card hands: ~195 M hands/s as plainly
-  called, ~210 M/s into a reused ``out`` array, ~265 M/s with ``check=False`` as well.
+  ``int32`` array of values; fastest into a reused ``out`` array with ``check=False``.
+* Kernel API (for kernels elsewhere, e.g. :mod:`agent.abstraction.holdem_buckets` and
+  :mod:`strategies.dealpool`): :func:`hand_value` of a summed 7-card key, with
+  :data:`SUIT_BASE` and the tables :data:`TABLES_7`.
 * :func:`warm_up` -- builds every table and compiles every kernel signature, so that no
   JIT compile or table build happens on a match clock.
 
@@ -43,10 +45,10 @@ same sum gives the flush suit's rank mask. The per-card tables have 256 entries,
 by the low byte of the card, and the hash tables have slack for any sum of ``k`` keys, so
 even unchecked garbage never reads out of bounds.
 
-The tables are built at import (the size-7 ones, ~25 ms; the others on first use or by
+The tables are built at import (the size-7 ones; the others on first use or by
 :func:`warm_up`) by numba kernels written independently of the oracle; nothing is written
 to disk but numba's own cache. With ``NUMBA_DISABLE_JIT=1`` the same code runs as plain
-Python (slowly: ~5 s to import), which the tests use to check the kernels' semantics.
+Python (slowly), which the tests use to check the kernels' semantics.
 
 Imports numpy, numba and :mod:`agent.acpc.cards`; must never be imported by
 :mod:`agent.acpc` or ``dealer`` (the shared core stays stdlib only).
@@ -65,6 +67,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.acpc.cards import NUM_CARDS
+from agent.acpc.errors import CardError
 from agent.jit import kernel
 
 __all__ = [
@@ -613,10 +616,10 @@ def _evaluate7_kernel(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: 
     bits = np.int64(0)
     for card in (c0, c1, c2, c3, c4, c5, c6):
         if card < 0 or card >= NUM_CARDS:
-            raise ValueError("expected card indices in 0..51")
+            raise CardError("expected card indices in 0..51")
         bit = np.int64(1) << card
         if seen & bit:
-            raise ValueError("expected 7 distinct cards")
+            raise CardError("expected 7 distinct cards")
         seen |= bit
         key += _CARD_KEYS_7[card]
         bits += _CARD_BITS[card]
@@ -675,24 +678,23 @@ evaluate7: Callable[[int, int, int, int, int, int, int], int] = _compiled_entry_
 
 def _check_hand(cards: Sequence[int]) -> None:
     if not 1 <= len(cards) <= MAX_HAND_CARDS:
-        raise ValueError(f"expected 1 to {MAX_HAND_CARDS} cards, got {len(cards)}: {cards!r}")
+        raise CardError(f"expected 1 to {MAX_HAND_CARDS} cards, got {len(cards)}: {cards!r}")
     seen = 0
     for card in cards:
         if isinstance(card, bool) or not isinstance(card, int | np.integer):
-            raise ValueError(f"expected card indices in 0..51, got {card!r} in {cards!r}")
+            raise CardError(f"expected card indices in 0..51, got {card!r} in {cards!r}")
         if not 0 <= card < NUM_CARDS:
-            raise ValueError(f"expected card indices in 0..51, got {card!r} in {cards!r}")
+            raise CardError(f"expected card indices in 0..51, got {card!r} in {cards!r}")
         if (seen >> int(card)) & 1:
-            raise ValueError(f"expected distinct cards, got {card!r} twice in {cards!r}")
+            raise CardError(f"expected distinct cards, got {card!r} twice in {cards!r}")
         seen |= 1 << int(card)
 
 
 def evaluate(cards: Sequence[int]) -> int:
     """Value of one hand of 1 to 8 cards; equal to ``agent.acpc.evaluator.rank_hand``.
 
-    About 1 µs for seven ``int`` cards (then :func:`evaluate7` does the work), a few µs
-    otherwise. In a hot loop over 7-card hands call :func:`evaluate7` directly, and for
-    many hands use :func:`evaluate_batch`.
+    Seven ``int`` cards go to :func:`evaluate7`. In a hot loop over 7-card hands call
+    :func:`evaluate7` directly, and for many hands use :func:`evaluate_batch`.
 
     Args:
         cards: distinct card indices (``rank * 4 + suit``), in any order.
@@ -741,12 +743,12 @@ def evaluate_batch(
     """
     array = np.asarray(hands)
     if array.ndim != 2 or not 1 <= array.shape[1] <= MAX_HAND_CARDS:
-        raise ValueError(
+        raise CardError(
             f"expected an (N, k) array of hands with 1 <= k <= {MAX_HAND_CARDS}, "
             f"got shape {array.shape!r}"
         )
     if array.dtype.kind not in "iu":
-        raise ValueError(f"expected an integer array of card indices, got dtype {array.dtype}")
+        raise CardError(f"expected an integer array of card indices, got dtype {array.dtype}")
     if array.dtype not in _KERNEL_DTYPES:
         array = array.astype(np.int64)
     array = np.ascontiguousarray(array)
@@ -759,7 +761,7 @@ def evaluate_batch(
         or not out.flags.c_contiguous
         or not out.flags.writeable
     ):
-        raise ValueError(
+        raise CardError(
             f"expected out to be a writable contiguous int32 array of shape "
             f"({array.shape[0]},), got {getattr(out, 'dtype', type(out))!r} "
             f"{getattr(out, 'shape', '')!r}"
@@ -771,7 +773,7 @@ def evaluate_batch(
         check, out,
     )  # fmt: skip
     if bad >= 0:
-        raise ValueError(
+        raise CardError(
             f"row {bad}: expected {array.shape[1]} distinct card indices in 0..51, "
             f"got {array[bad].tolist()!r}"
         )

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.acpc.errors import GameDefError
+from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamedef import parse_gamedef
 from agent.acpc.gamefiles import read_game_text
 from dealer.engine import MatchConfig
@@ -27,7 +27,7 @@ PROG = "acpc-dealer"
 UINT32_MAX = 2**32 - 1
 
 
-class _Fail(Exception):
+class _Fail(AcpcError, ValueError):
     pass
 
 

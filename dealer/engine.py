@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from agent.acpc.betting import Action, BettingState, format_action, parse_action_prefix
 from agent.acpc.cards import format_cards
 from agent.acpc.dealing import MT19937, Deal, deal_hand
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import PREFIX, MatchState
 from agent.acpc.protocol import (
@@ -90,11 +91,11 @@ class MatchConfig:
 
     def __post_init__(self) -> None:
         if len(self.seat_names) != self.game.num_players:
-            raise ValueError(
+            raise UsageError(
                 f"expected {self.game.num_players} player names, got {len(self.seat_names)}"
             )
         if self.num_hands <= 0:
-            raise ValueError(f"expected a positive number of hands, got {self.num_hands!r}")
+            raise UsageError(f"expected a positive number of hands, got {self.num_hands!r}")
 
     @property
     def header(self) -> LogHeader:
@@ -132,7 +133,7 @@ class Output:
         return not (self.to_seat or self.stderr or self.stdout or self.log or self.tlog)
 
 
-class MatchError(Exception):
+class MatchError(AcpcError, RuntimeError):
     """Raised inside the engine to end the match; carries the reference ERROR line."""
 
     def __init__(self, line: str, extra: Sequence[str] = ()) -> None:
@@ -541,5 +542,5 @@ class Match:
 def _parse_stamp(text: str) -> int:
     sec, _, usec = text.partition(".")
     if not sec.isdigit() or not usec.isdigit():
-        raise ValueError(text)
+        raise UsageError(text)
     return int(sec) * 1_000_000 + int(usec)

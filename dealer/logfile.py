@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.acpc.betting import BettingState
+from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand_fast as rank_hand
 from agent.acpc.matchstate import format_cards_section
 
@@ -79,10 +80,10 @@ def parse_header(lines: Sequence[str], source: str = "<log>") -> LogHeader:
         ValueError: naming the line that does not have the expected form.
     """
     if not lines:
-        raise ValueError(f"{source}:1: expected '# name/game/hands/seed ...', got an empty file")
+        raise UsageError(f"{source}:1: expected '# name/game/hands/seed ...', got an empty file")
     m = _HEADER.fullmatch(lines[0])
     if m is None:
-        raise ValueError(
+        raise UsageError(
             f"{source}:1: expected '# name/game/hands/seed <match> <game> <hands> <seed>', "
             f"got {lines[0]!r}"
         )
@@ -91,7 +92,7 @@ def parse_header(lines: Sequence[str], source: str = "<log>") -> LogHeader:
         line = lines[i] if i < len(lines) else ""
         lm = _LIMIT.fullmatch(line)
         if lm is None or lm.group(1) != key:
-            raise ValueError(f"{source}:{i + 1}: expected '#--{key} <ms>', got {line!r}")
+            raise UsageError(f"{source}:{i + 1}: expected '#--{key} <ms>', got {line!r}")
         limits[key] = int(lm.group(2))
     return LogHeader(
         m.group(1), m.group(2), int(m.group(3)), int(m.group(4)),

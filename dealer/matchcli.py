@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.errors import GameDefError
+from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.console import positive_int
 
@@ -153,7 +153,7 @@ def default_setup() -> DefaultSetup:
     return fallback_setup(f"no bundled strategy yet: {', '.join(missing)} not found")
 
 
-class CliError(Exception):
+class CliError(AcpcError, ValueError):
     """A usage problem: printed as ``acpc-match: error: ...``."""
 
 

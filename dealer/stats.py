@@ -22,6 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.acpc.errors import UsageError
+
 CONFIDENCE = 0.95
 """Default coverage of the confidence intervals."""
 
@@ -37,7 +39,7 @@ def to_mbb(chips_per_hand: float, big_blind: float) -> float:
         ValueError: if ``big_blind`` is not positive.
     """
     if not big_blind > 0:
-        raise ValueError(f"expected a positive big blind, got {big_blind!r}")
+        raise UsageError(f"expected a positive big blind, got {big_blind!r}")
     return 1000.0 * chips_per_hand / big_blind
 
 
@@ -79,9 +81,9 @@ def betainc(a: float, b: float, x: float) -> float:
         ValueError: if ``x`` is outside ``[0, 1]`` or ``a``/``b`` is not positive.
     """
     if not (a > 0 and b > 0):
-        raise ValueError(f"expected positive shape parameters, got a={a!r} b={b!r}")
+        raise UsageError(f"expected positive shape parameters, got a={a!r} b={b!r}")
     if not 0.0 <= x <= 1.0:
-        raise ValueError(f"expected x in [0, 1], got {x!r}")
+        raise UsageError(f"expected x in [0, 1], got {x!r}")
     if x in (0.0, 1.0):
         return x
     log_front = (
@@ -101,7 +103,7 @@ def t_cdf(t: float, df: float) -> float:
         ValueError: if ``df`` is not positive.
     """
     if not df > 0:
-        raise ValueError(f"expected positive degrees of freedom, got {df!r}")
+        raise UsageError(f"expected positive degrees of freedom, got {df!r}")
     if math.isinf(t):
         return 1.0 if t > 0 else 0.0
     if math.isinf(df) or df > 1e7:
@@ -117,9 +119,9 @@ def t_quantile(p: float, df: float) -> float:
         ValueError: if ``p`` is not in ``(0, 1)`` or ``df`` is not positive.
     """
     if not 0.0 < p < 1.0:
-        raise ValueError(f"expected a probability in (0, 1), got {p!r}")
+        raise UsageError(f"expected a probability in (0, 1), got {p!r}")
     if not df > 0:
-        raise ValueError(f"expected positive degrees of freedom, got {df!r}")
+        raise UsageError(f"expected positive degrees of freedom, got {df!r}")
     if p == 0.5:
         return 0.0
     if p < 0.5:
@@ -216,9 +218,9 @@ def estimate(
         ValueError: if there are no units or ``confidence`` is not in ``(0, 1)``.
     """
     if not units:
-        raise ValueError("expected at least one unit to estimate from, got none")
+        raise UsageError("expected at least one unit to estimate from, got none")
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"expected a confidence in (0, 1), got {confidence!r}")
+        raise UsageError(f"expected a confidence in (0, 1), got {confidence!r}")
     k = len(units)
     mean = math.fsum(units) / k
     if k < 2:
@@ -240,7 +242,7 @@ def combine(parts: Sequence[Estimate], confidence: float = CONFIDENCE) -> Estima
         ValueError: if ``parts`` is empty.
     """
     if not parts:
-        raise ValueError("expected at least one estimate to combine, got none")
+        raise UsageError("expected at least one estimate to combine, got none")
     m = len(parts)
     mean = math.fsum(p.mean for p in parts) / m
     units = sum(p.units for p in parts)

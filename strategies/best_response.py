@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from agent.acpc.errors import UsageError
 from agent.jit import kernel
 from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
 from agent.strategy.purification import TIE as PURIFY_TIE
@@ -197,9 +198,9 @@ def check_table(game: AbstractGame, table: npt.ArrayLike) -> F64:
     """
     arr = np.ascontiguousarray(table, dtype=np.float64).reshape(-1)
     if arr.size != game.table_size:
-        raise ValueError(f"expected a table of {game.table_size} values, got {arr.size}")
+        raise UsageError(f"expected a table of {game.table_size} values, got {arr.size}")
     if not np.isfinite(arr).all() or (arr < 0).any():
-        raise ValueError("expected a table of non-negative finite probabilities")
+        raise UsageError("expected a table of non-negative finite probabilities")
     return arr
 
 
@@ -274,7 +275,7 @@ def best_response(game: AbstractGame, table: npt.ArrayLike, player: int) -> Best
         ValueError: for a bad table or position.
     """
     if not 0 <= player < game.num_players:
-        raise ValueError(f"expected a position in 0..{game.num_players - 1}, got {player}")
+        raise UsageError(f"expected a position in 0..{game.num_players - 1}, got {player}")
     strategy = check_table(game, table)
     depth = game.max_depth + 2
     reach = np.zeros((depth, game.num_deals))

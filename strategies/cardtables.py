@@ -12,8 +12,8 @@ river), E[HS] and E[HS^2] of the class's canonical hand with exactly the estimat
 agent uses at decision time (exact on the turn and river; on the flop the deterministic
 estimate, which is seeded by the suit-canonical form and so is the same for every hand of
 a class), and the class's size in hands (1..24). Built by worker threads over chunks of
-classes (a numba kernel that releases the GIL): ~0.1 ms per flop class, ~30 us per turn
-class, ~8 us per river class, per core. Tables are cached as ``.npz``
+classes (a numba kernel that releases the GIL; README gives the measured build times of
+``acpc-strategy cards``). Tables are cached as ``.npz``
 (``allow_pickle=False``) under :func:`strategies.cache.cache_dir`, validated on load
 (shapes, dtypes, values in [0, 1], class sizes equal to the indexer's).
 
@@ -50,6 +50,7 @@ from agent.abstraction import holdem_buckets as _h
 from agent.abstraction import isomorphism as _iso
 from agent.abstraction.holdem_buckets import BOARD_SIZES, FLOP_RIVERS_PER_TURN
 from agent.abstraction.isomorphism import HandIndexer, holdem_indexer
+from agent.acpc.errors import UsageError
 from agent.jit import nogil_kernel
 from strategies.cache import cache_dir, write_npz
 
@@ -101,7 +102,7 @@ def _strength_kernel(
 
 def _check_round(round_: object) -> int:
     if isinstance(round_, bool) or round_ not in (1, 2, 3):
-        raise ValueError(f"expected a postflop round 1..3, got {round_!r}")
+        raise UsageError(f"expected a postflop round 1..3, got {round_!r}")
     return round_
 
 
@@ -141,7 +142,7 @@ def strength_values(
         not isinstance(start, int) or not isinstance(stop, int)
         or not 0 <= start <= stop <= size
     ):  # fmt: skip
-        raise ValueError(
+        raise UsageError(
             f"expected 0 <= start <= stop <= {size} (the {_ROUND_NAMES[r]} classes), got "
             f"start={start!r} stop={stop!r}"
         )
@@ -200,12 +201,12 @@ def build_strength_table(
     r = _check_round(round_)
     _h.check_rivers_per_turn(flop_rivers_per_turn)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"expected workers to be a positive int, got {workers!r}")
+        raise UsageError(f"expected workers to be a positive int, got {workers!r}")
     indexer = holdem_indexer("board", r)
     size = indexer.size(1)
     if stop is not None:
         if isinstance(stop, bool) or not isinstance(stop, int) or not 1 <= stop <= size:
-            raise ValueError(f"expected stop in 1..{size}, got {stop!r}")
+            raise UsageError(f"expected stop in 1..{size}, got {stop!r}")
         size = stop
     ehs = np.zeros(size)
     ehs2 = np.zeros(size)
@@ -314,7 +315,7 @@ def _check_weighted(values: npt.ArrayLike, weights: npt.ArrayLike) -> tuple[F64,
     v = np.asarray(values, dtype=np.float64).ravel()
     w = np.asarray(weights).ravel()
     if w.shape != v.shape or (w.size and (w.dtype.kind not in "iu" or (w < 0).any())):
-        raise ValueError(
+        raise UsageError(
             f"expected one non-negative integer weight per value ({v.size}), got weights of "
             f"shape {w.shape} and dtype {w.dtype}"
         )
@@ -337,7 +338,7 @@ def exact_thresholds(
     total = int(w.sum())
     if isinstance(num_buckets, bool) or not isinstance(num_buckets, int) or num_buckets < 1 \
             or total < num_buckets:  # fmt: skip
-        raise ValueError(
+        raise UsageError(
             f"expected at least {max(num_buckets, 1) if isinstance(num_buckets, int) else 1} "
             f"weighted values for {num_buckets!r} buckets, got {total}"
         )
@@ -358,10 +359,10 @@ def bucket_shares(values: npt.ArrayLike, weights: npt.ArrayLike, thresholds: npt
     v, w = _check_weighted(values, weights)
     t = np.asarray(thresholds, dtype=np.float64).ravel()
     if (np.diff(t) < 0).any():
-        raise ValueError(f"expected sorted thresholds, got {t.tolist()!r}")
+        raise UsageError(f"expected sorted thresholds, got {t.tolist()!r}")
     total = int(w.sum())
     if total == 0:
-        raise ValueError("expected some positive weight, got all zero weights")
+        raise UsageError("expected some positive weight, got all zero weights")
     buckets = np.searchsorted(t, v, side="right")
     counts = np.bincount(buckets, weights=w.astype(np.float64), minlength=t.size + 1)
     shares: F64 = counts / total

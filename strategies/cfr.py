@@ -77,7 +77,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.lib.npyio import NpzFile
 
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import format_gamedef
 from agent.jit import kernel
 from strategies import rng as _rng
@@ -127,21 +127,21 @@ class SolverConfig:
 
     def __post_init__(self) -> None:
         if self.sampling not in ("full", "external"):
-            raise ValueError(f"expected sampling 'full' or 'external', got {self.sampling!r}")
+            raise UsageError(f"expected sampling 'full' or 'external', got {self.sampling!r}")
         if self.sampling == "external" and not self.alternating:
-            raise ValueError("external sampling always alternates: expected alternating=True")
+            raise UsageError("external sampling always alternates: expected alternating=True")
         for key in ("alpha", "beta", "gamma"):
             value = getattr(self, key)
             if not math.isfinite(value):
-                raise ValueError(f"expected a finite {key}, got {value!r}")
+                raise UsageError(f"expected a finite {key}, got {value!r}")
         if self.gamma < 0:
-            raise ValueError(f"expected gamma >= 0, got {self.gamma!r}")
+            raise UsageError(f"expected gamma >= 0, got {self.gamma!r}")
         for key in ("discount_interval", "discount_until"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"expected a non-negative integer {key}, got {value!r}")
+                raise UsageError(f"expected a non-negative integer {key}, got {value!r}")
         if self.discount_interval and self.sampling != "external":
-            raise ValueError("expected discount_interval only with external sampling")
+            raise UsageError("expected discount_interval only with external sampling")
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict that :meth:`from_json` reads back (the pool variant's is its
@@ -164,7 +164,7 @@ class SolverConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"expected solver config keys {sorted(known)}, got {sorted(data)}")
+            raise UsageError(f"expected solver config keys {sorted(known)}, got {sorted(data)}")
         if data.get("name") == POOL_SOLVER:
             return dataclasses.replace(VARIANTS[POOL_SOLVER], **data)
         return cls(**data)
@@ -194,7 +194,7 @@ def solver_config(spec: str | SolverConfig) -> SolverConfig:
     try:
         return VARIANTS[spec]
     except KeyError:
-        raise ValueError(f"expected a solver in {', '.join(VARIANTS)}, got {spec!r}") from None
+        raise UsageError(f"expected a solver in {', '.join(VARIANTS)}, got {spec!r}") from None
 
 
 # --------------------------------------------------------------------------- kernels
@@ -552,7 +552,7 @@ class Solver:
         self.game = game
         self.config = solver_config(config)
         if isinstance(game, PoolGame) and self.config.sampling != "external":
-            raise ValueError(f"expected external sampling for a deal pool, got solver "
+            raise UsageError(f"expected external sampling for a deal pool, got solver "
                              f"{self.config.name!r}")
         self.seed = int(seed)
         self.iteration = 0
@@ -600,7 +600,7 @@ class Solver:
             ValueError: if ``iterations`` is negative.
         """
         if iterations < 0:
-            raise ValueError(f"expected a non-negative number of iterations, got {iterations}")
+            raise UsageError(f"expected a non-negative number of iterations, got {iterations}")
         if iterations == 0:
             return
         start = time.perf_counter()
@@ -678,7 +678,7 @@ class Solver:
         try:
             data = np.load(path, allow_pickle=False)
             if not isinstance(data, NpzFile):
-                raise ValueError("not an .npz archive")
+                raise UsageError("not an .npz archive")
             with data:
                 arrays = {key: np.array(data[key]) for key in data.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
@@ -689,7 +689,7 @@ class Solver:
         try:
             header = json.loads(arrays["header"].astype(np.uint8).tobytes().decode())
             if not isinstance(header, dict):
-                raise ValueError("the header is not an object")
+                raise UsageError("the header is not an object")
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{source}: corrupt checkpoint header: {exc}") from None
         kind = (header.get("format"), header.get("version"))

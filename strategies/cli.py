@@ -51,7 +51,7 @@ from agent.abstraction.actions import ALL_IN
 from agent.abstraction.buckets import card_abstraction_from_spec
 from agent.abstraction.holdem_buckets import FLOP_RIVERS_PER_TURN
 from agent.acpc.betting import ActionKind
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.console import positive_int
 from agent.strategy.fileformat import Strategy, load_strategy
@@ -251,7 +251,7 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
 
     if args.record and args.purify is not None and \
             parse_purification(args.purify).kind != "none":
-        raise ValueError(f"expected --record without --purify (it records the stored "
+        raise UsageError(f"expected --record without --purify (it records the stored "
                          f"strategy and the file's default purification), got --purify "
                          f"{args.purify!r}")
     say(f"{args.file}: deals cannot be enumerated: sampled abstract-game best response "
@@ -269,7 +269,7 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
     if args.record:
         name = _manifest_name(strategy)
         if name is None:
-            raise ValueError(f"expected a bundled strategy file (its checksum in "
+            raise UsageError(f"expected a bundled strategy file (its checksum in "
                              f"{DATA_DIR.parent / 'manifest.json'}) for --record, got "
                              f"{args.file!r} with checksum {strategy.checksum}")
         entry = dict(load_manifest()["files"][name])
@@ -299,7 +299,7 @@ def _exploit(args: argparse.Namespace) -> int:
     if _sampled(strategy):
         return _exploit_sampled(strategy, args)
     if args.record:
-        raise ValueError(f"expected a file measured by sampling for --record (enumerated "
+        raise UsageError(f"expected a file measured by sampling for --record (enumerated "
                          f"files get their figures from solve --bundle), got {args.file!r}")
     abstract = _game_for_strategy(strategy)
     purification = parse_purification(args.purify) if args.purify is not None else None
@@ -356,7 +356,7 @@ def _holdem_spec(file: str | None) -> tuple[str, dict[str, Any]] | None:
         return None
     strategy = load_strategy(file)
     if strategy.cards.get("kind") != "holdem":
-        raise ValueError(
+        raise UsageError(
             f"expected a strategy file with a holdem card abstraction, got kind "
             f"{strategy.cards.get('kind')!r} in {file}"
         )

@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from agent.abstraction import holdem_buckets as _h
 from agent.abstraction.holdem_buckets import HoldemCards
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import format_gamedef
 from agent.handeval import SUIT_BASE, hand_value
 from agent.jit import kernel, nogil_kernel
@@ -189,11 +190,11 @@ def build_pool(
         ValueError: for ``size < 1``, ``workers < 1`` or a seed outside 0..2**32 - 1.
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"expected a positive pool size, got {size!r}")
+        raise UsageError(f"expected a positive pool size, got {size!r}")
     if workers < 1:
-        raise ValueError(f"expected workers >= 1, got {workers!r}")
+        raise UsageError(f"expected workers >= 1, got {workers!r}")
     if not 0 <= seed <= 0xFFFFFFFF:
-        raise ValueError(f"expected seed in 0..2**32 - 1, got {seed!r}")
+        raise UsageError(f"expected seed in 0..2**32 - 1, got {seed!r}")
     thresholds = np.array([v for t in cards.thresholds for v in t], dtype=np.float64)
     bounds = np.cumsum([0, *(len(t) for t in cards.thresholds)]).astype(np.int64)
     buckets = np.zeros((size, 2, 4), dtype=np.uint16)
@@ -276,10 +277,10 @@ class PoolGame:
     def __post_init__(self) -> None:
         buckets = self.pool.buckets
         if buckets.ndim != 3 or buckets.shape[1:] != (2, 4):
-            raise ValueError(f"expected pool buckets of shape (N, 2, 4), got {buckets.shape}")
+            raise UsageError(f"expected pool buckets of shape (N, 2, 4), got {buckets.shape}")
         limits = np.asarray(self.flat.layout.buckets)
         if (buckets.max(axis=(0, 1)) >= limits).any():
-            raise ValueError(f"expected pool buckets below {list(limits)} per round")
+            raise UsageError(f"expected pool buckets below {list(limits)} per round")
 
     @property
     def num_players(self) -> int:

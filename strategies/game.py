@@ -43,6 +43,7 @@ import numpy.typing as npt
 from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
 from agent.abstraction.buckets import CardAbstraction, LosslessCards
 from agent.acpc.cards import deck_for, format_cards
+from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import TableLayout, table_layout
@@ -221,10 +222,10 @@ def check_enumerable(game: Game, max_deals: int = MAX_DEALS) -> int:
     """
     count = count_deals(game)
     if count == 0:
-        raise ValueError(f"expected a deck with enough cards for a hand, got "
+        raise UsageError(f"expected a deck with enough cards for a hand, got "
                          f"{len(deck_for(game))} cards for {game.cards_per_hand}")
     if count > max_deals:
-        raise ValueError(
+        raise UsageError(
             f"expected a game with at most {max_deals} deals to enumerate, got {count}: "
             f"this builder is for small games (Kuhn, Leduc)"
         )
@@ -303,7 +304,7 @@ def build_abstract_game(
                 visible = board[: game.board_cards_through(r)]
                 b = cards.bucket(r, hole, visible)
                 if not 0 <= b < buckets[r]:
-                    raise ValueError(
+                    raise UsageError(
                         f"expected buckets in 0..{buckets[r] - 1} for round {r}, the card "
                         f"abstraction gave {b} for hole {hole!r} board {visible!r}"
                     )
@@ -443,7 +444,7 @@ def flatten_tree(tree: BettingTree, buckets: tuple[int, ...]) -> FlatTree:
         ValueError: unless the game has two players.
     """
     if tree.game.num_players != 2:
-        raise ValueError(f"expected a 2-player game, got {tree.game.num_players} players")
+        raise UsageError(f"expected a 2-player game, got {tree.game.num_players} players")
     layout = table_layout(tree, buckets)
     n = len(tree.nodes)
     player = np.full(n, -1, dtype=np.int64)

@@ -29,6 +29,7 @@ from typing import Any
 
 from agent.abstraction.actions import BettingAbstraction, parse_betting_abstraction
 from agent.abstraction.buckets import LosslessCards
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from strategies.cfr import SolverConfig, solver_config
@@ -115,7 +116,7 @@ class Recipe:
             target = Path(self.filename)
         ckpt = Path(checkpoint) if checkpoint else Path(f"{self.name}.ckpt.npz")
         if resume and not ckpt.exists():
-            raise ValueError(f"expected a checkpoint to resume from at {str(ckpt)!r}, "
+            raise UsageError(f"expected a checkpoint to resume from at {str(ckpt)!r}, "
                              f"found none")
         return target, ckpt
 
@@ -131,7 +132,7 @@ class Recipe:
             ValueError: for a recipe with sampled deals (``cards == "holdem"``).
         """
         if not self.enumerated:
-            raise ValueError(f"recipe {self.name!r} samples its deals (cards {self.cards!r}): "
+            raise UsageError(f"recipe {self.name!r} samples its deals (cards {self.cards!r}): "
                              f"it has no enumerated abstract game")
         game = self.load_game()
         return build_abstract_game(game, self.betting_abstraction(), LosslessCards(game))
@@ -191,7 +192,7 @@ def get_recipe(name: str) -> Recipe:
     try:
         return RECIPES[name]
     except KeyError:
-        raise ValueError(f"expected a recipe in {', '.join(RECIPES)}, got {name!r}") from None
+        raise UsageError(f"expected a recipe in {', '.join(RECIPES)}, got {name!r}") from None
 
 
 def load_manifest(path: Path | None = None) -> dict[str, Any]:
@@ -208,9 +209,9 @@ def load_manifest(path: Path | None = None) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{target}: expected JSON, got an error: {exc}") from None
+        raise UsageError(f"{target}: expected JSON, got an error: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        raise ValueError(f"{target}: expected an object with a 'files' object")
+        raise UsageError(f"{target}: expected an object with a 'files' object")
     return data
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from agent.acpc.errors import UsageError
 from agent.jit import kernel
 
 M1 = 4294967087
@@ -61,12 +62,12 @@ def check_state(state: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """
     arr = np.asarray(state)
     if arr.shape != (6,) or arr.dtype.kind not in "iu":
-        raise ValueError(f"expected 6 integers for the generator state, got {arr!r}")
+        raise UsageError(f"expected 6 integers for the generator state, got {arr!r}")
     arr = arr.astype(np.int64)
     if (arr < 0).any() or (arr[:3] >= M1).any() or (arr[3:] >= M2).any():
-        raise ValueError(f"expected generator state values below the moduli, got {arr!r}")
+        raise UsageError(f"expected generator state values below the moduli, got {arr!r}")
     if not arr[:3].any() or not arr[3:].any():
-        raise ValueError(f"expected a generator state with no all-zero half, got {arr!r}")
+        raise UsageError(f"expected a generator state with no all-zero half, got {arr!r}")
     return arr
 
 

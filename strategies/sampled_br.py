@@ -53,6 +53,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from agent.acpc.errors import UsageError
 from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
@@ -364,15 +365,15 @@ def sampled_exploitability(
     say = log or (lambda text: None)
     game = strategy.game
     if game.num_players != 2:
-        raise ValueError(f"expected a 2-player game, got {game.num_players} players")
+        raise UsageError(f"expected a 2-player game, got {game.num_players} players")
     if strategy.cards.get("kind") != "holdem":
-        raise ValueError(f"expected a hold'em card abstraction, got kind "
+        raise UsageError(f"expected a hold'em card abstraction, got kind "
                          f"{strategy.cards.get('kind')!r}")
     if train_deals < 2 or test_deals < 2:
-        raise ValueError(f"expected at least 2 training and 2 test deals, got {train_deals} "
+        raise UsageError(f"expected at least 2 training and 2 test deals, got {train_deals} "
                          f"and {test_deals}")
     if train_seed == test_seed:
-        raise ValueError(f"expected different training and test seeds, got {train_seed} twice")
+        raise UsageError(f"expected different training and test seeds, got {train_seed} twice")
     t0 = time.perf_counter()
     cards = card_abstraction_from_spec(game, strategy.cards)
     assert isinstance(cards, HoldemCards)

@@ -26,6 +26,7 @@ from typing import Any
 
 from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 
 ALL_IN = -1.0
@@ -93,16 +94,17 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
         if text in PRESETS:
             return PRESETS[text]
         if not text.startswith("{"):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a betting abstraction ({', '.join(PRESETS)}) or a JSON object, "
                 f"got {spec!r}"
             )
         try:
             spec = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"expected a JSON betting abstraction, got {spec!r}: {exc}") from None
+            raise AbstractionError(f"expected a JSON betting abstraction, got {spec!r}: "
+                                   f"{exc}") from None
     if not isinstance(spec, dict):
-        raise ValueError(f"expected a betting abstraction object, got {spec!r}")
+        raise AbstractionError(f"expected a betting abstraction object, got {spec!r}")
     try:
         fractions = tuple(
             tuple(tuple(float(x) for x in depth) for depth in rnd) for rnd in spec["fractions"]
@@ -115,13 +117,14 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
             max_raises=tuple(int(m) for m in spec.get("max_raises", [255])),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"expected betting abstraction fields, got {spec!r}: {exc}") from None
+        raise AbstractionError(f"expected betting abstraction fields, got {spec!r}: "
+                               f"{exc}") from None
     if not result.fractions or not result.max_raises:
-        raise ValueError(f"expected non-empty 'fractions' and 'max_raises', got {spec!r}")
+        raise AbstractionError(f"expected non-empty 'fractions' and 'max_raises', got {spec!r}")
     for rnd in result.fractions:
         for depth in rnd:
             if any(not (x > 0.0) for x in depth) or list(depth) != sorted(set(depth)):
-                raise ValueError(
+                raise AbstractionError(
                     f"expected increasing positive pot fractions, got {list(depth)!r}"
                 )
     return result
@@ -245,7 +248,7 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
             nodes.append(child)
             kids.append(child.id)
             if len(nodes) > limit:
-                raise ValueError(
+                raise AbstractionError(
                     f"expected an abstract tree of at most {limit} nodes for "
                     f"{abstraction.name!r}, got more: cap raises with max_raises"
                 )

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from agent.acpc.cards import deck_for
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 
 MAX_OBSERVATIONS = 2_000_000
@@ -65,7 +66,7 @@ class LosslessCards:
             forms = set()
             for total, obs in enumerate(_observations(deck, shape), start=1):
                 if total > MAX_OBSERVATIONS:
-                    raise ValueError(
+                    raise AbstractionError(
                         f"expected a small game for lossless card abstraction, round {r} has "
                         f"more than {MAX_OBSERVATIONS} observations: use bucketing"
                     )
@@ -96,7 +97,7 @@ class LosslessCards:
         try:
             value = self._index[round_][_canonical(groups)]
         except (KeyError, IndexError):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected cards of this game for round {round_}, got hole {list(hole)!r} "
                 f"board {list(board)!r}"
             ) from None
@@ -155,11 +156,12 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
 
         cards = HoldemCards.from_spec(game, spec)
     else:
-        raise ValueError(
+        raise AbstractionError(
             f"expected card abstraction kind 'lossless', 'blind' or 'holdem', got {kind!r}"
         )
     want = tuple(int(b) for b in spec.get("buckets", ()))
     if want != cards.buckets:
-        raise ValueError(f"expected buckets {list(cards.buckets)} for this game, the spec says "
-                         f"{list(want)}")
+        raise AbstractionError(f"expected buckets {list(cards.buckets)} for this game, the "
+                               f"spec says "
+                               f"{list(want)}")
     return cards

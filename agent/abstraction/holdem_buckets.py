@@ -59,17 +59,20 @@ Spec (JSON-able, stored in strategy files as ``cards``)::
 the flop estimator's parameter (default :data:`FLOP_RIVERS_PER_TURN` if absent), which must
 be the one the thresholds were built with.
 
-Speed (one core of a shared AMD EPYC VM, cache misses, p50 / p99): a bucket costs
-~1.6 / 3 µs preflop, ~8 / 12 µs on the river, ~30 / 60 µs on the turn and ~0.11 / 0.16 ms on
-the flop (the exact flop value: ~0.85 ms). Buckets are cached per (round, hole, board) in
-an LRU of 4096 entries (a hit: ~0.6 µs). :meth:`HoldemCards.build` with the defaults
-(50,000 deals per round) takes ~7 s, nearly all on the flop. :func:`warm_up` compiles
-every kernel (~4 s cold, ~0.1 s from numba's on-disk cache), so no JIT compile happens on
-a match clock; :class:`HoldemCards` calls it on construction.
+Speed: the flop estimate is the costliest bucket (the turn's exact mean next, then the
+river and preflop); buckets are cached per (round, hole, board) in an LRU of 4096 entries.
+``python scripts/bench_agent.py`` measures decision times (p50 / p99) with a strategy
+file. :meth:`HoldemCards.build` spends nearly all its time on the flop. :func:`warm_up`
+compiles every kernel (or loads it from numba's on-disk cache), so no JIT compile happens
+on a match clock; :class:`HoldemCards` calls it on construction.
 
-Kernels: private ``@njit(cache=True)`` functions over flat integer arrays that mutate
-preallocated outputs, behind typed public wrappers that validate. They reuse the 7-card
-tables and the private ``_flush_mask`` kernel of :mod:`agent.handeval`.
+Kernels: :func:`agent.jit.kernel` functions over flat integer arrays that mutate
+preallocated outputs, behind typed public wrappers that validate. They evaluate hands with
+:func:`agent.handeval.hand_value` over :data:`agent.handeval.TABLES_7`. Kernel API (for
+kernels elsewhere: :mod:`strategies.dealpool`, :mod:`strategies.cardtables`):
+:func:`strength_moments` (E[HS] and E[HS^2] of one hand, with ``*STRENGTH_TABLES`` and a
+scratch array of :data:`SCRATCH_SIZE`), :func:`draw_cards` and :func:`hash32` (the card
+generator), :func:`check_rivers_per_turn`.
 
 Imports numpy, numba, :mod:`agent.handeval` and (for a small sort kernel)
 :mod:`agent.abstraction.isomorphism`; must never be imported by
@@ -91,8 +94,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent import handeval
-from agent.abstraction.isomorphism import _insertion_sort
+from agent.abstraction.isomorphism import insertion_sort
 from agent.acpc.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.handeval import (
     _SUIT_SHIFT,
@@ -319,8 +323,8 @@ def _canonicalize(cards: Int64Array, n: Int, perms: Int64Array, out: Int64Array)
         for i in range(n):
             card = cards[i]
             out[n + i] = (card // NUM_SUITS) * NUM_SUITS + perms[p, card % NUM_SUITS]
-        _insertion_sort(out, n, n + 2)  # the hole part, then the board part
-        _insertion_sort(out, n + 2, 2 * n)
+        insertion_sort(out, n, n + 2)  # the hole part, then the board part
+        insertion_sort(out, n + 2, 2 * n)
         smaller = p == 0
         if not smaller:
             for i in range(n):
@@ -597,7 +601,7 @@ def preflop_class_name(index: int) -> str:
         ValueError: for an index outside 0..168.
     """
     if not 0 <= index < NUM_PREFLOP_CLASSES:
-        raise ValueError(f"expected a preflop class in 0..168, got {index!r}")
+        raise AbstractionError(f"expected a preflop class in 0..168, got {index!r}")
     row, col = divmod(index, NUM_RANKS)
     chars = "23456789TJQKA"
     if row == col:
@@ -621,21 +625,21 @@ def _class_representatives() -> Int64Array:
 def _check_cards(hole: Sequence[int], board: Sequence[int]) -> None:
     """Raise ``ValueError`` unless ``hole`` is 2 cards and all cards are distinct, 0..51."""
     if len(hole) != 2:
-        raise ValueError(f"expected 2 hole cards, got {list(hole)!r}")
+        raise AbstractionError(f"expected 2 hole cards, got {list(hole)!r}")
     seen = 0
     for card in (*hole, *board):
         if isinstance(card, bool) or not isinstance(card, int | np.integer):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected card indices in 0..51, got {card!r} in hole {list(hole)!r} "
                 f"board {list(board)!r}"
             )
         if not 0 <= card < NUM_CARDS:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected card indices in 0..51, got {card!r} in hole {list(hole)!r} "
                 f"board {list(board)!r}"
             )
         if (seen >> int(card)) & 1:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected distinct cards, got {card!r} twice in hole {list(hole)!r} "
                 f"board {list(board)!r}"
             )
@@ -648,7 +652,7 @@ def check_rivers_per_turn(rivers_per_turn: int) -> None:
         or not isinstance(rivers_per_turn, int)
         or not 1 <= rivers_per_turn <= _MAX_RIVERS_PER_TURN
     ):
-        raise ValueError(
+        raise AbstractionError(
             f"expected flop_rivers_per_turn to be an int in 1..{_MAX_RIVERS_PER_TURN}, "
             f"got {rivers_per_turn!r}"
         )
@@ -670,7 +674,7 @@ def hand_strength_moments(
             and ``flop_rivers_per_turn`` in 1..46.
     """
     if len(board) not in (3, 4, 5):
-        raise ValueError(f"expected a board of 3, 4 or 5 cards, got {list(board)!r}")
+        raise AbstractionError(f"expected a board of 3, 4 or 5 cards, got {list(board)!r}")
     _check_cards(hole, board)
     check_rivers_per_turn(flop_rivers_per_turn)
     cards = np.zeros(7, np.int64)
@@ -716,9 +720,9 @@ def sample_deals(
             or a bad ``flop_rivers_per_turn``.
     """
     if round_ not in (1, 2, 3):
-        raise ValueError(f"expected a postflop round 1..3, got {round_!r}")
+        raise AbstractionError(f"expected a postflop round 1..3, got {round_!r}")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise ValueError(f"expected samples to be a positive int, got {samples!r}")
+        raise AbstractionError(f"expected samples to be a positive int, got {samples!r}")
     _check_seed(seed)
     check_rivers_per_turn(flop_rivers_per_turn)
     n_board = BOARD_SIZES[round_]
@@ -748,7 +752,7 @@ def sample_ehs2(
 
 def _check_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MASK32:
-        raise ValueError(f"expected seed to be an int in 0..{_MASK32}, got {seed!r}")
+        raise AbstractionError(f"expected seed to be an int in 0..{_MASK32}, got {seed!r}")
 
 
 def percentile_thresholds(values: npt.ArrayLike, num_buckets: int) -> list[float]:
@@ -762,7 +766,7 @@ def percentile_thresholds(values: npt.ArrayLike, num_buckets: int) -> list[float
     """
     array = np.sort(np.asarray(values, dtype=np.float64).ravel())
     if num_buckets < 1 or array.size < num_buckets:
-        raise ValueError(
+        raise AbstractionError(
             f"expected at least {max(num_buckets, 1)} values for {num_buckets} buckets, "
             f"got {array.size}"
         )
@@ -775,7 +779,7 @@ def preflop_equity_table() -> tuple[float, ...]:
 
     A Monte-Carlo estimate with :data:`PREFLOP_EQUITY_SAMPLES` deals per class (standard
     error <= 0.0036) and a fixed seed, so always the same numbers; computed once per
-    process (~0.1 s), indexed by :func:`preflop_class`.
+    process, indexed by :func:`preflop_class`.
     """
     out = np.zeros(NUM_PREFLOP_CLASSES)
     _preflop_equity_kernel(
@@ -799,7 +803,7 @@ def check_holdem_game(game: Game) -> None:
     }
     for name, (got, expected) in want.items():
         if got != expected:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a hold'em game ({name} = {expected}) for the holdem card "
                 f"abstraction, got {name} = {got!r}"
             )
@@ -872,7 +876,7 @@ class HoldemCards:
         """Thresholds as percentiles of E[HS^2] over ``samples`` random deals per round.
 
         Reproducible for a given ``(buckets, samples, seed, flop_rivers_per_turn)``. Time
-        is dominated by the flop and turn rounds: ~0.1-0.2 ms per sample each.
+        is dominated by the flop and turn rounds.
 
         Raises:
             ValueError: unless ``buckets`` is ``(169, n1, n2, n3)`` with every ``n >= 1``,
@@ -881,7 +885,7 @@ class HoldemCards:
         counts = _check_bucket_counts(buckets)
         most = max(counts[1:])
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < most:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected samples to be an int >= the largest postflop bucket count {most}, "
                 f"got {samples!r}"
             )
@@ -911,25 +915,26 @@ class HoldemCards:
         """
         check_holdem_game(game)
         if not isinstance(spec, dict):
-            raise ValueError(f"expected a holdem card spec (a dict), got {spec!r}")
+            raise AbstractionError(f"expected a holdem card spec (a dict), got {spec!r}")
         if spec.get("kind") != "holdem":
-            raise ValueError(f"expected card spec kind 'holdem', got {spec.get('kind')!r}")
+            raise AbstractionError(f"expected card spec kind 'holdem', got {spec.get('kind')!r}")
         unknown = sorted(str(k) for k in set(spec) - _SPEC_KEYS)
         if unknown:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected holdem card spec keys among {sorted(_SPEC_KEYS)}, got unknown "
                 f"{unknown!r}"
             )
         for key in ("buckets", "metric", "thresholds"):
             if key not in spec:
-                raise ValueError(f"expected holdem card spec key {key!r}, it is missing")
+                raise AbstractionError(f"expected holdem card spec key {key!r}, it is missing")
         if spec["metric"] != "ehs2":
-            raise ValueError(f"expected holdem card spec metric 'ehs2', got {spec['metric']!r}")
+            raise AbstractionError(f"expected holdem card spec metric 'ehs2', got "
+                                   f"{spec['metric']!r}")
         counts = _check_bucket_counts(spec["buckets"])
         thresholds = _check_thresholds(spec["thresholds"])
         for r in (1, 2, 3):
             if len(thresholds[r - 1]) != counts[r] - 1:
-                raise ValueError(
+                raise AbstractionError(
                     f"expected {counts[r] - 1} thresholds for round {r} ({counts[r]} buckets), "
                     f"got {len(thresholds[r - 1])}"
                 )
@@ -938,7 +943,7 @@ class HoldemCards:
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 0
             ):
-                raise ValueError(
+                raise AbstractionError(
                     f"expected holdem card spec {key!r} to be a non-negative int, got {value!r}"
                 )
         return cls(
@@ -986,7 +991,7 @@ class HoldemCards:
             ValueError: for a round outside 1..3 or cards that do not fit it.
         """
         if round_ not in (1, 2, 3):
-            raise ValueError(f"expected a postflop round 1..3, got {round_!r}")
+            raise AbstractionError(f"expected a postflop round 1..3, got {round_!r}")
         _check_board(round_, board)
         return ehs2(hole, board, flop_rivers_per_turn=self._rivers_per_turn)
 
@@ -1021,9 +1026,9 @@ class HoldemCards:
 
 def _check_board(round_: int, board: Sequence[int]) -> None:
     if not isinstance(round_, int) or not 0 <= round_ < len(BOARD_SIZES):
-        raise ValueError(f"expected a hold'em round 0..3, got {round_!r}")
+        raise AbstractionError(f"expected a hold'em round 0..3, got {round_!r}")
     if len(board) != BOARD_SIZES[round_]:
-        raise ValueError(
+        raise AbstractionError(
             f"expected {BOARD_SIZES[round_]} board cards in round {round_}, got {list(board)!r}"
         )
 
@@ -1034,34 +1039,37 @@ def _check_bucket_counts(buckets: Any) -> tuple[int, ...]:
         or len(buckets) != 4
         or any(isinstance(b, bool) or not isinstance(b, int) for b in buckets)
     ):
-        raise ValueError(f"expected holdem buckets [169, n1, n2, n3] (ints), got {buckets!r}")
+        raise AbstractionError(f"expected holdem buckets [169, n1, n2, n3] (ints), got {buckets!r}")
     if buckets[0] != NUM_PREFLOP_CLASSES:
-        raise ValueError(
+        raise AbstractionError(
             f"expected 169 preflop buckets (the lossless classes), got {buckets[0]!r} in "
             f"{list(buckets)!r}"
         )
     if any(b < 1 for b in buckets):
-        raise ValueError(f"expected positive bucket counts, got {list(buckets)!r}")
+        raise AbstractionError(f"expected positive bucket counts, got {list(buckets)!r}")
     return tuple(int(b) for b in buckets)
 
 
 def _check_thresholds(thresholds: Any) -> tuple[tuple[float, ...], ...]:
     if not isinstance(thresholds, list | tuple) or len(thresholds) != 3:
-        raise ValueError(
+        raise AbstractionError(
             f"expected thresholds to be 3 lists (flop, turn, river), got {thresholds!r:.200}"
         )
     checked = []
     for r, values in enumerate(thresholds, start=1):
         if not isinstance(values, list | tuple):
-            raise ValueError(f"expected a list of thresholds for round {r}, got {values!r:.200}")
+            raise AbstractionError(f"expected a list of thresholds for round {r}, got "
+                                   f"{values!r:.200}")
         row: list[float] = []
         for i, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"expected a number as threshold {i} of round {r}, got {value!r}")
+                raise AbstractionError(f"expected a number as threshold {i} of round {r}, got "
+                                       f"{value!r}")
             if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-                raise ValueError(f"expected threshold {i} of round {r} in [0, 1], got {value!r}")
+                raise AbstractionError(f"expected threshold {i} of round {r} in [0, 1], got "
+                                       f"{value!r}")
             if row and value < row[-1]:
-                raise ValueError(
+                raise AbstractionError(
                     f"expected sorted thresholds for round {r}, got {value!r} after "
                     f"{row[-1]!r} at index {i}"
                 )

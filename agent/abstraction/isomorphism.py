@@ -52,12 +52,15 @@ is ``S! / prod k!`` over runs of ``k`` suits with equal ``(pattern, cfg)`` (the 
 permutations that fix the hand); summed over a round's classes it is the number of hands,
 ``prod_j C(deck left, k_j)``.
 
-Speed (one core, ``scripts/bench_isomorphism.py``): :meth:`HandIndexer.index_batch` indexes
-~4 M hold'em hands per second with its input checks and ~5.5 M/s with ``check=False``
-(river board grouping); :meth:`HandIndexer.unindex_batch` ~1.7 M classes/s. The
-single-hand methods validate their input and cost ~5 us each, mostly Python.
+Speed: :meth:`HandIndexer.index_batch` and :meth:`HandIndexer.unindex_batch` are the fast
+paths (millions of hands per second; ``python scripts/bench_isomorphism.py`` measures them,
+README has the figures); the single-hand methods validate their input and are mostly
+Python.
 
-Kernels: private ``@njit(cache=True)`` functions over flat int64 arrays behind validating
+Kernel API (for kernels elsewhere, e.g. :mod:`strategies.cardtables`): :func:`index_one`
+and :func:`unindex_one` over the flat tables of :meth:`HandIndexer.kernel_tables`.
+
+Kernels: :func:`agent.jit.kernel` functions over flat int64 arrays behind validating
 public methods. Imports numpy and numba; must never be imported by :mod:`agent.acpc` or
 ``dealer``.
 """
@@ -75,6 +78,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.acpc.cards import NUM_RANKS, NUM_SUITS
+from agent.acpc.errors import AbstractionError
 from agent.jit import kernel
 
 __all__ = [
@@ -122,7 +126,7 @@ def _popcount(x: Int) -> int:
 
 
 @kernel
-def _insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
+def insertion_sort(a: Int64Array, lo: Int, hi: Int) -> None:
     """Sort ``a[lo:hi]`` in place, ascending (a few elements)."""
     for i in range(lo + 1, hi):
         value = a[i]
@@ -349,7 +353,7 @@ def unindex_one(
                     out[round_start[r] + fill[r]] = rank * suits + s
                     fill[r] += 1
     for r in range(rounds):  # each round's cards ascending
-        _insertion_sort(out, round_start[r], round_start[r] + per_round[r])
+        insertion_sort(out, round_start[r], round_start[r] + per_round[r])
     return multiplicity
 
 
@@ -485,7 +489,7 @@ def _build_round(per_round: Sequence[int], ranks: int, suits: int, base: int) ->
             options = _configurations(pattern, ranks)
             multisets = math.comb(options + n - 1, n)
             if multisets * (options + n) >= _MAX_INDEX:
-                raise ValueError(
+                raise AbstractionError(
                     f"expected a deck and deal whose indices fit 62 bits, got {ranks} ranks x "
                     f"{suits} suits dealt {list(per_round)!r}"
                 )
@@ -497,7 +501,7 @@ def _build_round(per_round: Sequence[int], ranks: int, suits: int, base: int) ->
             size *= multisets
         total += size
         if total >= _MAX_INDEX:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a deck and deal whose indices fit 62 bits, got {ranks} ranks x "
                 f"{suits} suits dealt {list(per_round)!r}"
             )
@@ -540,7 +544,7 @@ class KernelTables(NamedTuple):
 
 def _check_count(name: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
-        raise ValueError(f"expected {name} to be an int in {lo}..{hi}, got {value!r}")
+        raise AbstractionError(f"expected {name} to be an int in {lo}..{hi}, got {value!r}")
     return int(value)
 
 
@@ -570,7 +574,7 @@ class HandIndexer:
         self._ranks = _check_count("num_ranks", num_ranks, 1, 62)
         self._suits = _check_count("num_suits", num_suits, 1, 8)
         if not isinstance(cards_per_round, Sequence) or not 1 <= len(cards_per_round) <= 8:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected cards_per_round to be 1..8 card counts, got {cards_per_round!r}"
             )
         per_round = tuple(
@@ -578,14 +582,14 @@ class HandIndexer:
             for k in cards_per_round
         )
         if sum(per_round) > self._ranks * self._suits:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected at most {self._ranks * self._suits} cards in all, got "
                 f"cards_per_round {list(per_round)!r}"
             )
         self._per_round = per_round
         self._base = max(per_round) + 1
         if self._base ** (len(per_round) * self._suits) >= _MAX_INDEX:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected fewer rounds or suits (shape keys must fit 62 bits), got "
                 f"cards_per_round {list(per_round)!r} with {self._suits} suits"
             )
@@ -667,7 +671,7 @@ class HandIndexer:
             ValueError: unless ``num_cards`` is one of :attr:`cards_per_round`'s running sums.
         """
         if num_cards not in self._prefix:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a hand of {' or '.join(map(str, self._prefix))} cards "
                 f"(cards per round {list(self._per_round)!r}), got {num_cards!r} cards"
             )
@@ -783,14 +787,14 @@ class HandIndexer:
         table = self._tables[r]
         raw = np.asarray(indices)
         if raw.ndim != 1 or (raw.size and raw.dtype.kind not in "iu"):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a 1-D array of class indices, got {type(indices).__name__} of "
                 f"shape {raw.shape} and dtype {raw.dtype}"
             )
         array = np.ascontiguousarray(raw, dtype=np.int64)
         if array.size and (array.min() < 0 or array.max() >= table.size):
             bad = array[(array < 0) | (array >= table.size)][0]
-            raise ValueError(
+            raise AbstractionError(
                 f"expected class indices in 0..{table.size - 1} for round {r}, got {int(bad)!r}"
             )
         out = np.zeros((array.shape[0], self._prefix[r]), np.int64)
@@ -810,7 +814,8 @@ class HandIndexer:
             or not isinstance(round_, int | np.integer)
             or not 0 <= round_ < len(self._per_round)
         ):
-            raise ValueError(f"expected a round in 0..{len(self._per_round) - 1}, got {round_!r}")
+            raise AbstractionError(f"expected a round in 0..{len(self._per_round) - 1}, got "
+                                   f"{round_!r}")
         return int(round_)
 
     def _check_index(self, round_: int, index: object) -> int:
@@ -821,7 +826,7 @@ class HandIndexer:
             or not isinstance(index, int | np.integer)
             or not 0 <= index < size
         ):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a class index in 0..{size - 1} for round {r}, got {index!r}"
             )
         return int(index)
@@ -835,18 +840,19 @@ class HandIndexer:
                 or not isinstance(card, int | np.integer)
                 or not 0 <= card < deck
             ):
-                raise ValueError(
+                raise AbstractionError(
                     f"expected card indices in 0..{deck - 1}, got {card!r} in {list(cards)!r}"
                 )
             if (seen >> int(card)) & 1:
-                raise ValueError(f"expected distinct cards, got {card!r} twice in {list(cards)!r}")
+                raise AbstractionError(f"expected distinct cards, got {card!r} twice in "
+                                       f"{list(cards)!r}")
             seen |= 1 << int(card)
         return self.round_of(len(cards))
 
     def _check_batch(self, cards: npt.ArrayLike, *, check: bool) -> Int64Array:
         raw = np.asarray(cards)
         if raw.ndim != 2 or (raw.size and raw.dtype.kind not in "iu"):
-            raise ValueError(
+            raise AbstractionError(
                 f"expected a 2-D integer array of hands (one per row), got shape {raw.shape} "
                 f"and dtype {raw.dtype}"
             )
@@ -858,14 +864,14 @@ class HandIndexer:
         bad_rows = np.flatnonzero(((array < 0) | (array >= deck)).any(axis=1))
         if bad_rows.size:
             row = int(bad_rows[0])
-            raise ValueError(
+            raise AbstractionError(
                 f"expected card indices in 0..{deck - 1}, got row {row} = {array[row].tolist()!r}"
             )
         ordered = np.sort(array, axis=1)
         dup_rows = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
         if dup_rows.size:
             row = int(dup_rows[0])
-            raise ValueError(
+            raise AbstractionError(
                 f"expected distinct cards in every hand, got row {row} = {array[row].tolist()!r}"
             )
         return array
@@ -886,9 +892,9 @@ def holdem_indexer(recall: Literal["board", "perfect"] = "board", round_: int = 
         ValueError: for another recall or a round outside 0..3.
     """
     if recall not in ("board", "perfect"):
-        raise ValueError(f"expected recall 'board' or 'perfect', got {recall!r}")
+        raise AbstractionError(f"expected recall 'board' or 'perfect', got {recall!r}")
     if isinstance(round_, bool) or round_ not in (0, 1, 2, 3):
-        raise ValueError(f"expected a hold'em round 0..3, got {round_!r}")
+        raise AbstractionError(f"expected a hold'em round 0..3, got {round_!r}")
     if recall == "perfect":
         return _cached_indexer((2, 3, 1, 1))
     return _cached_indexer((2,) if round_ == 0 else (2, _HOLDEM_BOARDS[round_]))

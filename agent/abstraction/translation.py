@@ -38,6 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
+from agent.acpc.errors import AbstractionError
+
 MappingFn = Callable[[float, float, float], float]
 """``f(A, B, x)``: the probability of mapping ``x`` to ``A``."""
 
@@ -159,18 +161,18 @@ def get_mapping(spec: str) -> MappingFn:
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected an importable module in mapping {spec!r}, got {exc}"
             ) from None
         fn = getattr(module, attr, None)
         if not callable(fn):
-            raise ValueError(f"expected a callable {attr!r} in module {module_name!r} for "
-                             f"mapping {spec!r}")
+            raise AbstractionError(f"expected a callable {attr!r} in module {module_name!r} for "
+                                   f"mapping {spec!r}")
         return _checked(spec, fn)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
             return _checked(spec, ep.load())
-    raise ValueError(
+    raise AbstractionError(
         f"expected a mapping name ({', '.join(BUILTIN_MAPPINGS)}), 'module:function' or an "
         f"entry point in {ENTRY_POINT_GROUP!r}, got {spec!r}"
     )
@@ -180,7 +182,7 @@ def _checked(name: str, fn: Callable[..., object]) -> MappingFn:
     def wrapped(a: float, b: float, x: float) -> float:
         value = fn(a, b, x)
         if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-            raise ValueError(
+            raise AbstractionError(
                 f"expected mapping {name!r} to return a probability in [0, 1] for "
                 f"A={a!r}, B={b!r}, x={x!r}, got {value!r}"
             )
@@ -215,7 +217,7 @@ def bracket(sizes: Sequence[float], x: float) -> tuple[int, int]:
         ValueError: if ``sizes`` is empty.
     """
     if not sizes:
-        raise ValueError("expected at least one abstract size, got none")
+        raise AbstractionError("expected at least one abstract size, got none")
     if _le(x, sizes[0]):
         return 0, 0
     last = len(sizes) - 1

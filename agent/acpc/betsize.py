@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 
 from agent.acpc.betting import BettingState
+from agent.acpc.errors import UsageError
 
 
 def _pos(state: BettingState, position: int | None) -> int:
     p = state.player if position is None else position
     if p < 0:
-        raise ValueError("expected a state with a player to act, got a finished hand")
+        raise UsageError("expected a state with a player to act, got a finished hand")
     return p
 
 
@@ -70,7 +71,7 @@ def pot_fraction(state: BettingState, raise_to: int, position: int | None = None
     """
     base = pot_after_call(state, position)
     if base <= 0:
-        raise ValueError("expected a non-empty pot to measure a bet against, got 0 chips")
+        raise UsageError("expected a non-empty pot to measure a bet against, got 0 chips")
     return (raise_to - state.max_spent) / base
 
 
@@ -88,5 +89,5 @@ def round_raise_to(value: float) -> int:
         ValueError: if ``value`` is not finite.
     """
     if not math.isfinite(value):
-        raise ValueError(f"expected a finite raise-to amount, got {value!r}")
+        raise UsageError(f"expected a finite raise-to amount, got {value!r}")
     return math.floor(value + 0.5)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.acpc.cscan import scan_c_int
-from agent.acpc.errors import IllegalActionError, RemoteProtocolError
+from agent.acpc.errors import IllegalActionError, RemoteProtocolError, UsageError
 from agent.acpc.gamedef import Game
 
 MAX_ACTIONS_PER_ROUND = 64
@@ -111,7 +111,7 @@ def parse_action(text: str, game: Game) -> Action:
     got = parse_action_prefix(text, 0, game)
     if got is None or got[1] != len(text):
         form = "'f', 'c' or 'r<raise-to>'" if game.is_nolimit else "'f', 'c' or 'r'"
-        raise ValueError(f"expected an action {form}, got {text!r}")
+        raise UsageError(f"expected an action {form}, got {text!r}")
     return got[0]
 
 
@@ -431,7 +431,7 @@ class BettingState:
             ValueError: if the hand is not finished, or a showdown has no ``ranks``.
         """
         if not self.finished:
-            raise ValueError("expected a finished hand, got one still in progress")
+            raise UsageError("expected a finished hand, got one still in progress")
         n = self.num_players
         if self.num_folded + 1 == n:
             total = [float(s) for s in self.spent]
@@ -440,7 +440,7 @@ class BettingState:
                 for p in range(n)
             )
         if ranks is None or len(ranks) != n:
-            raise ValueError(f"expected {n} hand ranks for a showdown, got {ranks!r}")
+            raise UsageError(f"expected {n} hand ranks for a showdown, got {ranks!r}")
         return tuple(
             float(-self.spent[p]) if self.folded[p] else self._showdown_value(p, ranks)
             for p in range(n)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from agent.acpc.errors import CardError
+
 if TYPE_CHECKING:
     from agent.acpc.gamedef import Game
 
@@ -51,11 +53,11 @@ def parse_card(text: str) -> int:
         ValueError: if ``text`` is not exactly one card.
     """
     if len(text) != 2:
-        raise ValueError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
+        raise CardError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
     rank = _RANK_INDEX.get(text[0].upper())
     suit = _SUIT_INDEX.get(text[1].lower())
     if rank is None or suit is None:
-        raise ValueError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
+        raise CardError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
     return make_card(rank, suit)
 
 
@@ -66,7 +68,7 @@ def format_card(card: int) -> str:
         ValueError: if ``card`` is not in ``0..51``.
     """
     if not 0 <= card < NUM_CARDS:
-        raise ValueError(f"expected a card index in 0..51, got {card!r}")
+        raise CardError(f"expected a card index in 0..51, got {card!r}")
     return RANK_CHARS[card // NUM_SUITS] + SUIT_CHARS[card % NUM_SUITS]
 
 
@@ -77,7 +79,7 @@ def parse_cards(text: str) -> tuple[int, ...]:
         ValueError: if ``text`` is not a whole number of valid cards.
     """
     if len(text) % 2:
-        raise ValueError(f"expected a run of two-character cards, got {text!r}")
+        raise CardError(f"expected a run of two-character cards, got {text!r}")
     return tuple(parse_card(text[i : i + 2]) for i in range(0, len(text), 2))
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agent.acpc.cards import deck_for
+from agent.acpc.errors import CardError
 from agent.acpc.gamedef import Game
 
 _N = 624
@@ -36,7 +37,7 @@ class MT19937:
 
     def __init__(self, seed: int) -> None:
         if not 0 <= seed <= _MASK32:
-            raise ValueError(f"expected a seed in 0..{_MASK32}, got {seed!r}")
+            raise CardError(f"expected a seed in 0..{_MASK32}, got {seed!r}")
         mt = [0] * _N
         mt[0] = seed
         for i in range(1, _N):

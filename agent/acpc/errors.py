@@ -30,3 +30,17 @@ class IllegalActionError(AcpcError, ValueError):
 
 class StrategyFileError(AcpcError, ValueError):
     """A strategy file is corrupt, truncated, or for another game."""
+
+
+class CardError(AcpcError, ValueError):
+    """A card, hand or deal that is not valid (out of the deck, repeated, wrong count)."""
+
+
+class AbstractionError(AcpcError, ValueError):
+    """A card or betting abstraction, translation mapping or purification that cannot be
+    built or applied to the given game or input."""
+
+
+class UsageError(AcpcError, ValueError):
+    """An argument outside what a function, a command or a file format accepts (the
+    message says what was expected and what came)."""

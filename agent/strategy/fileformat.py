@@ -51,7 +51,7 @@ from agent.abstraction.actions import (
     build_tree,
     parse_betting_abstraction,
 )
-from agent.acpc.errors import GameDefError, StrategyFileError
+from agent.acpc.errors import GameDefError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.fileio import atomic_writer
 from agent.strategy.kernels import first_bad_row, table_checksum
@@ -98,7 +98,7 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
     """
     rounds = tree.game.num_rounds
     if len(buckets) != rounds or any(b <= 0 for b in buckets):
-        raise ValueError(f"expected {rounds} positive bucket counts, got {list(buckets)!r}")
+        raise UsageError(f"expected {rounds} positive bucket counts, got {list(buckets)!r}")
     key = ("table_layout", tuple(buckets))
     cached = tree.derived.get(key)
     if isinstance(cached, TableLayout):
@@ -202,13 +202,13 @@ def dump_strategy(
         ValueError: if the table does not fit the layout or a row is not a distribution.
     """
     if dtype not in DTYPES:
-        raise ValueError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
+        raise UsageError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
     buckets = tuple(int(b) for b in cards["buckets"])
     tree = tree or build_tree(game, betting)
     layout = table_layout(tree, buckets)
     values = np.asarray(table, dtype=np.float64).reshape(-1)
     if values.size != layout.total:
-        raise ValueError(
+        raise UsageError(
             f"expected a table of {layout.total} values for this game and abstraction, "
             f"got {values.size}"
         )
@@ -267,11 +267,11 @@ def _check_rows(values: npt.NDArray[Any], layout: TableLayout, source: str,
         return
     where = _where(layout, index, tree)
     if kind == 1:
-        raise ValueError(f"{where} contains {value!r}")
+        raise UsageError(f"{where} contains {value!r}")
     if kind == 2:
-        raise ValueError(f"{where} has a negative value")
+        raise UsageError(f"{where} has a negative value")
     want = f"{QUANT}" if quantized else "1"
-    raise ValueError(f"{where} sums to {value!r}, expected {want}")
+    raise UsageError(f"{where} sums to {value!r}, expected {want}")
 
 
 def _where(layout: TableLayout, index: int, tree: BettingTree | None) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.acpc.errors import AbstractionError
+
 TIE = 1e-12
 
 
@@ -33,7 +35,8 @@ class Purification:
             return list(probs)
         best = max(probs)
         if best <= 0.0:
-            raise ValueError(f"expected a distribution with positive mass, got {list(probs)!r}")
+            raise AbstractionError(f"expected a distribution with positive mass, got "
+                                   f"{list(probs)!r}")
         if self.kind == "threshold":
             kept = [p if p >= self.threshold else 0.0 for p in probs]
             total = sum(kept)
@@ -64,5 +67,5 @@ def parse_purification(spec: str) -> Purification:
             t = float("nan")
         if 0.0 < t <= 1.0:
             return Purification("threshold", t)
-    raise ValueError(f"expected a purification 'none', 'full' or 'threshold:T' with 0 < T <= 1, "
-                     f"got {spec!r}")
+    raise AbstractionError(f"expected a purification 'none', 'full' or 'threshold:T' with "
+                           f"0 < T <= 1, got {spec!r}")

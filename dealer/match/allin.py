@@ -29,7 +29,7 @@ from typing import Any
 
 from agent.acpc.betting import BettingState, parse_betting
 from agent.acpc.cards import deck_for, parse_cards
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game
 
@@ -63,7 +63,7 @@ def parse_state_line(line: str, game: Game, where: str = "<log>") -> LoggedHand:
     """
     parts = line.split(":")
     if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit():
-        raise ValueError(
+        raise UsageError(
             f"{where}: expected 'STATE:<hand>:<betting>:<cards>:<values>:<names>', "
             f"got {line[:80]!r}"
         )
@@ -71,29 +71,29 @@ def parse_state_line(line: str, game: Game, where: str = "<log>") -> LoggedHand:
     try:
         state = parse_betting(game, parts[2])
     except AcpcError as exc:
-        raise ValueError(f"{where}: bad betting {parts[2]!r}: {exc}") from None
+        raise UsageError(f"{where}: bad betting {parts[2]!r}: {exc}") from None
     if not state.finished:
-        raise ValueError(f"{where}: expected a finished hand, got betting {parts[2]!r}")
+        raise UsageError(f"{where}: expected a finished hand, got betting {parts[2]!r}")
     rounds = parts[3].split("/")
     holes = rounds[0].split("|")
     width = 2 * game.num_hole_cards
     try:
         if len(holes) != n:
-            raise ValueError(f"expected {n} hole card groups")
+            raise UsageError(f"expected {n} hole card groups")
         hole = tuple(parse_cards(h[:width]) for h in holes)
         if any(len(h) != game.num_hole_cards for h in hole):
-            raise ValueError(f"expected {game.num_hole_cards} hole cards per player")
+            raise UsageError(f"expected {game.num_hole_cards} hole cards per player")
         board = parse_cards(holes[-1][width:]) + tuple(
             c for r in rounds[1:] for c in parse_cards(r)
         )
         values = tuple(float(v) for v in parts[4].split("|"))
     except ValueError as exc:
-        raise ValueError(f"{where}: bad cards or values in {line[:120]!r}: {exc}") from None
+        raise UsageError(f"{where}: bad cards or values in {line[:120]!r}: {exc}") from None
     names = tuple(parts[5].split("|"))
     if len(values) != n or len(names) != n:
-        raise ValueError(f"{where}: expected {n} values and names, got {line[:120]!r}")
+        raise UsageError(f"{where}: expected {n} values and names, got {line[:120]!r}")
     if len(board) != game.board_cards_through(state.round):
-        raise ValueError(
+        raise UsageError(
             f"{where}: expected {game.board_cards_through(state.round)} board cards, "
             f"got {len(board)} in {line[:120]!r}"
         )
@@ -122,7 +122,7 @@ class AllinEvaluator:
 
     def __init__(self, game: Game, method: str = "auto") -> None:
         if method not in METHODS:
-            raise ValueError(f"expected an evaluator in {METHODS}, got {method!r}")
+            raise UsageError(f"expected an evaluator in {METHODS}, got {method!r}")
         self.game = game
         self.method = method
         self._combos: dict[tuple[int, int, int], tuple[Any, Any]] = {}
@@ -152,14 +152,14 @@ class AllinEvaluator:
         game = self.game
         missing = game.total_board_cards - len(known_board)
         if missing < 0:
-            raise ValueError(f"expected at most {game.total_board_cards} board cards, "
+            raise UsageError(f"expected at most {game.total_board_cards} board cards, "
                              f"got {len(known_board)}")
         used = {c for h in hole for c in h} | set(known_board)
         deck = [c for c in deck_for(game) if c not in used]
         live = [p for p in range(game.num_players) if not state.folded[p]]
         count = math.comb(len(deck), missing)
         if count == 0:
-            raise ValueError("expected cards left to complete the board, got none")
+            raise UsageError("expected cards left to complete the board, got none")
         use_numba = self.method == "numba" or (
             self.method == "auto" and count > NUMBA_THRESHOLD and self._numba() is not None
         )
@@ -219,7 +219,7 @@ class AllinEvaluator:
 
         handeval = self._numba()
         if handeval is None:
-            raise ValueError("expected numba's hand evaluator, it cannot be imported")
+            raise UsageError("expected numba's hand evaluator, it cannot be imported")
         width = len(hole[live[0]]) + len(known)
         key = (len(deck), missing, width)
         cached = self._combos.get(key)
@@ -309,7 +309,7 @@ def summarize_log(
             adjusted[name] = adjusted.get(name, 0.0) + v_adj
         hands += 1
     if not hands or seat_names is None:
-        raise ValueError(f"{source}: expected STATE lines, found none")
+        raise UsageError(f"{source}: expected STATE lines, found none")
     return AllinSummary(
         seat_names,
         tuple(raw.get(n, 0.0) for n in seat_names),

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from agent import console
+from agent.acpc.errors import AcpcError, UsageError
 from dealer.match.store import StoredMatch
 from dealer.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 
@@ -137,7 +138,7 @@ def summarize(
         ValueError: for an unknown ``unit``.
     """
     if unit not in UNITS:
-        raise ValueError(f"expected a unit in {UNITS}, got {unit!r}")
+        raise UsageError(f"expected a unit in {UNITS}, got {unit!r}")
     summary = Summary(game, big_blind, num_players, unit, hands_per_match, confidence,
                       variants=list(variants), allin_requested=allin)
     by_group: dict[tuple[str, ...], list[StoredMatch]] = {}
@@ -332,7 +333,7 @@ def write_csv(summary: Summary, out: TextIO) -> None:
         ])
 
 
-class PlotUnavailable(Exception):
+class PlotUnavailable(AcpcError, ImportError):
     """matplotlib is not installed."""
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import __version__
+from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from dealer.match.report import Progress, Summary, summarize
 from dealer.match.schedule import MatchJob, deal_seed, plan_jobs
@@ -334,7 +335,7 @@ def _run_pool(jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
     pool.shutdown(wait=True)
 
 
-class RayUnavailable(Exception):
+class RayUnavailable(AcpcError, ImportError):
     """Ray is not installed."""
 
 

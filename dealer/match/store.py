@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from agent.acpc.errors import AcpcError
 from agent.fileio import write_atomic
 from dealer.match.schedule import MatchJob
 from dealer.match.worker import MatchOutcome
@@ -89,7 +90,7 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
-class StoreError(Exception):
+class StoreError(AcpcError, RuntimeError):
     """The run directory cannot be used (unreadable, another schema, other settings)."""
 
 

@@ -23,7 +23,8 @@ seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
     [variants.ext]
     cmd = ["./startme.sh", "--fast"]      # or one string, split like a shell
 
-Imports only the stdlib (agent code is imported lazily by :func:`check_variant`).
+Imports only the stdlib and :mod:`agent.acpc.errors` (agent code is imported lazily by
+:func:`check_variant`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.acpc.errors import AcpcError
+
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
 
@@ -46,7 +49,7 @@ SETTINGS_KEYS = ("game", "hands", "matches", "seed", "transport", "unit", "allin
 """Run settings a TOML file may give (the command line overrides them)."""
 
 
-class VariantError(ValueError):
+class VariantError(AcpcError, ValueError):
     """A variant cannot be used; the message names it."""
 
 

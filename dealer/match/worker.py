@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent.acpc.betting import Action
+from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
@@ -143,7 +144,7 @@ class MatchOutcome:
         return cls(**data)
 
 
-class MatchFailure(Exception):
+class MatchFailure(AcpcError, RuntimeError):
     """A match could not be completed; ``variant`` is the one to blame, if known."""
 
     def __init__(self, message: str, variant: str | None = None) -> None:

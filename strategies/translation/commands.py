@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent.acpc.errors import UsageError
 from strategies.translation import games as hs
 from strategies.translation import lab
 
@@ -85,7 +86,7 @@ def _exploit(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.game == "nl-leduc":
         if args.stacks:
-            raise ValueError("expected no --stacks for nl-leduc: its stacks are the strategy "
+            raise UsageError("expected no --stacks for nl-leduc: its stacks are the strategy "
                              "file's game's (12)")
         specs = [args.strategy] if args.strategy else abstractions
         for spec in specs:
@@ -113,7 +114,7 @@ def _exploit(args: argparse.Namespace) -> int:
 def _best_size(args: argparse.Namespace) -> int:
     purifications = lab.parse_purifications(args.purify)
     if len(purifications) != 1:
-        raise ValueError(f"expected one purification for best-size, got {args.purify!r}")
+        raise UsageError(f"expected one purification for best-size, got {args.purify!r}")
     rows = lab.best_sizes(lab.parse_stacks(args.stacks), lab.parse_mappings(args.mappings),
                           purifications[0], iterations=args.iterations, progress=_progress)
     print(lab.format_best_sizes(rows))
@@ -133,7 +134,7 @@ def parse_ab(text: str) -> tuple[float, float]:
     try:
         a, b = (float(v) for v in text.split(","))
     except ValueError:
-        raise ValueError(f"expected --ab A,B (e.g. 0.01,1), got {text!r}") from None
+        raise UsageError(f"expected --ab A,B (e.g. 0.01,1), got {text!r}") from None
     return a, b
 
 
@@ -159,6 +160,6 @@ def _plot(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run the ``translation`` subcommand in ``args``; returns the exit status."""
     if getattr(args, "iterations", 0) < 0:
-        raise ValueError(f"expected --iterations >= 0, got {args.iterations}")
+        raise UsageError(f"expected --iterations >= 0, got {args.iterations}")
     commands = {"exploit": _exploit, "best-size": _best_size, "plot": _plot}
     return commands[args.translation_command](args)

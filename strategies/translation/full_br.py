@@ -59,6 +59,7 @@ from agent.abstraction.buckets import CardAbstraction, LosslessCards, card_abstr
 from agent.abstraction.translation import MappingFn, bracket
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.jit import kernel
 from agent.policy import realise, waits_for_round
@@ -117,7 +118,7 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
         ValueError: for a limit game, or a tree of more than ``limit`` nodes.
     """
     if not game.is_nolimit:
-        raise ValueError("expected a no-limit game (a limit game is its own abstraction: "
+        raise UsageError("expected a no-limit game (a limit game is its own abstraction: "
                          "use strategies.best_response)")
     tree = BettingTree(game, EVERY_CHIP)
     nodes = tree.nodes
@@ -129,7 +130,7 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
         nodes.append(node)
         kids.append([])
         if len(nodes) > limit:
-            raise ValueError(f"expected a real betting tree of at most {limit} nodes, got "
+            raise UsageError(f"expected a real betting tree of at most {limit} nodes, got "
                              f"more: the full-game best response is for small games")
         if parent >= 0:
             kids[parent].append(node.id)
@@ -228,13 +229,13 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
     """
     game = real.game
     if game.num_players != 2:
-        raise ValueError(f"expected a two-player game, got {game.num_players} players")
+        raise UsageError(f"expected a two-player game, got {game.num_players} players")
     if agent.game.fingerprint != game.fingerprint:
-        raise ValueError("expected the agent's strategy to be for the real game, got another")
+        raise UsageError("expected the agent's strategy to be for the real game, got another")
     if seat not in (0, 1):
-        raise ValueError(f"expected the agent's seat 0 or 1, got {seat!r}")
+        raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
     if not np.array_equal(real.deal_cards, agent.deal_cards):
-        raise ValueError("expected the real and the agent's games to enumerate the same deals")
+        raise UsageError("expected the real and the agent's games to enumerate the same deals")
     rnodes = real.tree.nodes
     anodes = agent.tree.nodes
     aoffset = agent.offset
@@ -345,7 +346,7 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
             b = int(real.deal_bucket[d, seat, r])
             prefix = tuple(int(v) for v in agent_buckets[d, : r + 1])
             if seen.setdefault((r, b), prefix) != prefix:
-                raise ValueError(
+                raise UsageError(
                     "expected a card abstraction that is a function of the cards up to suit "
                     f"isomorphism, got different buckets for the same cards in round {r}")
             rep_key[r, b] = deal_key[d]
@@ -460,7 +461,7 @@ def translation_probs(model: AgentModel, mapping: MappingFn) -> F64:
     for t, (a, b, x) in enumerate(model.translations):
         f = float(mapping(float(a), float(b), float(x)))
         if not 0.0 <= f <= 1.0:
-            raise ValueError(f"expected a probability from the mapping for A={a!r}, B={b!r}, "
+            raise UsageError(f"expected a probability from the mapping for A={a!r}, B={b!r}, "
                              f"x={x!r}, got {f!r}")
         out[2 * t] = f
         out[2 * t + 1] = 1.0 - f
@@ -478,7 +479,7 @@ def induced_table(model: AgentModel, agent_table: F64, mapping: MappingFn) -> F6
     """
     agent_table = np.ascontiguousarray(agent_table, dtype=np.float64)
     if agent_table.shape != (model.agent.table_size,):
-        raise ValueError(f"expected an abstract table of {model.agent.table_size} values, got "
+        raise UsageError(f"expected an abstract table of {model.agent.table_size} values, got "
                          f"{agent_table.shape}")
     real = model.real
     n_keys = len(model.key_buckets)

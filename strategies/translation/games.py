@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.translation import MappingFn, bracket
+from agent.acpc.errors import UsageError
 from agent.jit import kernel
 from agent.strategy.purification import Purification
 
@@ -71,7 +72,7 @@ def grid_steps(stack: float) -> int:
     """
     steps = round(stack * GRID)
     if steps <= 0 or abs(steps - stack * GRID) > 1e-9:
-        raise ValueError(f"expected a stack that is a positive multiple of {1 / GRID:g} pot, "
+        raise UsageError(f"expected a stack that is a positive multiple of {1 / GRID:g} pot, "
                          f"got {stack!r}")
     return steps
 
@@ -127,7 +128,7 @@ def make_game(name: str, stack: float) -> HalfStreetGame:
         return clairvoyance(stack)
     if name == "nl-kuhn":
         return nl_kuhn(stack)
-    raise ValueError(f"expected a half-street game in {', '.join(HALF_STREET_GAMES)}, "
+    raise UsageError(f"expected a half-street game in {', '.join(HALF_STREET_GAMES)}, "
                      f"got {name!r}")
 
 
@@ -144,7 +145,7 @@ def real_value(game: HalfStreetGame) -> float:
         xs = game.bets()
         g = np.where(xs < 1.0, xs * (1 - xs) / (1 + xs), 0.0)
         return float(max(g.max(), 0.0)) / 6
-    raise ValueError(f"expected a game of {HALF_STREET_GAMES}, got {game.name!r}")
+    raise UsageError(f"expected a game of {HALF_STREET_GAMES}, got {game.name!r}")
 
 
 # --------------------------------------------------------------------------- abstractions
@@ -159,7 +160,7 @@ def abstract_sizes(game: HalfStreetGame, sizes: Sequence[float]) -> F64:
     out = set()
     for s in sizes:
         if not s > 0:
-            raise ValueError(f"expected positive pot fractions, got {list(sizes)!r}")
+            raise UsageError(f"expected positive pot fractions, got {list(sizes)!r}")
         out.add(min(float(s), game.stack))
     out.add(game.stack)
     merged: list[float] = []
@@ -289,7 +290,7 @@ def solve_abstract(
         ValueError: for a negative number of iterations.
     """
     if iterations < 0:
-        raise ValueError(f"expected a non-negative number of iterations, got {iterations}")
+        raise UsageError(f"expected a non-negative number of iterations, got {iterations}")
     sizes = np.ascontiguousarray(sizes, dtype=np.float64)
     n1, n2 = game.prob.shape
     m = len(sizes)

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from agent.abstraction.translation import BUILTIN_MAPPINGS, get_mapping
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
@@ -160,7 +161,7 @@ def parse_stacks(text: str | None, default: Sequence[float] = STACKS) -> list[fl
         try:
             value = float(item)
         except ValueError:
-            raise ValueError(f"expected stacks like '1,3,5', got {text!r}") from None
+            raise UsageError(f"expected stacks like '1,3,5', got {text!r}") from None
         hs.grid_steps(value)
         out.append(value)
     return out
@@ -202,10 +203,10 @@ def parse_sizes(spec: str) -> tuple[float, ...] | None:
     try:
         sizes = tuple(float(s) for s in key.split(","))
     except ValueError:
-        raise ValueError(f"expected an abstraction ({', '.join(HALF_STREET_PRESETS)}, "
+        raise UsageError(f"expected an abstraction ({', '.join(HALF_STREET_PRESETS)}, "
                          f"'every' or pot fractions like '0.4'), got {spec!r}") from None
     if not sizes or any(not s > 0 for s in sizes):
-        raise ValueError(f"expected positive pot fractions, got {spec!r}")
+        raise UsageError(f"expected positive pot fractions, got {spec!r}")
     return sizes
 
 
@@ -332,7 +333,7 @@ def bundled_strategy_path(preset: str) -> Path:
     """
     path = DATA_DIR / f"leduc.nolimit.2p.{preset}.strat"
     if not path.exists():
-        raise ValueError(f"expected a bundled no-limit Leduc abstraction (fcpa, fchpa), got "
+        raise UsageError(f"expected a bundled no-limit Leduc abstraction (fcpa, fchpa), got "
                          f"{preset!r}")
     return path
 

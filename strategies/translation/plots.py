@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agent.abstraction.translation import get_mapping
+from agent.acpc.errors import UsageError
 from strategies.translation.lab import Measurement
 
 
@@ -25,7 +26,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ValueError("plots need matplotlib: pip install 'acpc-arena[plot]'") from None
+        raise UsageError("plots need matplotlib: pip install 'acpc-arena[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -43,7 +44,7 @@ def plot_mappings(
     plt = _pyplot()
     for a, b in pairs:
         if not 0 <= a < b:
-            raise ValueError(f"expected 0 <= A < B, got A={a!r}, B={b!r}")
+            raise UsageError(f"expected 0 <= A < B, got A={a!r}, B={b!r}")
     fig, axes = plt.subplots(1, len(pairs), figsize=(6 * len(pairs), 4.5), squeeze=False)
     for ax, (a, b) in zip(axes[0], pairs, strict=True):
         xs = np.linspace(a, b, points)
@@ -76,7 +77,7 @@ def plot_exploitability(path: Path, rows: Sequence[Measurement], seat: int = 1) 
     for r in rows:
         blocks.setdefault((r.game, r.abstraction, r.purification), []).append(r)
     if not blocks:
-        raise ValueError("expected measurements to plot, got none")
+        raise UsageError("expected measurements to plot, got none")
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 4.5), squeeze=False)
     for ax, ((game, abstraction, pur), items) in zip(axes[0], blocks.items(), strict=True):
