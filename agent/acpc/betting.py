@@ -10,9 +10,20 @@ byte). The reference dealer's fix-ups of bad actions are the separate function
 :func:`fix_action`.
 
 Amounts are always raise-to totals for the whole hand (blinds and earlier rounds included);
-names say so. One deliberate deviation, documented on :meth:`BettingState.raise_bounds`: in
-limit games a player whose stack does not exceed the current bet cannot raise (the
-reference accepts such a "raise" and lowers the bet, corrupting the state).
+names say so.
+
+**The short-stack limit raise.** In limit games the reference's ``raiseIsValid`` never
+looks at stacks (only the raise cap, the action-count limit and that two players can still
+act), and ``doAction`` then sets ``maxSpent = stack[p]`` when ``maxSpent + raiseSize[round]``
+exceeds the stack, which *lowers* the bet when the stack does not cover it, and
+``spent[p] = maxSpent``. Later calls set ``spent = min(maxSpent, stack)`` (lowering a
+bigger earlier bet to the new ``maxSpent``), folding stays legal for a player whose spent is
+not exactly ``maxSpent``, and the round's end, side pots and values follow from that state.
+This engine accepts and applies such a raise exactly so (:meth:`BettingState.check_action`,
+:meth:`BettingState.apply`: what the wire allows, for the dealer and ``acpc-log verify``),
+but never *offers* it: :meth:`BettingState.raise_bounds` and
+:meth:`BettingState.legal_actions` (what agents, the abstract tree and the solvers use) leave
+out a limit raise by a player whose stack does not exceed the current bet.
 
 Pure and stdlib only.
 """
@@ -229,8 +240,13 @@ class BettingState:
         return max(0, min(self.max_spent, self.game.stack[p]) - self.spent[p])
 
     def can_fold(self) -> bool:
-        """Folding is legal only when facing a bet."""
-        return not self.finished and self.spent[self.player] < self.max_spent
+        """Folding is legal unless the player has exactly matched the bet or is all-in
+        (``isValidAction``: after a short-stack limit raise lowered the bet, a player who
+        had bet more may fold too)."""
+        if self.finished:
+            return False
+        p = self.player
+        return self.spent[p] != self.max_spent and self.spent[p] != self.game.stack[p]
 
     def can_call(self) -> bool:
         """Check/call is legal whenever the hand is not over."""
@@ -243,20 +259,22 @@ class BettingState:
         has no room for a raise and every call (64 actions), or when fewer than two players
         can act. No-limit: ``[min_raise_to, stack]``, or only the all-in if the minimum is
         above the stack but the stack is above the current bet. Limit: the one size
-        ``max_spent + raiseSize[round]``, capped by the stack; unlike the reference a limit
-        raise also needs a stack above the current bet.
+        ``max_spent + raiseSize[round]``, capped by the stack. These are the raises a player
+        should *choose*: a limit raise by a player whose stack does not exceed the current
+        bet is legal on the wire (:meth:`check_action`, see the module docstring) but left
+        out here.
         """
-        reason = self._no_raise_reason()
-        if reason is not None:
+        if self._no_raise_reason(strict=True) is not None:
             return None
-        return self._raise_range()
+        return self._raise_range(strict=True)
 
-    def _raise_range(self) -> tuple[int, int] | None:
+    def _raise_range(self, *, strict: bool) -> tuple[int, int] | None:
         game = self.game
         stack = game.stack[self.player]
         if not game.is_nolimit:
-            if stack <= self.max_spent:
+            if strict and stack <= self.max_spent:
                 return None
+            # doAction: maxSpent = stack if maxSpent + raiseSize > stack (may lower it)
             to = min(self.max_spent + game.raise_size[self.round], stack)
             return to, to
         if self.min_raise_to > stack:
@@ -265,7 +283,7 @@ class BettingState:
             return stack, stack
         return self.min_raise_to, stack
 
-    def _no_raise_reason(self) -> str | None:
+    def _no_raise_reason(self, *, strict: bool) -> str | None:
         if self.finished:
             return "the hand is over"
         game = self.game
@@ -275,7 +293,7 @@ class BettingState:
             return "the round has no room for a raise and every call (64 actions)"
         if self.num_acting <= 1:
             return "no other player can act"
-        if self._raise_range() is None:
+        if self._raise_range(strict=strict) is None:
             return "the stack does not cover more than the current bet"
         return None
 
@@ -308,10 +326,10 @@ class BettingState:
             return
         if kind is ActionKind.CALL:
             return
-        reason = self._no_raise_reason()
+        reason = self._no_raise_reason(strict=False)
         if reason is not None:
             raise IllegalActionError(f"raise is not legal: {reason}")
-        bounds = self._raise_range()
+        bounds = self._raise_range(strict=False)
         assert bounds is not None
         lo, hi = bounds
         if not self.game.is_nolimit:
@@ -550,7 +568,7 @@ def fix_action(state: BettingState, action: Action) -> tuple[Action, tuple[str, 
         if state.can_fold():
             return FOLD, ()
         return CALL, ("WARNING: invalid action, changed to call",)
-    reason = state._no_raise_reason()
+    reason = state._no_raise_reason(strict=False)
     if reason is not None:
         if (
             reason.startswith("the round has no room")
@@ -563,7 +581,7 @@ def fix_action(state: BettingState, action: Action) -> tuple[Action, tuple[str, 
         return CALL, tuple(warnings)
     if not state.game.is_nolimit:
         return LIMIT_RAISE, ()
-    bounds = state._raise_range()
+    bounds = state._raise_range(strict=False)
     assert bounds is not None
     lo, hi = bounds
     size = action.raise_to

@@ -17,8 +17,9 @@ NL2 = "holdem.nolimit.2p.reverse_blinds.game"
 def test_verify_passes_on_every_reference_log(
     log: str, game: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    hands = (LOGS / log).read_text().split("\n", 1)[0].split()[4]  # the header's count
     assert main(["verify", game, str(LOGS / log)]) == 0
-    assert "OK (1000 hands, byte-identical)" in capsys.readouterr().out
+    assert f"OK ({hands} hands, byte-identical)" in capsys.readouterr().out
 
 
 def _write(tmp_path: Path, lines: list[str]) -> Path:
@@ -37,6 +38,21 @@ def test_one_changed_chip_amount_fails_with_line_number(
     err = capsys.readouterr().err
     assert "edited.log:7: STATE line differs" in err
     assert "'STATE:2:f:4d6c|QsJh:50|-50:P1|P2'" in err
+
+
+def test_short_stack_limit_raises_verify_and_a_changed_chip_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reference's short-stack limit raises (tests/agent/acpc/test_limit_short_raise.py
+    derives every state): the reference's log verifies; one chip changed is named."""
+    log = LOGS / "limit_short_raise.log"
+    assert main(["verify", "lim4p_stack.game", str(log)]) == 0
+    assert "OK (8 hands, byte-identical)" in capsys.readouterr().out
+    lines = log.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("STATE:2:"))
+    lines[i] = lines[i].replace(":-35|105|-35|-40:", ":-35|105|-35|-41:")
+    assert main(["verify", "lim4p_stack.game", str(_write(tmp_path, lines))]) == 1
+    assert f"edited.log:{i + 1}: STATE line differs" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

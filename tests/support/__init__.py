@@ -40,6 +40,7 @@ REFERENCE_LOGS = {
     "kuhn3p_1000.log": "kuhn.limit.3p.game",
     "leduc_1000.log": "leduc.limit.2p.game",
     "royal_1000.log": "royal.nolimit.2p.game",
+    "limit_short_raise.log": "lim4p_stack.game",
 }
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")

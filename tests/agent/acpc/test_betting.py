@@ -169,13 +169,15 @@ def test_limit_stack_caps_raise_and_call() -> None:
     assert s.player == 1  # position 0 is all-in and is skipped
 
 
-def test_limit_raise_needs_stack_above_bet() -> None:
+def test_limit_raise_below_the_bet_is_never_offered_but_the_wire_takes_it() -> None:
     game = load_game("lim4p_stack.game")
     s = play(game, "cccc/rrrc")  # flop: 20, 30, 40, call; position 0 (stack 35) to act
     assert s.player == 0 and s.max_spent == 40 and s.num_raises() == 3
     assert s.raise_bounds() is None
     assert s.legal_actions() == (ActionKind.FOLD, ActionKind.CALL)
-    assert fix_action(s, LIMIT_RAISE) == (CALL, ("WARNING: invalid action, changed to call",))
+    # the reference accepts it and lowers the bet (tests/agent/acpc/test_limit_short_raise.py)
+    assert fix_action(s, LIMIT_RAISE) == (LIMIT_RAISE, ())
+    assert s.apply(LIMIT_RAISE).max_spent == 35
     s = s.apply(CALL)
     assert s.spent[0] == 35
 
