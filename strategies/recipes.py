@@ -25,15 +25,16 @@ import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.abstraction.actions import BettingAbstraction, parse_betting_abstraction
-from agent.abstraction.buckets import LosslessCards
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from strategies.cfr import SolverConfig, solver_config
-from strategies.game import AbstractGame, build_abstract_game
+
+if TYPE_CHECKING:
+    from strategies.cfr import SolverConfig
+    from strategies.game import AbstractGame
 
 DATA_DIR = Path(str(resources.files("strategies") / "data"))
 """Where the bundled strategy files live."""
@@ -94,6 +95,8 @@ class Recipe:
 
     def solver_config(self) -> SolverConfig:
         """The solver's behaviour flags (with the recipe's discount schedule)."""
+        from strategies.cfr import solver_config
+
         config = solver_config(self.solver)
         if self.discount_interval or self.discount_until:
             config = dataclasses.replace(config, discount_interval=self.discount_interval,
@@ -134,6 +137,9 @@ class Recipe:
         if not self.enumerated:
             raise UsageError(f"recipe {self.name!r} samples its deals (cards {self.cards!r}): "
                              f"it has no enumerated abstract game")
+        from agent.abstraction.buckets import LosslessCards
+        from strategies.game import build_abstract_game
+
         game = self.load_game()
         return build_abstract_game(game, self.betting_abstraction(), LosslessCards(game))
 

@@ -59,6 +59,13 @@ from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
 from strategies.dealpool import cached_pool
+from strategies.defaults import (
+    DEFAULT_TEST_DEALS,
+    DEFAULT_TRAIN_DEALS,
+    DEFAULT_Z,
+    TEST_SEED,
+    TRAIN_SEED,
+)
 from strategies.game import FlatTree, flatten_tree
 
 F64 = npt.NDArray[np.float64]
@@ -67,15 +74,7 @@ I8 = npt.NDArray[np.int8]
 U16 = npt.NDArray[np.uint16]
 
 KIND: Final = "sampled_lower_bound"
-TRAIN_SEED: Final = 1
-"""Pool seed of the training deals (the solver's pool uses the recipe seed, 0)."""
-TEST_SEED: Final = 2
-"""Pool seed of the test deals."""
-DEFAULT_TRAIN_DEALS: Final = 500_000
-DEFAULT_TEST_DEALS: Final = 200_000
 Z95: Final = 1.959963984540054
-DEFAULT_Z: Final = 2.5
-"""Standard errors a deviation from the strategy must gain by on the training deals."""
 DEFAULT_PRUNE: Final = 1e-6
 """While learning, deals reached with at most this probability are dropped."""
 NO_RESPONDER: Final = -1

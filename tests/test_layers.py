@@ -37,7 +37,8 @@ CLI_MODULES = {
     "dealer.cli": set(),
     "dealer.matchcli": set(),
     "dealer.logtool": set(),
-    "strategies.cli": {"strategies.translation.commands"},
+    "strategies.cli": {"strategies.translation.commands", "strategies.commands"},
+    "strategies.commands": set(),
     "strategies.translation.commands": set(),
 }
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""
@@ -200,8 +201,11 @@ def _no_upward(module: str, deps: frozenset[str]) -> set[str]:
 
 
 def _is_light(module: str) -> bool:
-    return (module in ("agent.builtin", "agent.cli", "dealer.stats", "dealer.matchcli",
-                       "dealer.logtool") or _under(module, "dealer.match"))
+    return (module in ("agent.builtin", "agent.agents", "agent.cli", "dealer.stats",
+                       "dealer.matchcli", "dealer.logtool", "strategies.cli",
+                       "strategies.recipes", "strategies.defaults",
+                       "strategies.translation.commands")
+            or _under(module, "dealer.match"))
 
 
 RULES = [

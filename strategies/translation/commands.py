@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.acpc.errors import UsageError
-from strategies.translation import games as hs
-from strategies.translation import lab
+from strategies.defaults import TRANSLATION_ITERATIONS
 
 GAMES = ("clairvoyance", "nl-kuhn", "nl-leduc")
 DEFAULT_ABSTRACTIONS = {"clairvoyance": ["pot"], "nl-kuhn": ["pot", "0.4"], "nl-leduc": ["fcpa"]}
@@ -55,7 +54,7 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--mappings", default="all", help="comma-separated mappings or 'all'")
     e.add_argument("--purify", default="none",
                    help="comma-separated: none, full, threshold:T, or 'all'")
-    e.add_argument("--iterations", type=int, default=hs.DEFAULT_ITERATIONS,
+    e.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS,
                    help="nl-kuhn: CFR+ iterations of the abstract equilibrium")
     e.add_argument("--value-iterations", type=int,
                    help="nl-leduc: recompute the real game's value with this many DCFR "
@@ -66,7 +65,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--stacks", help="stacks in pots (default 1,3,5,10,20,50,100)")
     b.add_argument("--mappings", default="all")
     b.add_argument("--purify", default="none", help="one purification")
-    b.add_argument("--iterations", type=int, default=hs.DEFAULT_ITERATIONS)
+    b.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS)
     b.add_argument("--out", help="directory for CSV and JSON records")
 
     p = tsub.add_parser("plot", help="PNGs: mapping curves and exploitability vs stack")
@@ -75,10 +74,12 @@ def add_parser(sub: Any) -> None:
                    help="A,B of a mapping panel (repeatable; default 0.01,1 and 1,4)")
     p.add_argument("--stacks", help="stacks in pots (default 1,3,5,10,20,50,100)")
     p.add_argument("--mappings", default="all")
-    p.add_argument("--iterations", type=int, default=hs.DEFAULT_ITERATIONS)
+    p.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS)
 
 
 def _exploit(args: argparse.Namespace) -> int:
+    from strategies.translation import lab
+
     mappings = lab.parse_mappings(args.mappings)
     purifications = lab.parse_purifications(args.purify)
     abstractions = args.abstraction or DEFAULT_ABSTRACTIONS[args.game]
@@ -112,6 +113,8 @@ def _exploit(args: argparse.Namespace) -> int:
 
 
 def _best_size(args: argparse.Namespace) -> int:
+    from strategies.translation import lab
+
     purifications = lab.parse_purifications(args.purify)
     if len(purifications) != 1:
         raise UsageError(f"expected one purification for best-size, got {args.purify!r}")
@@ -139,7 +142,7 @@ def parse_ab(text: str) -> tuple[float, float]:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from strategies.translation import plots
+    from strategies.translation import lab, plots
 
     out = Path(args.out)
     mappings = lab.parse_mappings(args.mappings)

@@ -49,13 +49,14 @@ from agent.abstraction.translation import MappingFn, bracket
 from agent.acpc.errors import UsageError
 from agent.jit import kernel
 from agent.strategy.purification import Purification
+from strategies.defaults import TRANSLATION_ITERATIONS
 
 F64 = npt.NDArray[np.float64]
 
 GRID = 10
 """Real bets are multiples of ``1 / GRID`` pot."""
 HALF_STREET_GAMES = ("clairvoyance", "nl-kuhn")
-DEFAULT_ITERATIONS = 20_000
+DEFAULT_ITERATIONS = TRANSLATION_ITERATIONS
 
 
 

@@ -307,3 +307,18 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert f"from iteration {stopped}" in done.stderr
     assert load_strategy(out).meta["iterations"] == stopped + 3
+
+
+def test_list_and_help_import_neither_numpy_nor_numba() -> None:
+    """``acpc-strategy list`` prints the manifest: no kernel, so no numba (nor numpy)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from strategies.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    status = main(['list'])\n"
+        "assert status == 0 and 'holdem.nolimit.2p' in out.getvalue(), out.getvalue()\n"
+        "print(sorted(m for m in ('numpy', 'numba', 'llvmlite', 'msgpack') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

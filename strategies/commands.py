@@ -1,0 +1,385 @@
+"""The work behind ``acpc-strategy``'s commands (:mod:`strategies.cli` parses and
+dispatches; this module is imported only when a command needs numpy, numba or a strategy
+file, so ``acpc-strategy --help`` and ``list`` start without them).
+
+Commands: :func:`solve`, :func:`inspect`, :func:`exploit`, :func:`cards`.
+"""
+
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from agent.abstraction.actions import ALL_IN
+from agent.abstraction.buckets import card_abstraction_from_spec
+from agent.abstraction.holdem_buckets import FLOP_RIVERS_PER_TURN
+from agent.acpc.betting import ActionKind
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.strategy.fileformat import Strategy, load_strategy
+from agent.strategy.purification import Purification, parse_purification
+from strategies.best_response import (
+    Exploitability,
+    exploitability,
+    purify_table,
+    strategy_table,
+)
+from strategies.game import AbstractGame, build_abstract_game, check_enumerable
+from strategies.recipes import DATA_DIR, get_recipe, load_manifest, update_manifest
+from strategies.sampled_br import (
+    SampledExploitability,
+)
+
+PROG = "acpc-strategy"
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _game_for_strategy(strategy: Strategy) -> AbstractGame:
+    """The flat abstract game of a loaded strategy file.
+
+    Raises:
+        ValueError: if its card abstraction cannot be rebuilt or its deals enumerated.
+    """
+    check_enumerable(strategy.game)  # before rebuilding possibly costly card tables
+    cards = card_abstraction_from_spec(strategy.game, strategy.cards)
+    return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
+
+
+def _describe_game(game: Game) -> str:
+    stacks = " ".join(str(s) for s in game.stack) if game.is_nolimit else "-"
+    return (f"{game.betting_type.value}, {game.num_players} players, {game.num_rounds} rounds, "
+            f"blinds {' '.join(str(b) for b in game.blind)}, stacks {stacks}, deck "
+            f"{game.num_ranks} ranks x {game.num_suits} suits, {game.num_hole_cards} hole "
+            f"card(s), board {' '.join(str(b) for b in game.num_board_cards)}")
+
+
+def _action_label(strategy: Strategy, node: int, index: int) -> str:
+    act = strategy.tree.nodes[node].actions[index]
+    text = str(act.action)
+    if act.kind is ActionKind.RAISE and strategy.game.is_nolimit:
+        text += "[all-in]" if act.fraction == ALL_IN else f"[{act.fraction:g}p]"
+    return text
+
+
+def _print_exploitability(result: Exploitability, out: TextIO) -> None:
+    n = len(result.values)
+    for p in range(n):
+        print(f"  position {p}: value {result.values[p]:+.6f}, best response "
+              f"{result.best_responses[p]:+.6f}, gain {result.gains[p]:.6g}", file=out)
+    print(f"  NashConv {result.nash_conv:.6g} chips/hand", file=out)
+    if n == 2:
+        print(f"  exploitability {result.exploitability:.6g} chips/hand "
+              f"((br0 + br1) / 2, {result.exploitability * 1000:.4g} milli-chips/hand)",
+              file=out)
+    else:
+        print(f"  {n} players: NashConv (the sum of the best-response gains) is the figure "
+              f"reported", file=out)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def solve(args: argparse.Namespace) -> int:
+    from strategies.solve import solve_recipe
+
+    return solve_recipe(get_recipe(args.recipe), iterations=args.iterations,
+                        minutes=args.minutes, resume=args.resume, out=args.out,
+                        checkpoint=args.checkpoint, bundle=args.bundle,
+                        progress=not args.no_progress, workers=args.workers or 1,
+                        checkpoint_minutes=args.checkpoint_minutes or 10.0)
+
+
+def _inspect_sampled(file: str, strategy: Strategy, out: TextIO) -> None:
+    """The sampled figures recorded in the manifest for this very file, if any."""
+    name = _manifest_name(strategy)
+    entry = load_manifest()["files"].get(name, {}) if name is not None else {}
+    recorded = entry.get("sampled_best_response") if isinstance(entry, dict) else None
+    if not isinstance(recorded, dict) or not recorded:
+        print(f"abstract-game figures: not computed here (deals cannot be enumerated); "
+              f"`{PROG} exploit {file}` measures a sampled lower bound", file=out)
+        return
+    print(f"abstract-game figures (sampled lower bound recorded in the manifest for checksum "
+          f"{strategy.checksum}; `{PROG} exploit {file}` re-measures):", file=out)
+    for purification, figures in recorded.items():
+        print(f"  {purification} purification: exploitability >= "
+              f"{figures['exploitability']:.4f} +- {figures['exploitability_ci95']:.4f} "
+              f"chips/hand ({figures['exploitability_mbb']:.1f} +- "
+              f"{figures['exploitability_ci95_mbb']:.1f} mbb/hand), value p0 "
+              f"{figures['game_value'][0]:+.4f}; {figures['train_deals']:,} training and "
+              f"{figures['test_deals']:,} test deals", file=out)
+
+
+def inspect(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    strategy = load_strategy(args.file)
+    game = strategy.game
+    print(f"file: {args.file} ({Path(args.file).stat().st_size} bytes, {strategy.table.dtype} "
+          f"table)", file=out)
+    print(f"game: {_describe_game(game)} (fingerprint {game.fingerprint[:12]})", file=out)
+    print(f"betting: {strategy.betting.name} {strategy.betting.to_json()}", file=out)
+    print(f"cards: {strategy.cards}", file=out)
+    layout = strategy.layout
+    decision = int((layout.offsets >= 0).sum())
+    print(f"table: {layout.total} values, {int(layout.rows.sum())} information sets, "
+          f"{decision} decision nodes of {len(strategy.tree.nodes)}, checksum "
+          f"{strategy.checksum}", file=out)
+    print("meta:", file=out)
+    for key, value in strategy.meta.items():
+        print(f"  {key}: {value}", file=out)
+    abstract: AbstractGame | None = None
+    if _sampled(strategy):
+        _inspect_sampled(args.file, strategy, out)
+    else:
+        try:
+            abstract = _game_for_strategy(strategy)
+        except ValueError as exc:
+            print(f"abstract-game figures: not computed ({exc})", file=out)
+    if abstract is not None:
+        print("abstract-game figures (chips per hand):", file=out)
+        _print_exploitability(exploitability(abstract, strategy_table(abstract, strategy)),
+                              out)
+    print("sample information sets:", file=out)
+    shown = 0
+    per_round: dict[int, int] = {}
+    for node in strategy.tree.decision_nodes:
+        if shown >= args.samples:
+            break
+        if per_round.get(node.round, 0) >= 2:
+            continue
+        per_round[node.round] = per_round.get(node.round, 0) + 1
+        for bucket in range(min(int(layout.rows[node.id]), 3)):
+            if shown >= args.samples:
+                break
+            row = strategy.row(node.id, bucket)
+            probs = "  ".join(f"{_action_label(strategy, node.id, a)} {p:.3f}"
+                              for a, p in enumerate(row))
+            example = "" if abstract is None else \
+                f" ({abstract.describe_bucket(node.round, bucket)})"
+            betting = repr(node.state.betting) if node.state.betting else "(start)"
+            print(f"  {betting:14} position {node.player} round {node.round} bucket "
+                  f"{bucket}{example}: {probs}", file=out)
+            shown += 1
+    return 0
+
+
+def _sampled(strategy: Strategy) -> bool:
+    """True for files whose deals cannot be enumerated but a sampled best response can
+    measure (two players, hold'em card abstraction)."""
+    try:
+        check_enumerable(strategy.game)
+    except ValueError:
+        return strategy.game.num_players == 2 and strategy.cards.get("kind") == "holdem"
+    return False
+
+
+def _print_sampled(result: SampledExploitability, out: TextIO) -> None:
+    mbb = 1000.0 / result.big_blind
+    for p in range(2):
+        print(f"  position {p}: value {result.values[p]:+.4f}, best response "
+              f"{result.best_responses[p]:+.4f} (se {result.best_response_se[p]:.4f}; "
+              f"{result.in_sample[p]:+.4f} on its training deals), gain "
+              f"{result.gains[p]:+.4f}", file=out)
+    print(f"  exploitability >= {result.exploitability:.4f} +- {result.ci95:.4f} chips/hand "
+          f"(95%), {result.mbb:.1f} +- {result.ci95 * mbb:.1f} mbb/hand", file=out)
+    print(f"  [{result.purification} purification; best responses learned on "
+          f"{result.train_deals:,} deals (pool seed {result.train_seed}, z {result.z:g}), "
+          f"evaluated exactly on {result.test_deals:,} other deals (pool seed "
+          f"{result.test_seed}); {result.seconds:.1f} s]", file=out)
+
+
+def _sampled_purifications(strategy: Strategy, spec: str | None) -> list[Purification]:
+    """``--purify`` if given, else the stored strategy and the file's default."""
+    if spec is not None:
+        return [parse_purification(spec)]
+    found = [parse_purification("none")]
+    default = parse_purification(strategy.default_purification)
+    if default != found[0]:
+        found.append(default)
+    return found
+
+
+def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
+    from strategies.sampled_br import KIND, sampled_exploitability
+
+    def say(text: str) -> None:
+        print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+    if args.record and args.purify is not None and \
+            parse_purification(args.purify).kind != "none":
+        raise UsageError(f"expected --record without --purify (it records the stored "
+                         f"strategy and the file's default purification), got --purify "
+                         f"{args.purify!r}")
+    say(f"{args.file}: deals cannot be enumerated: sampled abstract-game best response "
+        f"(a lower bound on the exploitability; see README)")
+    results: dict[str, dict[str, Any]] = {}
+    for purification in _sampled_purifications(strategy, args.purify):
+        result = sampled_exploitability(
+            strategy, purification=purification, train_deals=args.train_deals,
+            test_deals=args.test_deals, train_seed=args.train_seed, test_seed=args.test_seed,
+            z=args.z, workers=args.workers, log=say)
+        print(f"{args.file}: sampled abstract-game figures ({strategy.betting.name}, "
+              f"{strategy.cards.get('kind')} cards), chips per hand:")
+        _print_sampled(result, sys.stdout)
+        results[str(purification)] = result.to_json()
+    if args.record:
+        name = _manifest_name(strategy)
+        if name is None:
+            raise UsageError(f"expected a bundled strategy file (its checksum in "
+                             f"{DATA_DIR.parent / 'manifest.json'}) for --record, got "
+                             f"{args.file!r} with checksum {strategy.checksum}")
+        entry = dict(load_manifest()["files"][name])
+        stored = results["none"]
+        entry.update({
+            "exploitability": stored["exploitability"],
+            "exploitability_kind": KIND,
+            "exploitability_ci95": stored["exploitability_ci95"],
+            "game_value": stored["game_value"],
+            "sampled_best_response": results,
+            "sampled_best_response_command": " ".join([PROG, *sys.argv[1:]]),
+        })
+        print(f"{PROG}: manifest updated: {update_manifest(name, entry)}")
+    return 0
+
+
+def _manifest_name(strategy: Strategy) -> str | None:
+    """The manifest entry of a bundled file with ``strategy``'s checksum, or None."""
+    for name, entry in load_manifest().get("files", {}).items():
+        if isinstance(entry, dict) and entry.get("checksum") == strategy.checksum:
+            return str(name)
+    return None
+
+
+def exploit(args: argparse.Namespace) -> int:
+    strategy = load_strategy(args.file)
+    if _sampled(strategy):
+        return _exploit_sampled(strategy, args)
+    if args.record:
+        raise UsageError(f"expected a file measured by sampling for --record (enumerated "
+                         f"files get their figures from solve --bundle), got {args.file!r}")
+    abstract = _game_for_strategy(strategy)
+    purification = parse_purification(args.purify) if args.purify is not None else None
+    table = purify_table(abstract.layout, strategy_table(abstract, strategy), purification)
+    result = exploitability(abstract, table)
+    how = "" if purification is None else f", {purification} purification"
+    print(f"{args.file}: abstract-game figures ({strategy.betting.name}, "
+          f"{strategy.cards.get('kind')} cards{how}), chips per hand:")
+    _print_exploitability(result, sys.stdout)
+    return 0
+
+
+# --------------------------------------------------------------------------- cards
+
+_ROUNDS = {"flop": 1, "turn": 2, "river": 3}
+_BUNDLED_HOLDEM = "holdem.nolimit.2p.strat"
+
+
+def _holdem_spec(file: str | None) -> tuple[str, dict[str, Any]] | None:
+    """The hold'em card spec of ``file`` (default: the bundled hold'em file, if present)."""
+    if file is None:
+        path = DATA_DIR / _BUNDLED_HOLDEM
+        if not path.exists():
+            return None
+        file = str(path)
+    elif file == "none":
+        return None
+    strategy = load_strategy(file)
+    if strategy.cards.get("kind") != "holdem":
+        raise UsageError(
+            f"expected a strategy file with a holdem card abstraction, got kind "
+            f"{strategy.cards.get('kind')!r} in {file}"
+        )
+    return file, strategy.cards
+
+
+def cards(args: argparse.Namespace) -> int:
+    """Strength tables over the lossless classes; exact thresholds; a file's bucket shares."""
+    from strategies.cardtables import bucket_shares, cached_strength_table, exact_thresholds
+
+    out = sys.stdout
+    rounds = list(_ROUNDS.values()) if args.round == "all" else [_ROUNDS[args.round]]
+    spec = _holdem_spec(args.file)
+    report: dict[str, Any] = {}
+    for r in rounds:
+        name = next(k for k, v in _ROUNDS.items() if v == r)
+        buckets = args.buckets
+        if buckets is None:
+            buckets = int(spec[1]["buckets"][r]) if spec is not None else 50
+        bar = _PlainTableProgress(name) if not args.no_progress else None
+        estimator = args.flop_rivers_per_turn
+        if estimator is None:
+            estimator = (spec[1].get("flop_rivers_per_turn", FLOP_RIVERS_PER_TURN)
+                         if spec is not None else FLOP_RIVERS_PER_TURN)
+        table, path, cached = cached_strength_table(
+            r, workers=args.workers, progress=bar, flop_rivers_per_turn=estimator
+        )
+        where = f"from the cache {path}" if cached else (
+            f"built in {table.seconds:.1f} s on {args.workers} thread(s), cached in {path}")
+        values, weights = table.ehs2, table.hands
+        print(f"{name}: {table.classes:,} classes, {table.total_hands:,} hands; E[HS^2] table "
+              f"{where}", file=out)
+        mean = float(np.dot(values, weights) / table.total_hands)
+        print(f"  E[HS^2] over all hands: mean {mean:.6f}, min {values.min():.6f}, max "
+              f"{values.max():.6f}, {np.unique(values).size:,} distinct values", file=out)
+        exact = exact_thresholds(values, weights, buckets)
+        shares = bucket_shares(values, weights, exact)
+        print(f"  exact thresholds for {buckets} buckets: {_few(exact)}", file=out)
+        print(f"    their shares of all hands: {_share_range(shares, buckets)}", file=out)
+        entry: dict[str, Any] = {"classes": table.classes, "hands": table.total_hands,
+                                 "buckets": buckets, "thresholds": exact,
+                                 "shares": shares.tolist()}
+        if spec is not None:
+            file, cards = spec
+            theirs = [float(x) for x in cards["thresholds"][r - 1]]
+            file_shares = bucket_shares(values, weights, theirs)
+            print(f"  {Path(file).name} ({len(theirs) + 1} buckets from "
+                  f"{cards.get('samples', '?'):,} sampled deals): shares "
+                  f"{_share_range(file_shares, len(theirs) + 1)}", file=out)
+            entry["file"] = {"path": file, "thresholds": theirs,
+                             "shares": file_shares.tolist()}
+        report[name] = entry
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {args.json}", file=out)
+    return 0
+
+
+class _PlainTableProgress:
+    """A line on stderr about every 10 seconds while a table builds."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.start = time.monotonic()
+        self.last = self.start
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= 10 or done == total:
+            self.last = now
+            rate = done / max(now - self.start, 1e-9)
+            print(f"{PROG}: {self.name} table {done:,}/{total:,} classes ({rate:,.0f}/s)",
+                  file=sys.stderr, flush=True)
+
+
+def _few(values: Sequence[float]) -> str:
+    shown = [f"{v:.5f}" for v in values]
+    if len(shown) > 8:
+        shown = [*shown[:4], "...", *shown[-3:]]
+    return " ".join(shown)
+
+
+def _share_range(shares: np.ndarray[Any, Any], buckets: int) -> str:
+    ideal = 1 / buckets
+    worst = float(np.abs(shares - ideal).max())
+    return (f"{shares.min():.3%} .. {shares.max():.3%} (ideal {ideal:.3%}; largest "
+            f"deviation {worst / ideal:.1%} of the ideal)")
+
+
