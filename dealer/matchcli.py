@@ -241,7 +241,6 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     from dealer.match.schedule import make_groups
     from dealer.match.variants import (
         Variant,
-        VariantError,
         check_variant,
         load_toml,
         parse_variant,
@@ -257,13 +256,6 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     if not variants:
         default = default_setup()
         variants = [parse_variant(text) for text in default.variants]
-        if args.game is None and "game" not in toml_settings:
-            try:
-                for v in variants:
-                    check_variant(v, default.game, "tcp")
-            except VariantError as exc:
-                default = fallback_setup(f"the bundled strategy is unusable: {exc}")
-                variants = [parse_variant(text) for text in default.variants]
         print(f"{PROG}: default: {default.why}", file=sys.stderr)
 
     def pick(name: str, fallback: Any) -> Any:
@@ -308,7 +300,7 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     used = {name for g in groups for name in g}
     variants = [v for v in variants if v.name in used]
     for v in variants:
-        check_variant(v, game_spec, transport)
+        check_variant(v, game_spec, transport, deep=False)
     match_timeout = args.match_timeout or 120.0 + 0.1 * hands
     settings = MatchSettings(
         game_spec=game_spec, transport=transport, t_response_ms=args.t_response_ms,

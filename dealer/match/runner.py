@@ -51,7 +51,7 @@ from dealer.match.store import (
     now_text,
     save_manifest,
 )
-from dealer.match.variants import Variant, checksums
+from dealer.match.variants import Variant, check_variant, checksums
 from dealer.match.worker import (
     MatchOutcome,
     MatchSettings,
@@ -423,6 +423,10 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         done = store.done_ids()
         pending = [j for j in jobs if j.match_id not in done]
         already = len(jobs) - len(pending)
+        playing = {name for j in pending for name in j.group}
+        for v in config.variants:  # load strategies only when something is left to play
+            if v.name in playing:
+                check_variant(v, config.settings.game_spec, config.settings.transport)
         progress.start(len(jobs) * config.hands, already * config.hands, len(jobs), already)
         variants = {v.name: v for v in config.variants}
         rec = _Recorder(config, store, progress, version, variants)

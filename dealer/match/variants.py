@@ -330,11 +330,15 @@ def checksums(variant: Variant) -> dict[str, str]:
     return out
 
 
-def check_variant(variant: Variant, game_spec: str, transport: str) -> None:
+def check_variant(variant: Variant, game_spec: str, transport: str, *,
+                  deep: bool = True) -> None:
     """Check before any match that a variant can play (fails fast, naming the variant).
 
-    Strategy files are loaded for the game exactly as the agent will load them (this
-    imports the agent's policy code, lazily).
+    ``deep``: strategy files are loaded for the game exactly as the agent will load them
+    and built-ins are built (this imports the agent's policy code, numpy and numba, lazily);
+    without it only what needs no import is checked (a command exists, a file is there).
+    The runner checks deeply only when some match is left to play, so a finished run
+    prints its table at once.
 
     Raises:
         VariantError: if the variant cannot play.
@@ -352,17 +356,24 @@ def check_variant(variant: Variant, game_spec: str, transport: str) -> None:
                 f"in {variant.cwd}"
             )
         return
+    assert variant.strategy is not None
     if kind == "file":
-        assert variant.strategy is not None
         if not Path(variant.strategy).is_file():
             raise VariantError(f"variant {name!r}: strategy file {variant.strategy!r} not found")
-    from agent.acpc.errors import AcpcError
+    else:
+        from agent.agents import check_builtin
+
+        try:
+            check_builtin(variant.strategy)
+        except ValueError as exc:
+            raise VariantError(f"variant {name!r}: {exc}") from None
+    if not deep:
+        return
     from agent.acpc.gamefiles import load_game
     from agent.agents import make_policy
 
     try:
         game = load_game(game_spec)
-        assert variant.strategy is not None
         make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
                     purify=variant.purify)
     except (AcpcError, ValueError, OSError) as exc:

@@ -1,0 +1,56 @@
+"""A finished run re-run prints its stored table without loading any strategy: no numba,
+no numpy, no agent started (the variants are checked deeply only when a match is left)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import ROOT
+
+STRAT = ROOT / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+
+
+def _argv(run_dir: Path) -> list[str]:
+    return ["--game", "leduc.nolimit.2p.game", "-v", f"a={STRAT},mapping=rand-pshar",
+            "-v", f"b={STRAT},mapping=det-arith", "-v", "r=builtin:random", "--hands", "20",
+            "--matches", "1", "--transport", "inproc", "--jobs", "1", "--run-dir", str(run_dir)]
+
+
+_PROBE = (
+    "import contextlib, io, json, sys\n"
+    "from dealer.matchcli import main\n"
+    "out, err = io.StringIO(), io.StringIO()\n"
+    "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "    status = main(json.loads(sys.argv[1]))\n"
+    "heavy = sorted(m for m in ('numpy', 'numba', 'msgpack', 'agent.policy') if m in sys.modules)\n"
+    "print(json.dumps({'status': status, 'heavy': heavy, 'out': out.getvalue(),\n"
+    "                  'err': err.getvalue()}))\n"
+)
+
+
+def _run(argv: list[str]) -> dict[str, object]:
+    import json
+
+    out = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(argv)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, check=True)
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+def test_a_finished_run_reprints_its_table_without_loading_strategies(tmp_path: Path) -> None:
+    first = _run(_argv(tmp_path / "run"))
+    assert first["status"] == 0 and "numba" in first["heavy"]  # it played: strategies loaded
+    again = _run(_argv(tmp_path / "run"))
+    assert again["status"] == 0 and again["heavy"] == []
+    assert again["out"] == first["out"]  # the same table, from the store
+    assert "hands/s" not in str(again["err"])  # nothing played
+
+
+def test_a_bad_variant_still_fails_before_playing(tmp_path: Path) -> None:
+    argv = _argv(tmp_path / "run")
+    argv[argv.index(f"b={STRAT},mapping=det-arith")] = "b=builtin:nope"
+    result = _run(argv)
+    assert result["status"] == 1
+    assert "variant 'b': expected --strategy to be a file or one of" in str(result["err"])
