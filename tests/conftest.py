@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
+# Ray (the cluster backend's tests) replaces 127.0.0.1 by the machine's own address unless
+# told not to: keep every test's traffic, and that of the processes it starts, on loopback.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
 import pytest
 
 from agent.acpc.gamedef import Game

@@ -10,8 +10,13 @@ on a backend:
 * ``local``: a process pool of ``jobs`` workers (spawned, so no state is inherited; each
   watches this process and exits if it dies);
 * ``ray``: Ray tasks (the optional extra ``cluster``) on the cluster at ``address`` (or a
-  local one). Every node needs acpc-arena installed and the game and strategy files at the
-  same paths; each task plays its match on its own node's loopback interface.
+  local one). Every node needs acpc-arena installed (and a custom game file at the same
+  path; bundled games are found by name); strategy files are shipped through Ray's object
+  store as bytes and kept on each node under their sha256
+  (:func:`dealer.match.worker.run_shipped_job_json`), so no shared file system is needed.
+  Each task plays its match on its own node's loopback interface; a task whose worker dies
+  is retried by Ray (up to 3 times), and a driver that dies loses nothing stored: the same
+  command resumes.
 
 All backends run :func:`dealer.match.worker.run_job_json` with the same JSON payload, so a
 plan gives the same matches whatever runs it. At most ``2 * jobs`` matches are in flight;
@@ -25,6 +30,7 @@ Imports the stdlib and :mod:`dealer`.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import importlib
 import json
@@ -32,6 +38,7 @@ import multiprocessing
 import os
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +67,7 @@ from dealer.match.worker import (
     job_payload,
     run_job,
     run_job_json,
+    run_shipped_job_json,
 )
 
 BACKENDS = ("local", "ray")
@@ -347,6 +355,14 @@ def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
         raise RayUnavailable(
             "--backend ray needs ray: pip install 'acpc-arena[cluster]'"
         ) from None
+    # Ray prints its workers' troubles (a worker killed, a retry) on the driver's stdout:
+    # they go to stderr, so that stdout keeps only the final table.
+    with contextlib.redirect_stdout(sys.stderr):
+        _drive_ray(ray, jobs, rec, workers, address)
+
+
+def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
+               address: str | None) -> None:
     settings = rec.config.settings
     started_here = not ray.is_initialized()
     if started_here:
@@ -355,7 +371,14 @@ def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
         if address is None:
             kwargs["num_cpus"] = workers
         ray.init(**kwargs)
-    remote = ray.remote(run_job_json)
+    # Strategy files travel through Ray's object store as plain bytes, once each, and are
+    # kept on each node under their sha256 (checked there): no shared file system needed.
+    shipped: dict[str, tuple[str, Any]] = {}
+    for v in rec.variants.values():
+        if v.kind == "file" and v.strategy is not None and v.strategy not in shipped:
+            data = Path(v.strategy).read_bytes()
+            shipped[v.strategy] = (hashlib.sha256(data).hexdigest(), ray.put(data))
+    remote = ray.remote(max_retries=3)(run_shipped_job_json)
     inflight: dict[Any, MatchJob] = {}
     queue = iter(jobs)
     limit = 2 * max(1, workers)
@@ -364,7 +387,11 @@ def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
         for job in queue:
             if rec.should_skip(job):
                 continue
-            inflight[remote.remote(job_payload(job, rec.variants, settings))] = job
+            files = sorted({rec.variants[n].strategy or "" for n in job.seats} & set(shipped))
+            names = json.dumps([[path, shipped[path][0]] for path in files])
+            ref = remote.remote(job_payload(job, rec.variants, settings), names,
+                                *[shipped[path][1] for path in files])
+            inflight[ref] = job
             if len(inflight) >= limit:
                 return
 

@@ -29,6 +29,7 @@ Imports the stdlib and :mod:`dealer`; the agent's policy code only inside
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -46,11 +47,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent.acpc.betting import Action
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.acpc.protocol import NEED_DATA, ClientConnection, StateReceived
+from agent.fileio import atomic_writer
 from dealer.engine import Match, MatchConfig, Phase
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS
 from dealer.match.schedule import MatchJob
@@ -628,3 +630,49 @@ def job_payload(job: MatchJob, variants: dict[str, Variant], settings: MatchSett
         "variants": [variants[name].to_json() for name in sorted(set(job.seats))],
         "settings": settings.to_json(),
     })
+
+
+# --------------------------------------------------------------------------- shipped files
+
+
+def file_cache_dir() -> Path:
+    """Where a worker keeps strategy files shipped to it: ``$ACPC_ARENA_CACHE/shipped`` or
+    ``~/.cache/acpc-arena/shipped``."""
+    base = os.environ.get("ACPC_ARENA_CACHE")
+    root = Path(base) if base else Path.home() / ".cache" / "acpc-arena"
+    return root / "shipped"
+
+
+def receive_file(sha256: str, data: bytes, directory: Path | None = None) -> Path:
+    """Keep shipped file bytes under their sha256 (checked) and return the local path.
+
+    Raises:
+        UsageError: if the bytes do not have that sha256 (a corrupt transfer).
+    """
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        raise UsageError(f"expected shipped file bytes with sha256 {sha256}, got {got}")
+    folder = directory or file_cache_dir()
+    target = folder / f"{sha256}.strat"
+    if not (target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256):
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(target) as f:
+            f.write(data)
+    return target
+
+
+def run_shipped_job_json(payload: str, shipped: str, *blobs: bytes) -> str:
+    """:func:`run_job_json` on a node that may not share the driver's file system.
+
+    ``shipped`` is JSON ``[[path, sha256], ...]`` and ``blobs`` the files' bytes in that
+    order (Ray hands them over from its object store): each is kept under its sha256
+    (:func:`receive_file`) and the variants' strategy paths point there instead.
+    """
+    names = json.loads(shipped)
+    local = {path: str(receive_file(sha, blob)) for (path, sha), blob in
+             zip(names, blobs, strict=True)}
+    data = json.loads(payload)
+    for v in data["variants"]:
+        if v.get("strategy") in local:
+            v["strategy"] = local[v["strategy"]]
+    return run_job_json(json.dumps(data))

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -470,6 +471,8 @@ class _FakeRay:
         self.initialized = False
         self.init_kwargs: dict[str, object] = {}
         self.tasks = 0
+        self.puts = 0
+        self.options: dict[str, object] = {}
 
     def is_initialized(self) -> bool:
         return self.initialized
@@ -480,15 +483,22 @@ class _FakeRay:
     def shutdown(self) -> None:
         self.initialized = False
 
-    def remote(self, fn: Callable[[str], str]) -> object:
+    def remote(self, fn: Callable[..., str] | None = None, **options: object) -> Any:
+        if fn is None:  # ray.remote(max_retries=...)(fn)
+            self.options = options
+            return self.remote
         fake = self
 
         class Remote:
-            def remote(self, payload: str) -> tuple[str]:
+            def remote(self, *args: object) -> tuple[str]:
                 fake.tasks += 1
-                return (fn(payload),)
+                return (fn(*args),)
 
         return Remote()
+
+    def put(self, data: bytes) -> bytes:
+        self.puts += 1
+        return data
 
     def wait(self, refs: list[object], num_returns: int = 1) -> tuple[list[object], list[object]]:
         return refs[:num_returns], refs[num_returns:]
@@ -520,14 +530,9 @@ def test_ray_driver_with_a_fake_ray(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert units == [(4,)]
 
 
-def test_ray_missing_is_a_clear_error(tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("ray is installed")
+def test_ray_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError, installed or not
     status, _, err = run_cli(["--game", "leduc.limit.2p.game", "--transport", "inproc",
                               "--hands", "5", "--matches", "1", "--backend", "ray",
                               "--run-dir", str(tmp_path / "r"), "-v", "a=builtin:call",
