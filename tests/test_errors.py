@@ -18,27 +18,15 @@ import inspect
 import pytest
 
 from agent.acpc.errors import AcpcError
-from tests.support import ROOT
+from tests.support import ROOT, module_source, project_modules
 
-PACKAGES = ("agent", "dealer", "strategies")
 BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
                   if isinstance(value, type) and issubclass(value, BaseException)}
 ALLOWED = {"NotImplementedError", "SystemExit", "KeyboardInterrupt", "StopIteration",
            "AssertionError"}
 
 
-def _modules() -> list[str]:
-    found = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found.append(".".join(parts))
-    return found
-
-
-MODULES = _modules()
+MODULES = project_modules()
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -52,8 +40,7 @@ def test_every_exception_class_is_an_acpc_error(module: str) -> None:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_no_bare_builtin_exception_is_raised(module: str) -> None:
-    base = ROOT.joinpath(*module.split("."))
-    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    path = module_source(module)
     bad = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) \

@@ -24,13 +24,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import PACKAGES, ROOT, module_source, project_modules
 
-PACKAGES = ("agent", "dealer", "strategies")
 HEAVY = ("numpy", "numba", "llvmlite", "msgpack")
 CLI_MODULES = {
     "agent.cli": set(),
@@ -62,23 +60,7 @@ AGENT_LEVELS = {
 DEALER_CORE = ("dealer.engine", "dealer.server", "dealer.cli", "dealer.logfile")
 
 
-def _modules() -> list[str]:
-    found = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found.append(".".join(parts))
-    return found
-
-
-MODULES = _modules()
-
-
-def _source(module: str) -> Path:
-    base = ROOT.joinpath(*module.split("."))
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+MODULES = project_modules()
 
 
 @cache
@@ -87,8 +69,9 @@ def _named_all() -> dict[str, frozenset[str]]:
     known = set(MODULES)
     graph: dict[str, frozenset[str]] = {}
     for module in MODULES:
-        tree = ast.parse(_source(module).read_text(), str(_source(module)))
-        package = module if _source(module).name == "__init__.py" else module.rpartition(".")[0]
+        source = module_source(module)
+        tree = ast.parse(source.read_text(), str(source))
+        package = module if source.name == "__init__.py" else module.rpartition(".")[0]
         names: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

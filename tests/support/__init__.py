@@ -57,6 +57,29 @@ def run_without_jit(*files: str | Path, keyword: str = "small") -> None:
     assert " passed" in out.stdout and " failed" not in out.stdout
 
 
+# --------------------------------------------------------------------------- project modules
+
+PACKAGES = ("agent", "dealer", "strategies")
+
+
+def project_modules() -> list[str]:
+    """Every module of the project's packages, by dotted name, sorted by path."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found.append(".".join(parts))
+    return found
+
+
+def module_source(module: str) -> Path:
+    """The source file of a project module."""
+    base = ROOT.joinpath(*module.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
 # --------------------------------------------------------------------------- rules engine
 
 
