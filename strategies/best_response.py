@@ -25,7 +25,8 @@ Best responses are computed bottom-up, vectorised over chance: every tree node h
 vector over deals of the responder's value weighted by chance and the others' reach; at the
 responder's nodes each bucket picks the action with the largest sum over its deals. This
 is exact for perfect-recall abstractions (lossless buckets are). Kernels are private
-``@njit(cache=True)`` functions with pure-Python oracles in ``tests/test_best_response.py``.
+:func:`agent.jit.kernel` functions with pure-Python oracles in
+``tests/strategies/test_best_response.py``.
 
 Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 """

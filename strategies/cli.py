@@ -31,6 +31,11 @@ Commands:
 
 Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
 on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
+
+This module parses and dispatches and imports only light modules (stdlib, the core,
+:mod:`strategies.recipes`, :mod:`strategies.defaults`): ``--help`` and ``list`` run without
+numpy or numba; the other commands' work is :mod:`strategies.commands`, imported when run.
+Imported by nobody (the entry point of ``acpc-strategy``).
 """
 
 from __future__ import annotations
