@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader sees the old file or the whole new one, never half of it.
+"""Atomic file writes (a reader sees the old file or the whole new one, never half of it),
+and the one cache directory of the project.
 
 Stdlib only, so the dealer and the match runner can use it as well as the strategy tools.
 """
@@ -46,3 +47,11 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_writer`)."""
     with atomic_writer(path) as f:
         f.write(data)
+
+
+def cache_dir() -> Path:
+    """Where the project caches what it computes or receives: ``$ACPC_ARENA_CACHE``, else
+    ``~/.cache/acpc-arena`` (deal pools, strength tables, strategy files shipped to a
+    cluster worker)."""
+    base = os.environ.get("ACPC_ARENA_CACHE")
+    return Path(base) if base else Path.home() / ".cache" / "acpc-arena"

@@ -10,19 +10,15 @@ Imports numpy and :mod:`agent.fileio`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agent.fileio import atomic_writer
+from agent.fileio import atomic_writer, cache_dir
 
-
-def cache_dir() -> Path:
-    """Where pools and tables are cached: ``$ACPC_ARENA_CACHE`` or ``~/.cache/acpc-arena``."""
-    base = os.environ.get("ACPC_ARENA_CACHE")
-    return Path(base) if base else Path.home() / ".cache" / "acpc-arena"
+__all__ = ["cache_dir", "write_npz"]
+"""``cache_dir`` is :func:`agent.fileio.cache_dir`, the project's one cache directory."""
 
 
 def write_npz(target: Path, **arrays: Any) -> None:

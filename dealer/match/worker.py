@@ -52,7 +52,7 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.acpc.protocol import NEED_DATA, ClientConnection, StateReceived
-from agent.fileio import atomic_writer
+from agent.fileio import atomic_writer, cache_dir
 from dealer.engine import Match, MatchConfig, Phase
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS
 from dealer.match.schedule import MatchJob
@@ -636,11 +636,9 @@ def job_payload(job: MatchJob, variants: dict[str, Variant], settings: MatchSett
 
 
 def file_cache_dir() -> Path:
-    """Where a worker keeps strategy files shipped to it: ``$ACPC_ARENA_CACHE/shipped`` or
-    ``~/.cache/acpc-arena/shipped``."""
-    base = os.environ.get("ACPC_ARENA_CACHE")
-    root = Path(base) if base else Path.home() / ".cache" / "acpc-arena"
-    return root / "shipped"
+    """Where a worker keeps strategy files shipped to it: ``shipped/`` in the project's
+    cache directory (:func:`agent.fileio.cache_dir`)."""
+    return cache_dir() / "shipped"
 
 
 def receive_file(sha256: str, data: bytes, directory: Path | None = None) -> Path:
