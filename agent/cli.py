@@ -31,6 +31,7 @@ from agent.acpc.gamefiles import load_game
 from agent.agents import builtin_specs, json_logger, make_policy
 from agent.builtin import Policy
 from agent.client import play
+from agent.console import port_number
 
 PROG = "acpc-agent"
 
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Play a match against an ACPC dealer.")
     p.add_argument("game", help="game definition file (or the name of a bundled game)")
     p.add_argument("host", help="dealer host, e.g. 127.0.0.1")
-    p.add_argument("port", type=int, help="this seat's port, as printed by the dealer")
+    p.add_argument("port", type=port_number, help="this seat's port, as printed by the dealer")
     p.add_argument("--strategy", default="builtin:random",
                    help=f"a strategy file, or one of {', '.join(builtin_specs())} "
                    "(default builtin:random)")

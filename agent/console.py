@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
-__all__ = ["PlainLine", "Progress", "make_progress", "positive_int"]
+__all__ = ["PlainLine", "Progress", "make_progress", "port_number", "positive_int"]
 
 
 def positive_int(text: str) -> int:
@@ -34,6 +34,18 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """An argparse ``type``: a TCP port 1..65535, or a one-line error with the ``!r``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, got {text!r}"
+                                         ) from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, got {text!r}")
     return value
 
 

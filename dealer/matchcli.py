@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.errors import AcpcError, GameDefError
+from agent.acpc.errors import AcpcError, GameDefError, UsageError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.console import positive_int
 
@@ -327,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if exc.code else 0
     from dealer.match.report import (
         PlotUnavailable,
+        check_plot_target,
         format_table,
         make_progress,
         to_json,
@@ -338,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dealer.match.variants import VariantError
 
     try:
+        if args.plot is not None:
+            check_plot_target(args.plot)  # before any match is played
         config = _config_from_args(args, argv)
         progress = make_progress(not args.quiet)
         if not args.quiet:
@@ -359,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.plot is not None:
             write_plot(result.summary, args.plot)
     except (CliError, VariantError, StoreError, RayUnavailable, PlotUnavailable,
-            GameDefError, OSError) as exc:
+            GameDefError, UsageError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 import math
 import sys
 import time
@@ -335,6 +336,24 @@ def write_csv(summary: Summary, out: TextIO) -> None:
 
 class PlotUnavailable(AcpcError, ImportError):
     """matplotlib is not installed."""
+
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+"""Files ``--plot`` can write (matplotlib's Agg canvas)."""
+
+
+def check_plot_target(path: Path) -> None:
+    """Check, before any match is played, that :func:`write_plot` can write ``path``.
+
+    Raises:
+        PlotUnavailable: if matplotlib is not installed.
+        UsageError: for a file type it does not write.
+    """
+    if path.suffix.lower() not in PLOT_SUFFIXES:
+        raise UsageError(f"expected --plot to name a {', '.join(PLOT_SUFFIXES)} file, got "
+                         f"{str(path)!r}")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise PlotUnavailable("--plot needs matplotlib: pip install 'acpc-arena[plot]'")
 
 
 def write_plot(summary: Summary, path: Path) -> None:

@@ -539,3 +539,28 @@ def test_ray_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
                               "-v", "b=builtin:call"], capsys)
     assert status == 1
     assert "acpc-match: error: --backend ray needs ray: pip install 'acpc-arena[cluster]'" in err
+
+
+@pytest.mark.parametrize("target", ["out.txt", "out"])
+def test_a_bad_plot_file_fails_before_playing(tmp_path: Path, target: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(["--game", "leduc.limit.2p.game", "--transport", "inproc",
+                              "--hands", "5", "--matches", "1", "-v", "a=builtin:call",
+                              "-v", "b=builtin:random", "--run-dir", str(tmp_path / "r"),
+                              "--plot", str(tmp_path / target)], capsys)
+    assert status == 1
+    assert "acpc-match: error: expected --plot to name a .png, .pdf, .svg file" in err
+    assert not (tmp_path / "r").exists()  # nothing was played
+
+
+def test_plot_without_matplotlib_fails_before_playing(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    status, _, err = run_cli(["--game", "leduc.limit.2p.game", "--transport", "inproc",
+                              "--hands", "5", "--matches", "1", "-v", "a=builtin:call",
+                              "-v", "b=builtin:random", "--run-dir", str(tmp_path / "r"),
+                              "--plot", str(tmp_path / "r.png")], capsys)
+    assert status == 1
+    assert "acpc-match: error: --plot needs matplotlib" in err
+    assert not (tmp_path / "r").exists()

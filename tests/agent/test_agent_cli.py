@@ -1,0 +1,28 @@
+"""acpc-agent's command line rejects bad input before connecting: one line, no traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.cli import main
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "0", "http"])
+def test_a_bad_port_is_one_line_before_connecting(port: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["leduc.limit.2p.game", "127.0.0.1", port])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"acpc-agent: error: argument port: expected a port number 1..65535, got {port!r}" \
+        in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("spec", ["builtin:fold", "builtin:minraise"])
+def test_every_registry_builtin_is_accepted(spec: str) -> None:
+    from agent.acpc.gamefiles import load_game
+    from agent.agents import make_policy
+
+    policy = make_policy(spec, load_game("leduc.limit.2p.game"))
+    assert type(policy).__name__ in ("FoldPolicy", "MinRaisePolicy")
