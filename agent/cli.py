@@ -28,7 +28,7 @@ from pathlib import Path
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from agent.agents import builtin_specs, json_logger, make_policy
+from agent.agents import builtin_specs, is_builtin, json_logger, make_policy
 from agent.builtin import Policy
 from agent.client import play
 from agent.console import port_number
@@ -99,7 +99,14 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-agent``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if is_builtin(args.strategy):
+        given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace")
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+        if given:
+            parser.error(f"{', '.join(given)} apply to strategy files, not to the built-in "
+                         f"{args.strategy!r}")
     trace = None
     try:
         game = load_game(args.game)

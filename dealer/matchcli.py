@@ -41,6 +41,7 @@ from typing import Any
 
 from agent.acpc.errors import AcpcError, GameDefError, UsageError
 from agent.acpc.gamefiles import bundled_games, load_game
+from agent.agents import builtin_specs
 from agent.console import positive_int
 
 PROG = "acpc-match"
@@ -162,9 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
-        epilog="Variant SPEC: a strategy file or builtin:random|call|fold|minraise, with "
-        "options ,mapping=M ,purify=none|full|threshold:T ,seed=S; or cmd=COMMAND ARGS "
-        "(started with HOST PORT appended).",
+        epilog=f"Variant SPEC: a strategy file or {'|'.join(builtin_specs())}, with options "
+        ",mapping=M ,purify=none|full|threshold:T ,seed=S; or cmd=COMMAND ARGS (started with "
+        "HOST PORT appended).",
     )
     p.add_argument("--variant", "-v", action="append", default=[], metavar="NAME=SPEC",
                    help="an agent variant (repeatable)")

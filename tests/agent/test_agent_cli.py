@@ -26,3 +26,26 @@ def test_every_registry_builtin_is_accepted(spec: str) -> None:
 
     policy = make_policy(spec, load_game("leduc.limit.2p.game"))
     assert type(policy).__name__ in ("FoldPolicy", "MinRaisePolicy")
+
+
+@pytest.mark.parametrize("extra", [["--mapping", "det-arith"], ["--purify", "full"],
+                                   ["--trace", "t.jsonl"], ["--reload"]])
+def test_file_options_with_a_builtin_are_an_error(extra: list[str],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["leduc.limit.2p.game", "127.0.0.1", "5000", "--strategy", "builtin:call",
+              *extra])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"acpc-agent: error: {extra[0]} apply to strategy files, not to the built-in " \
+        f"'builtin:call'" in err
+
+
+def test_help_of_acpc_match_names_every_builtin(capsys: pytest.CaptureFixture[str]) -> None:
+    from agent.agents import builtin_specs
+    from dealer.matchcli import main as match_main
+
+    assert match_main(["--help"]) == 0
+    out = capsys.readouterr().out.replace("\n", " ")
+    for spec in builtin_specs():
+        assert spec in out
