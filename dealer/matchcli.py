@@ -324,8 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return 1 if exc.code else 0
+    except SystemExit as exc:  # --help (0) or a usage error (2), as every command does
+        return int(exc.code or 0)
     from dealer.match.report import (
         PlotUnavailable,
         check_plot_target,

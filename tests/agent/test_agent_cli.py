@@ -49,3 +49,22 @@ def test_help_of_acpc_match_names_every_builtin(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out.replace("\n", " ")
     for spec in builtin_specs():
         assert spec in out
+
+
+def test_usage_errors_exit_2_in_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented convention: 2 for a usage error (the dealer: 1, as the reference)."""
+    from dealer.cli import main as dealer_main
+    from dealer.logtool import main as log_main
+    from dealer.matchcli import main as match_main
+    from strategies.cli import main as strategy_main
+
+    assert match_main(["--no-such-option"]) == 2
+    for entry in (log_main, strategy_main):
+        with pytest.raises(SystemExit) as exc:
+            entry(["--no-such-option"])
+        assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["--no-such-option"])
+    assert exc.value.code == 2
+    assert dealer_main(["--no-such-option"]) == 1
+    capsys.readouterr()
