@@ -54,6 +54,34 @@ def _game_for_strategy(strategy: Strategy) -> AbstractGame:
     return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
 
 
+def _describe_cards(cards: dict[str, Any]) -> str:
+    """The card abstraction in a line: hold'em thresholds summarised per round (a file has
+    one per bucket boundary: 150 numbers for 50 buckets a round)."""
+    if cards.get("kind") != "holdem":
+        return str(cards)
+    rest = {k: v for k, v in cards.items() if k != "thresholds"}
+    rounds = []
+    for r, values in enumerate(cards.get("thresholds", []), start=1):
+        if values:
+            rounds.append(f"round {r}: {len(values)} from {min(values):.4f} to "
+                          f"{max(values):.4f}")
+    return f"{rest}; E[HS^2] thresholds: {'; '.join(rounds)}"
+
+
+def _bucket_label(cards: dict[str, Any], round_: int, bucket: int) -> str:
+    """What a hold'em bucket holds: the preflop class (``AKs``) or the E[HS^2] range."""
+    if cards.get("kind") != "holdem":
+        return ""
+    if round_ == 0:
+        from agent.abstraction.holdem_buckets import preflop_class_name
+
+        return preflop_class_name(bucket)
+    values = cards["thresholds"][round_ - 1]
+    lo = 0.0 if bucket == 0 else values[bucket - 1]
+    hi = 1.0 if bucket >= len(values) else values[bucket]
+    return f"E[HS^2] in [{lo:.3f}, {hi:.3f})"
+
+
 def _describe_game(game: Game) -> str:
     stacks = " ".join(str(s) for s in game.stack) if game.is_nolimit else "-"
     return (f"{game.betting_type.value}, {game.num_players} players, {game.num_rounds} rounds, "
@@ -126,7 +154,7 @@ def inspect(args: argparse.Namespace) -> int:
           f"table)", file=out)
     print(f"game: {_describe_game(game)} (fingerprint {game.fingerprint[:12]})", file=out)
     print(f"betting: {strategy.betting.name} {strategy.betting.to_json()}", file=out)
-    print(f"cards: {strategy.cards}", file=out)
+    print(f"cards: {_describe_cards(strategy.cards)}", file=out)
     layout = strategy.layout
     decision = int((layout.offsets >= 0).sum())
     print(f"table: {layout.total} values, {int(layout.rows.sum())} information sets, "
@@ -162,8 +190,9 @@ def inspect(args: argparse.Namespace) -> int:
             row = strategy.row(node.id, bucket)
             probs = "  ".join(f"{_action_label(strategy, node.id, a)} {p:.3f}"
                               for a, p in enumerate(row))
-            example = "" if abstract is None else \
-                f" ({abstract.describe_bucket(node.round, bucket)})"
+            label = _bucket_label(strategy.cards, node.round, bucket) if abstract is None \
+                else abstract.describe_bucket(node.round, bucket)
+            example = f" ({label})" if label else ""
             betting = repr(node.state.betting) if node.state.betting else "(start)"
             print(f"  {betting:14} position {node.player} round {node.round} bucket "
                   f"{bucket}{example}: {probs}", file=out)

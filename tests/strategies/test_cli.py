@@ -322,3 +322,15 @@ def test_list_and_help_import_neither_numpy_nor_numba() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_inspect_holdem_summarises_thresholds_and_labels_buckets(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path = ROOT / "strategies" / "data" / "holdem.nolimit.2p.strat"
+    if not path.exists():
+        pytest.skip("the bundled hold'em file is not built")
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    cards = next(line for line in out.splitlines() if line.startswith("cards: "))
+    assert len(cards) < 400 and "round 1: 49 from 0.0" in cards and "round 3: 49" in cards
+    assert "bucket 0 (22):" in out and "bucket 1 (32o):" in out
