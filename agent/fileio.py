@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+
+def _create_temporary(target: Path, suffix: str) -> tuple[int, str]:
+    """A new temporary file beside ``target``, created with mode 0666 less the umask."""
+    for attempt in range(100):
+        name = target.parent / f".{target.name}.{secrets.token_hex(8)}{suffix}"
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(name)
+        except FileExistsError:
+            if attempt == 99:  # 100 collisions of 64 random bits: something else is wrong
+                raise
+    raise AssertionError("unreachable")
 
 
 @contextlib.contextmanager
@@ -21,11 +33,12 @@ def atomic_writer(path: str | Path, suffix: str = "") -> Iterator[BinaryIO]:
     The data goes to a temporary file in the same directory, which is flushed, fsynced and
     renamed over ``path``; the directory is then fsynced (best effort) so the rename itself
     survives a crash. On any exception the temporary file is removed and ``path`` is left
-    as it was.
+    as it was. The file gets the mode a plain ``open`` would give it (0666 less the umask,
+    usually 0644), not ``mkstemp``'s private 0600.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    fd, tmp = _create_temporary(target, suffix)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f

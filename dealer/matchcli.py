@@ -347,6 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             print(f"{PROG}: run directory {config.run_dir}", file=sys.stderr)
         result = run(config, progress)
+        if result.already_done:
+            print(f"{PROG}: resumed: {result.already_done} of {result.planned} matches were "
+                  f"already stored in {config.run_dir} and were not played again; "
+                  f"{result.played} played now", file=sys.stderr)
         table = format_table(result.summary)
         sys.stdout.write(table)
         sys.stdout.flush()

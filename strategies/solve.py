@@ -337,7 +337,6 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
             "default_purification": recipe.purification,
         }
     if bundle:
-        path.chmod(0o644)  # package data: readable by everyone (temporary files are 0600)
         entry = bundle_entry(recipe, path, loaded, solver, fields)
         print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")
     return 0

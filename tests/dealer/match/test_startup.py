@@ -46,6 +46,9 @@ def test_a_finished_run_reprints_its_table_without_loading_strategies(tmp_path: 
     assert again["status"] == 0 and again["heavy"] == []
     assert again["out"] == first["out"]  # the same table, from the store
     assert "hands/s" not in str(again["err"])  # nothing played
+    assert "resumed: 6 of 6 matches were already stored" in str(again["err"])
+    assert "0 played now" in str(again["err"])
+    assert "resumed" not in str(first["err"])
 
 
 def test_a_bad_variant_still_fails_before_playing(tmp_path: Path) -> None:
