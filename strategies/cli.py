@@ -123,19 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--purify", default=None, metavar="none|full|threshold:T",
                    help="measure the purified strategy (default: the stored one; hold'em "
                    "files: also the file's default purification)")
-    e.add_argument("--train-deals", type=positive_int, default=DEFAULT_TRAIN_DEALS,
+    e.add_argument("--train-deals", type=positive_int, default=None,
                    help=f"hold'em: deals the best responses learn on (default "
                    f"{DEFAULT_TRAIN_DEALS:,})")
-    e.add_argument("--test-deals", type=positive_int, default=DEFAULT_TEST_DEALS,
+    e.add_argument("--test-deals", type=positive_int, default=None,
                    help=f"hold'em: deals they are evaluated on (default {DEFAULT_TEST_DEALS:,})")
-    e.add_argument("--train-seed", type=int, default=TRAIN_SEED,
+    e.add_argument("--train-seed", type=int, default=None,
                    help=f"hold'em: pool seed of the training deals (default {TRAIN_SEED})")
-    e.add_argument("--test-seed", type=int, default=TEST_SEED,
+    e.add_argument("--test-seed", type=int, default=None,
                    help=f"hold'em: pool seed of the test deals (default {TEST_SEED})")
-    e.add_argument("--z", type=float, default=DEFAULT_Z,
+    e.add_argument("--z", type=float, default=None,
                    help=f"hold'em: standard errors a deviation must gain by (default "
                    f"{DEFAULT_Z:g})")
-    e.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+    e.add_argument("--workers", type=positive_int, default=None,
                    help="hold'em: threads (default: the number of cores)")
     e.add_argument("--record", action="store_true",
                    help="write the sampled figures into the manifest entry of this bundled "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -32,11 +33,16 @@ from strategies.best_response import (
     purify_table,
     strategy_table,
 )
+from strategies.defaults import (
+    DEFAULT_TEST_DEALS,
+    DEFAULT_TRAIN_DEALS,
+    DEFAULT_Z,
+    TEST_SEED,
+    TRAIN_SEED,
+)
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable
 from strategies.recipes import DATA_DIR, get_recipe, load_manifest, update_manifest
-from strategies.sampled_br import (
-    SampledExploitability,
-)
+from strategies.sampled_br import SampledExploitability
 
 PROG = "acpc-strategy"
 
@@ -210,6 +216,14 @@ def _sampled(strategy: Strategy) -> bool:
     return False
 
 
+_SAMPLED_OPTIONS = ("train_deals", "test_deals", "train_seed", "test_seed", "z", "workers")
+"""``exploit`` options that only a sampled best response (hold'em files) uses."""
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
 def _print_sampled(result: SampledExploitability, out: TextIO) -> None:
     mbb = 1000.0 / result.big_blind
     for p in range(2):
@@ -223,6 +237,10 @@ def _print_sampled(result: SampledExploitability, out: TextIO) -> None:
           f"{result.train_deals:,} deals (pool seed {result.train_seed}, z {result.z:g}), "
           f"evaluated exactly on {result.test_deals:,} other deals (pool seed "
           f"{result.test_seed}); {result.seconds:.1f} s]", file=out)
+    if result.exploitability - result.ci95 <= 0.0:
+        print(f"  warning: this bound is not significantly above 0 (its 95% interval reaches "
+              f"{result.exploitability - result.ci95:+.4f}): it says nothing yet; more "
+              f"--train-deals and --test-deals tighten it", file=out)
 
 
 def _sampled_purifications(strategy: Strategy, spec: str | None) -> list[Purification]:
@@ -252,9 +270,11 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
     results: dict[str, dict[str, Any]] = {}
     for purification in _sampled_purifications(strategy, args.purify):
         result = sampled_exploitability(
-            strategy, purification=purification, train_deals=args.train_deals,
-            test_deals=args.test_deals, train_seed=args.train_seed, test_seed=args.test_seed,
-            z=args.z, workers=args.workers, log=say)
+            strategy, purification=purification, train_deals=_or(args.train_deals,
+                                                                 DEFAULT_TRAIN_DEALS),
+            test_deals=_or(args.test_deals, DEFAULT_TEST_DEALS),
+            train_seed=_or(args.train_seed, TRAIN_SEED), test_seed=_or(args.test_seed, TEST_SEED),
+            z=_or(args.z, DEFAULT_Z), workers=_or(args.workers, os.cpu_count() or 1), log=say)
         print(f"{args.file}: sampled abstract-game figures ({strategy.betting.name}, "
               f"{strategy.cards.get('kind')} cards), chips per hand:")
         _print_sampled(result, sys.stdout)
@@ -294,6 +314,11 @@ def exploit(args: argparse.Namespace) -> int:
     if args.record:
         raise UsageError(f"expected a file measured by sampling for --record (enumerated "
                          f"files get their figures from solve --bundle), got {args.file!r}")
+    given = [f"--{name.replace('_', '-')}" for name in _SAMPLED_OPTIONS
+             if getattr(args, name) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} apply to hold'em files measured by sampling; "
+                         f"{args.file!r} is measured exactly")
     abstract = _game_for_strategy(strategy)
     purification = parse_purification(args.purify) if args.purify is not None else None
     table = purify_table(abstract.layout, strategy_table(abstract, strategy), purification)

@@ -320,6 +320,13 @@ def test_exploit_measures_a_holdem_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert cli_main(["exploit", str(path), "--train-deals", "50", "--test-deals", "50",
                      "--record"]) == 1
     assert "expected a bundled strategy file" in capsys.readouterr().err
+    # too few deals: a bound whose interval reaches 0 is flagged, not left to be misread
+    assert cli_main(["exploit", str(path), "--train-deals", "20", "--test-deals", "20",
+                     "--purify", "none"]) == 0
+    out = capsys.readouterr().out
+    value, ci = _bound(out)
+    assert value - ci <= 0, (value, ci)  # 20 deals: the interval is wide
+    assert "warning: this bound is not significantly above 0" in out
     assert cli_main(["exploit", str(path), "--purify", "full", "--record"]) == 1
     assert "expected --record without --purify" in capsys.readouterr().err
 
@@ -333,6 +340,9 @@ def test_exploit_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "expected a purification" in capsys.readouterr().err
     assert cli_main(["exploit", str(leduc), "--record"]) == 1
     assert "expected a file measured by sampling" in capsys.readouterr().err
+    assert cli_main(["exploit", str(leduc), "--train-deals", "10", "--z", "3"]) == 1
+    assert "--train-deals, --z apply to hold'em files measured by sampling" in \
+        capsys.readouterr().err
 
 
 def test_purified_leduc_is_more_exploitable(capsys: pytest.CaptureFixture[str]) -> None:
