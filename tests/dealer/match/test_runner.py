@@ -564,3 +564,21 @@ def test_plot_without_matplotlib_fails_before_playing(tmp_path: Path,
     assert status == 1
     assert "acpc-match: error: --plot needs matplotlib" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_readme_toml_example_parses(tmp_path: Path) -> None:
+    from dealer.match.variants import load_toml
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "variants.toml"
+    path.write_text(block)
+    variants, settings = load_toml(path)
+    assert settings == {"game": "leduc.nolimit.2p.game", "hands": 2000, "matches": 10}
+    by_name = {v.name: v for v in variants}
+    assert by_name["pshar"].mapping == "rand-pshar" and by_name["pshar"].purify == "full"
+    want = tmp_path / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+    assert by_name["pshar"].strategy == str(want)
+    assert by_name["random"].strategy == "builtin:random" and by_name["random"].seed == 3
+    assert by_name["external"].cmd == ("./startme.sh", "--fast")
+    assert by_name["external"].cwd == str(tmp_path)
