@@ -76,6 +76,23 @@ def check_builtin(spec: str) -> str:
     return name
 
 
+def policy_kernels(spec: str) -> list[Any]:
+    """The numba kernels that building (and playing) the agent of ``spec`` compiles, for
+    :func:`agent.jit.compile_notice`; empty for built-ins without kernels (this imports the
+    kernel modules only when there are some)."""
+    if is_builtin(spec) and spec != BUILTIN_PREFIX + "equity":
+        return []
+    from agent import handeval
+    from agent.abstraction import holdem_buckets
+
+    found: list[Any] = [handeval._evaluate7_kernel, holdem_buckets.strength_moments]
+    if not is_builtin(spec):
+        from agent.strategy import kernels
+
+        found += [kernels._checksum_words, kernels._float_rows_ok]
+    return found
+
+
 def json_logger(stream: TextIO) -> Any:
     """A structlog logger writing one JSON object per line to ``stream``."""
     import structlog

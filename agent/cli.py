@@ -28,10 +28,10 @@ from pathlib import Path
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from agent.agents import builtin_specs, is_builtin, json_logger, make_policy
+from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
 from agent.builtin import Policy
 from agent.client import play
-from agent.console import port_number
+from agent.console import compile_notice, port_number
 
 PROG = "acpc-agent"
 
@@ -112,10 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        policy = make_policy(
-            args.strategy, game, seed=args.seed, mapping=args.mapping, purify=args.purify,
-            trace=trace, time_guard=args.time_guard_ms / 1000.0,
-        )
+        with compile_notice(PROG, policy_kernels(args.strategy)):
+            policy = make_policy(
+                args.strategy, game, seed=args.seed, mapping=args.mapping,
+                purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,
+            )
         text = asyncio.run(_run(args, game, policy))
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:

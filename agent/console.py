@@ -1,5 +1,6 @@
-"""What the command-line tools share on the console: argparse value types and one progress
-display.
+"""What the command-line tools share on the console: argparse value types, one progress
+display, and the notice shown while numba compiles kernels for their first use
+(:func:`compile_notice`).
 
 :func:`make_progress` is the one progress implementation of the project (the match runner's
 hands/s and ETA, a solver's iterations/s and exploitability): a rich bar when ``rich`` is
@@ -17,13 +18,17 @@ Imports the stdlib, and ``rich`` lazily when a bar is drawn; no numpy or numba.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
-__all__ = ["PlainLine", "Progress", "make_progress", "port_number", "positive_int"]
+__all__ = ["PlainLine", "Progress", "compile_notice", "is_cached", "make_progress",
+           "port_number", "positive_int"]
 
 
 def positive_int(text: str) -> int:
@@ -142,3 +147,49 @@ def make_progress(
         except ImportError:
             pass
     return _Plain(stream, line, plain_every, quiet=not enabled)
+
+
+# --------------------------------------------------------------------------- first use
+
+
+def is_cached(dispatcher: Any) -> bool:
+    """True if numba's on-disk cache holds compiled code of ``dispatcher`` (a kernel of this
+    module's decorators); also True when the JIT is off (nothing to compile)."""
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return True
+    cache = getattr(dispatcher, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    if not isinstance(index, str):
+        return True  # not a cached dispatcher (or numba changed): say nothing
+    return os.path.exists(index)
+
+
+@contextlib.contextmanager
+def compile_notice(prog: str, kernels: Sequence[Any], *, stream: TextIO | None = None,
+                   every: float = 5.0) -> Iterator[None]:
+    """Around work that may compile ``kernels``: if any is not cached yet, say so in one
+    line, report the elapsed time every ``every`` seconds while the block runs, and how
+    long it took at the end. Silent when everything is cached."""
+    out = sys.stderr if stream is None else stream
+    if all(is_cached(k) for k in kernels):
+        yield
+        return
+    print(f"{prog}: compiling numba kernels for their first use on this install (once; "
+          f"'acpc-arena warmup' does it ahead of time) ...", file=out, flush=True)
+    start = time.monotonic()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(every):
+            print(f"{prog}: ... still compiling ({time.monotonic() - start:.0f} s)", file=out,
+                  flush=True)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+        print(f"{prog}: kernels ready ({time.monotonic() - start:.1f} s)", file=out,
+              flush=True)

@@ -12,6 +12,11 @@ numba's decorators are untyped; these keep the decorated function's type for myp
 Every kernel also runs as plain Python under ``NUMBA_DISABLE_JIT=1`` (the tests do that
 once per kernel module).
 
+First use: numba compiles a kernel the first time it runs on an install (tens of seconds
+for the whole project) and caches it on disk. :func:`compile_notice` tells the user when
+that is about to happen (:func:`agent.console.compile_notice`, which needs no numba import)
+and ``acpc-arena warmup`` (:mod:`strategies.warmup`) compiles everything ahead of time.
+
 Imports numba; imported by the modules that define kernels and by nothing in
 :mod:`agent.acpc` (the stdlib-only core) or :mod:`dealer`.
 """

@@ -269,7 +269,10 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     target: int | None = None
     if minutes is None:
         target = iterations if iterations is not None else recipe.iterations
-    solver.warm_up()
+    from strategies import cfr
+
+    with console.compile_notice(PROG, [cfr._cfr_run, cfr._es_run]):
+        solver.warm_up()
     budget = f"{target} iterations" if target is not None else f"{minutes:g} minutes"
     extra = {"recipe": recipe.name}
     stopped = run_solver(

@@ -47,6 +47,8 @@ from typing import Any
 from agent import __version__
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
+from agent.agents import policy_kernels
+from agent.console import compile_notice
 from dealer.match.report import Progress, Summary, summarize
 from dealer.match.schedule import MatchJob, deal_seed, plan_jobs
 from dealer.match.store import (
@@ -450,9 +452,10 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         done = store.done_ids()
         pending = [j for j in jobs if j.match_id not in done]
         already = len(jobs) - len(pending)
-        playing = {name for j in pending for name in j.group}
-        for v in config.variants:  # load strategies only when something is left to play
-            if v.name in playing:
+        playing = [v for v in config.variants if v.name in {n for j in pending for n in j.group}]
+        kernels = [k for v in playing if v.strategy for k in policy_kernels(v.strategy)]
+        with compile_notice("acpc-match", kernels):  # strategies load only if a match is left
+            for v in playing:
                 check_variant(v, config.settings.game_spec, config.settings.transport)
         progress.start(len(jobs) * config.hands, already * config.hands, len(jobs), already)
         variants = {v.name: v for v in config.variants}

@@ -1,0 +1,166 @@
+"""``acpc-arena warmup``: compile every numba kernel of the project ahead of time.
+
+numba compiles a kernel the first time it runs on an install and caches the machine code on
+disk; with an empty cache the first strategy-playing agent or solve waits tens of seconds.
+This command runs a small workload through every kernel family, one step at a time with its
+time, so that later commands start with the cache warm:
+
+* the agent: the hand evaluator, hold'em buckets, suit isomorphism, strategy-file
+  validation (loading every bundled strategy file) and a policy playing the bundled
+  hold'em and Leduc files;
+* the offline tools: every solver variant on Kuhn (full width and external sampling), the
+  same solver over a small deal pool, the exact and the sampled best responses, the
+  strength-table kernel and the translation lab's half-street games.
+
+Running it twice is cheap (everything loads from the cache). ``--quiet`` prints only the
+total. Imports everything (it is meant to).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+PROG = "acpc-arena"
+
+
+def _steps() -> list[tuple[str, Callable[[], None]]]:
+    import numpy as np
+
+    def evaluator() -> None:
+        from agent import handeval
+
+        handeval.warm_up()
+
+    def buckets() -> None:
+        from agent.abstraction import holdem_buckets
+
+        holdem_buckets.warm_up()
+
+    def isomorphism() -> None:
+        from agent.abstraction.isomorphism import holdem_indexer
+
+        indexer = holdem_indexer("board", 1)
+        hands = np.array([[0, 1, 2, 3, 4]], dtype=np.int64)
+        indexer.unindex_batch(1, indexer.index_batch(hands))
+
+    def strategy_files() -> None:
+        from agent.acpc.gamefiles import load_game
+        from agent.agents import make_policy
+        from agent.strategy.fileformat import load_strategy
+        from strategies.recipes import RECIPES
+
+        for recipe in RECIPES.values():
+            if recipe.bundled_path.exists():
+                load_strategy(recipe.bundled_path)
+        for name in ("holdem.nolimit.2p", "leduc.nolimit.2p.fcpa"):
+            recipe = RECIPES[name]
+            if recipe.bundled_path.exists():
+                make_policy(str(recipe.bundled_path), load_game(recipe.game), seed=0)
+
+    def solvers() -> None:
+        from strategies.best_response import exploitability
+        from strategies.cfr import VARIANTS, Solver
+        from strategies.recipes import RECIPES
+
+        game = RECIPES["leduc.limit.2p"].abstract_game()
+        for name in VARIANTS:
+            if name == "mccfr-es-pool":
+                continue
+            solver = Solver(game, name, seed=0)
+            solver.iterate(2)
+        exploitability(game, solver.average_strategy())
+
+    def pool_solver() -> None:
+        from agent.abstraction.actions import build_tree, parse_betting_abstraction
+        from agent.abstraction.holdem_buckets import HoldemCards
+        from agent.acpc.gamefiles import load_game
+        from strategies.cfr import Solver
+        from strategies.dealpool import PoolGame, build_pool
+        from strategies.game import flatten_tree
+
+        game = load_game("holdem.nolimit.2p.reverse_blinds.game")
+        cards = HoldemCards.build((169, 2, 2, 2), samples=20, seed=0)
+        abstraction = parse_betting_abstraction(
+            '{"name": "w", "fractions": [[[1.0]]], "max_raises": [1, 1, 1, 1]}')
+        flat = flatten_tree(build_tree(game, abstraction), cards.buckets)
+        pool = build_pool(cards, 8, seed=0)
+        Solver(PoolGame(flat, pool), "mccfr-es-pool", seed=0).iterate(2)
+
+    def sampled_best_response() -> None:
+        from strategies.recipes import RECIPES
+
+        recipe = RECIPES["holdem.nolimit.2p"]
+        if not recipe.bundled_path.exists():
+            return
+        from agent.strategy.fileformat import load_strategy
+        from agent.strategy.purification import parse_purification
+        from strategies.sampled_br import sampled_exploitability
+
+        sampled_exploitability(load_strategy(recipe.bundled_path),
+                               purification=parse_purification("none"), train_deals=16,
+                               test_deals=16, workers=1)
+
+    def strength_tables() -> None:
+        from strategies.cardtables import strength_values
+
+        for round_ in (1, 2, 3):
+            strength_values(round_, 0, 2)
+
+    def translation_lab() -> None:
+        from agent.abstraction.translation import get_mapping
+        from agent.strategy.purification import parse_purification
+        from strategies.translation import games
+
+        game = games.make_game("nl-kuhn", 2.0)
+        strategy = games.solve_abstract(game, games.abstract_sizes(game, [1.0]), 10)
+        games.full_best_responses(game, strategy, get_mapping("rand-pshar"),
+                                  parse_purification("none"))
+
+    return [
+        ("hand evaluator", evaluator),
+        ("hold'em buckets", buckets),
+        ("suit isomorphism", isomorphism),
+        ("strategy files and policies", strategy_files),
+        ("solvers and best response (Leduc)", solvers),
+        ("deal-pool solver", pool_solver),
+        ("sampled best response", sampled_best_response),
+        ("strength tables", strength_tables),
+        ("translation lab", translation_lab),
+    ]
+
+
+def warm_up(*, say: Callable[[str], None] | None = None) -> float:
+    """Run every step; returns the total seconds."""
+    start = time.perf_counter()
+    for name, step in _steps():
+        t = time.perf_counter()
+        step()
+        if say is not None:
+            say(f"{name}: {time.perf_counter() - t:.1f} s")
+    return time.perf_counter() - start
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``acpc-arena``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog=PROG, description="acpc-arena's maintenance "
+                                     "commands.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
+    w.add_argument("--quiet", action="store_true", help="print only the total")
+    args = parser.parse_args(argv)
+
+    def say(text: str) -> None:
+        print(f"{PROG} warmup: {text}", file=sys.stderr, flush=True)
+
+    if not args.quiet:
+        say("compiling (or loading from numba's cache) every kernel ...")
+    total = warm_up(say=None if args.quiet else say)
+    say(f"done in {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""The notice around a first numba compile, and the warm-up command."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from agent.console import compile_notice, is_cached
+
+
+def _fake(index: Path) -> object:
+    """A stand-in with the attributes numba's cached dispatchers have."""
+    return SimpleNamespace(_cache=SimpleNamespace(_cache_file=SimpleNamespace(
+        _index_path=str(index))))
+
+
+def test_a_cold_kernel_gets_a_notice_and_ticks(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with compile_notice("prog", [_fake(tmp_path / "missing.nbi")], stream=out, every=0.05):
+        import time
+
+        time.sleep(0.2)
+    text = out.getvalue()
+    assert text.startswith("prog: compiling numba kernels for their first use")
+    assert "prog: ... still compiling (" in text
+    assert "prog: kernels ready (" in text
+
+
+def test_warm_kernels_are_silent(tmp_path: Path) -> None:
+    (tmp_path / "k.nbi").write_bytes(b"")
+    out = io.StringIO()
+    with compile_notice("prog", [_fake(tmp_path / "k.nbi"), object()], stream=out):
+        pass
+    assert out.getvalue() == ""
+    assert is_cached(object())  # not a cached dispatcher: nothing to say
+
+
+def test_a_real_kernel_is_cached_once_it_ran() -> None:
+    from agent import handeval
+
+    handeval.evaluate7(0, 1, 2, 3, 4, 5, 6)
+    assert is_cached(handeval._evaluate7_kernel)
+
+
+def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> None:
+    from strategies.warmup import main
+
+    assert main(["warmup"]) == 0
+    err = capsys.readouterr().err
+    for step in ("hand evaluator", "hold'em buckets", "suit isomorphism",
+                 "strategy files and policies", "solvers and best response",
+                 "deal-pool solver", "sampled best response", "strength tables",
+                 "translation lab", "done in"):
+        assert f"acpc-arena warmup: {step}" in err
