@@ -124,6 +124,10 @@ def parse_args(argv: Sequence[str]) -> tuple[MatchConfig, ServerOptions]:
             f"ERROR: expected {game.num_players} player names for {args.game_file}, "
             f"got {len(args.names)}: {args.names!r}"
         )
+    if len(args.names) > game.num_players:
+        extra = args.names[game.num_players:]
+        print(f"WARNING: {len(args.names)} player names for a {game.num_players}-player game: "
+              f"{' '.join(extra)} ignored (as the reference dealer does)", file=sys.stderr)
     hands = _uint(args.hands, UINT32_MAX)
     if not hands:
         raise _Fail(f"ERROR: invalid number of hands {args.hands}")

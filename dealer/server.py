@@ -225,8 +225,14 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+WAIT_NOTICE_S = 60.0
+"""Without ``--start_timeout`` the dealer waits for every seat for ever, as the reference
+does; it says so on stderr every this many seconds, naming the seats and ports left."""
+
+
 async def _accept_all(
-    listeners: list[socket.socket], timeout_ms: int, stderr: TextIO
+    listeners: list[socket.socket], timeout_ms: int, stderr: TextIO,
+    notice_s: float = WAIT_NOTICE_S,
 ) -> list[socket.socket] | None:
     loop = asyncio.get_running_loop()
     start = loop.time()
@@ -237,7 +243,18 @@ async def _accept_all(
                 left = max(0.0, timeout_ms / 1000 - (loop.time() - start))
                 conn, _ = await asyncio.wait_for(loop.sock_accept(listener), left)
             else:
-                conn, _ = await loop.sock_accept(listener)
+                accept = asyncio.ensure_future(loop.sock_accept(listener))
+                while True:
+                    done, _ = await asyncio.wait({accept}, timeout=notice_s)
+                    if done:
+                        conn, _ = accept.result()
+                        break
+                    ports = " ".join(str(x.getsockname()[1]) for x in listeners[seat:])
+                    stderr.write(
+                        f"WAITING: seat {seat + 1} of {len(listeners)} has not connected after "
+                        f"{loop.time() - start:.0f} s (ports left: {ports}); without "
+                        f"--start_timeout the dealer waits until every seat connects\n")
+                    stderr.flush()
         except TimeoutError:
             stderr.write(f"ERROR: timed out waiting for seat {seat + 1} to connect\n")
             stderr.flush()

@@ -810,3 +810,44 @@ async def test_benchmark_call_client_plays_a_clean_match(tmp_path: Path, game_na
     lines = state_lines(log_lines(tmp_path / "b.log"))
     assert len(lines) == 50
     assert all(set(x.split(":")[2]) <= set("c/") for x in lines)  # everybody always called
+
+
+def test_extra_names_are_ignored_like_the_reference_but_said(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from dealer.cli import parse_args
+
+    config, _ = parse_args(["m", "leduc.limit.2p.game", "10", "1", "A", "B", "C"])
+    assert config.seat_names == ("A", "B")
+    assert "WARNING: 3 player names for a 2-player game: C ignored (as the reference dealer " \
+        "does)" in capsys.readouterr().err
+
+
+async def test_a_seat_that_never_connects_is_reported_while_waiting() -> None:
+    import io
+    import socket
+
+    from dealer.server import _accept_all
+
+    listeners = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        s.setblocking(False)
+        listeners.append(s)
+    first = socket.create_connection(listeners[0].getsockname())
+    port = listeners[1].getsockname()[1]  # the dealer closes its listeners once accepted
+    err = io.StringIO()
+
+    async def late_second() -> socket.socket:
+        await asyncio.sleep(0.3)
+        return socket.create_connection(listeners[1].getsockname())
+
+    late = asyncio.ensure_future(late_second())
+    conns = await asyncio.wait_for(_accept_all(listeners, -1, err, notice_s=0.05), 10)
+    second = await late
+    assert conns is not None and len(conns) == 2
+    assert "WAITING: seat 2 of 2 has not connected after" in err.getvalue()
+    assert f"(ports left: {port})" in err.getvalue()
+    for c in [*conns, first, second]:
+        c.close()
