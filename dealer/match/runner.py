@@ -305,8 +305,19 @@ def _run_serial(jobs: Sequence[MatchJob], rec: _Recorder) -> None:
         rec.record(job, run_job(job, rec.variants, rec.config.settings))
 
 
+_TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
+"""The pool's semaphores are registered with multiprocessing's resource tracker; if this
+process is killed (SIGKILL) the tracker removes them itself and warns that they "leaked".
+They are cleaned up all the same, and the kill is the user's: the warning is noise after a
+kill -9 and says nothing a resumed run needs, so the tracker (which inherits the
+environment) is told to keep quiet about it."""
+
+
 def _run_pool(jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
     settings = rec.config.settings
+    filters = os.environ.get("PYTHONWARNINGS", "")
+    if _TRACKER_WARNING not in filters.split(","):
+        os.environ["PYTHONWARNINGS"] = ",".join(f for f in (filters, _TRACKER_WARNING) if f)
     pool = cf.ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
         initializer=init_worker, initargs=(os.getpid(),),

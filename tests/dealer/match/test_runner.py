@@ -414,8 +414,10 @@ def _runner(run_dir: Path, jobs: str) -> list[str]:
 @pytest.mark.slow
 def test_kill_9_then_resume(tmp_path: Path) -> None:
     killed = tmp_path / "killed"
+    err_path = tmp_path / "killed.err"
+    err_file = err_path.open("w")
     proc = subprocess.Popen(_runner(killed, "2"), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=err_file)
     db_path = killed / "results.sqlite"
     before: list[tuple[object, ...]] = []
     for _ in range(600):
@@ -430,7 +432,10 @@ def test_kill_9_then_resume(tmp_path: Path) -> None:
                 break
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    err_file.close()
     assert 4 <= len(before) < 20, "the run finished before it could be killed"
+    time.sleep(3)  # the pool's workers and resource tracker notice the death and exit
+    assert "leaked semaphore" not in err_path.read_text()
     resumed = subprocess.run(_runner(killed, "2"), cwd=ROOT, capture_output=True, text=True,
                              timeout=120)
     assert resumed.returncode == 0, resumed.stderr
