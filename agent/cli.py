@@ -90,7 +90,9 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
     stats = getattr(policy, "stats", None)
     if stats is not None:
         text += (f", translations {stats.translations}, fallbacks raise-cap "
-                 f"{stats.raise_cap_fallbacks} off-tree {stats.off_tree_fallbacks} "
+                 f"{stats.raise_cap_fallbacks} off-tree hands {stats.off_tree_fallbacks} "
+                 f"(decisions {stats.off_tree_decisions}) waiting "
+                 f"{stats.waiting_fallbacks} "
                  f"time-guard {stats.timeouts}")
     if reloader is not None:
         text += f", swaps {reloader.swaps}, rejected {reloader.rejections}"

@@ -62,7 +62,10 @@ class PolicyStats:
     translations: int = 0
     raise_cap_fallbacks: int = 0
     off_tree_fallbacks: int = 0
-    """Hands whose abstract history left the real one for good."""
+    """Hands whose abstract history left the real one for good (each counted once)."""
+    off_tree_decisions: int = 0
+    """Decisions checked or called because the hand was off the tree (the trace's
+    ``fallback: "off-tree: check/call"``): several per off-tree hand."""
     waiting_fallbacks: int = 0
     """Decisions checked or called while the abstract history waited for the real round."""
     timeouts: int = 0
@@ -128,9 +131,8 @@ class StrategyPolicy:
         if hand.off_tree or node.is_terminal or node.player != ms.position or (
             node.round != state.round
         ):
-            if not hand.off_tree:
-                self.stats.off_tree_fallbacks += 1
-            hand.off_tree = True
+            self._leave_tree(hand)
+            self.stats.off_tree_decisions += 1
             return self._finish(record, start, CALL, "off-tree: check/call")
         round_ = state.round
         visible = ms.board[: state.game.board_cards_through(round_)]
@@ -178,6 +180,12 @@ class StrategyPolicy:
             self.trace(record)
         return action
 
+    def _leave_tree(self, hand: _Hand) -> None:
+        """The abstract history left the real one for good: count the hand once."""
+        if not hand.off_tree:
+            hand.off_tree = True
+            self.stats.off_tree_fallbacks += 1
+
     def _sync(self, ms: MatchState) -> _Hand:
         """Bring the abstract history up to date with the real actions of ``ms``."""
         hand = self._hand
@@ -196,8 +204,7 @@ class StrategyPolicy:
                 if waits_for_round(node.is_terminal, node.round, real.round):
                     pass  # the abstract node waits for the real game to reach its round
                 elif node.is_terminal or node.player != real.player or node.round != real.round:
-                    hand.off_tree = True
-                    self.stats.off_tree_fallbacks += 1
+                    self._leave_tree(hand)
                 elif i in hand.own_children:
                     hand.node = hand.own_children[i]
                 else:
@@ -213,7 +220,7 @@ class StrategyPolicy:
         if action.kind is ActionKind.FOLD:
             if ActionKind.FOLD in kinds:
                 return node.children[kinds.index(ActionKind.FOLD)]
-            hand.off_tree = True
+            self._leave_tree(hand)
             return node_id
         call_index = kinds.index(ActionKind.CALL)
         if action.kind is ActionKind.CALL:

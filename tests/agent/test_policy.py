@@ -223,3 +223,34 @@ def test_policy_never_illegal_over_random_states(
             checked += 1
             s = s.apply(a)
         hand += 1
+
+
+def test_summary_counts_agree_with_the_trace(tmp_path: Path, nl2: Game) -> None:
+    """Off-tree decisions in the stats are exactly the trace's off-tree records, and every
+    off-tree hand is counted once, whichever way it left the tree."""
+    import random as _random
+
+    from agent.builtin import RandomPolicy
+
+    loaded = make_strategy(tmp_path, nl2, PRESETS["fcpa3"], BlindCards(nl2))
+    records: list[dict[str, object]] = []
+    policy = StrategyPolicy(loaded, get_mapping("det-arith"), parse_purification("none"),
+                            seed=5, trace=records.append)
+    opponent = RandomPolicy(9)
+    rng = _random.Random(4)
+    off_hands = set()
+    for hand in range(300):
+        state = BettingState.initial(nl2)
+        me = rng.randrange(2)
+        while not state.finished:
+            ms = ms_for(nl2, state.betting, me, hand=hand) if state.player == me else \
+                ms_for(nl2, state.betting, 1 - me, hand=hand)
+            action = policy.act(ms) if state.player == me else opponent.act(ms)
+            state = state.apply(action)
+        off_hands |= {r["hand"] for r in records if r["hand"] == hand
+                      and r["fallback"] == "off-tree: check/call"}
+    off = [r for r in records if r["fallback"] == "off-tree: check/call"]
+    assert off, "random opponents take the agent off a 3-raise tree"
+    assert policy.stats.off_tree_decisions == len(off)
+    assert policy.stats.off_tree_fallbacks >= len(off_hands) >= 1
+    assert policy.stats.decisions == len(records)
