@@ -1,7 +1,8 @@
 """The agents a ``--strategy`` spec names: one registry shared by every command.
 
-A spec is a strategy file (a path) or a built-in, ``builtin:NAME`` with NAME in
-:data:`BUILTINS`. :func:`make_policy` turns a spec and its options into a policy, the same
+A spec is a strategy file (a path, or the name of a file bundled with acpc-arena such as
+``leduc.limit.2p.strat``: :func:`bundled_strategies`) or a built-in, ``builtin:NAME`` with
+NAME in :data:`BUILTINS`. :func:`make_policy` turns a spec and its options into a policy, the same
 way for ``acpc-agent``, ``acpc-match`` (in-process seats and variant checks) and any other
 caller, so every command accepts the same agents with the same behaviour.
 
@@ -93,6 +94,35 @@ def policy_kernels(spec: str) -> list[Any]:
     return found
 
 
+BUNDLED_STRATEGIES = Path(__file__).resolve().parents[1] / "strategies" / "data"
+"""Where the bundled strategy files are (package data installed beside ``agent``; read as
+files, no strategy code is imported)."""
+
+
+def bundled_strategies() -> list[str]:
+    """File names of the bundled strategy files, sorted (empty if none are installed)."""
+    if not BUNDLED_STRATEGIES.is_dir():
+        return []
+    return sorted(p.name for p in BUNDLED_STRATEGIES.glob("*.strat"))
+
+
+def resolve_strategy(spec: str) -> Path:
+    """The strategy file of a spec: the path itself if it exists, else the bundled file of
+    that name (a path that exists wins over a bundled name, as for games).
+
+    Raises:
+        UsageError: if neither exists (the message lists the bundled files).
+    """
+    path = Path(spec)
+    if path.exists():
+        return path
+    if spec in bundled_strategies():
+        return BUNDLED_STRATEGIES / spec
+    raise UsageError(f"expected a strategy file, a bundled strategy "
+                     f"({', '.join(bundled_strategies()) or 'none installed'}) or a built-in, "
+                     f"got {spec!r}: no such file")
+
+
 def json_logger(stream: TextIO) -> Any:
     """A structlog logger writing one JSON object per line to ``stream``."""
     import structlog
@@ -131,7 +161,7 @@ def make_policy(
     from agent.strategy.hotswap import load_for_game
     from agent.strategy.purification import parse_purification
 
-    loaded = load_for_game(Path(spec), game)
+    loaded = load_for_game(resolve_strategy(spec), game)
     mapping_name = mapping or loaded.strategy.default_mapping
     trace_fn = None
     if trace is not None:

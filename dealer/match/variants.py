@@ -167,7 +167,13 @@ def _make(
     mapping = options.get("mapping")
     purify = options.get("purify")
     if not strategy.startswith("builtin:"):
-        strategy = str((base / strategy).resolve())
+        local = (base / strategy).resolve()
+        if not local.exists() and "/" not in strategy:
+            from agent.agents import BUNDLED_STRATEGIES, bundled_strategies
+
+            if strategy in bundled_strategies():  # a bundled file by name, like games
+                local = BUNDLED_STRATEGIES / strategy
+        strategy = str(local)
     elif mapping is not None or purify is not None:
         raise VariantError(
             f"variant {name!r}: mapping= and purify= apply to strategy files, not {strategy}"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from agent.cli import main
+from tests.support import ROOT
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "0", "http"])
@@ -68,3 +72,24 @@ def test_usage_errors_exit_2_in_every_command(capsys: pytest.CaptureFixture[str]
     assert exc.value.code == 2
     assert dealer_main(["--no-such-option"]) == 1
     capsys.readouterr()
+
+
+def test_strategy_files_are_found_by_bundled_name(tmp_path: Path) -> None:
+    from agent.acpc.gamefiles import load_game
+    from agent.agents import bundled_strategies, make_policy, resolve_strategy
+    from dealer.match.variants import parse_variant
+
+    assert "leduc.limit.2p.strat" in bundled_strategies()
+    policy = make_policy("leduc.limit.2p.strat", load_game("leduc.limit.2p.game"), seed=0)
+    assert type(policy).__name__ == "StrategyPolicy"
+    variant = parse_variant("a=leduc.limit.2p.strat,mapping=rand-pshar")
+    assert Path(variant.strategy or "") == resolve_strategy("leduc.limit.2p.strat")
+    with pytest.raises(ValueError, match=r"expected a strategy file, a bundled strategy \("):
+        resolve_strategy("no-such.strat")
+    # a file of that name where we stand wins over the bundled one
+    (tmp_path / "leduc.limit.2p.strat").write_bytes(b"x")
+    os.chdir(tmp_path)
+    try:
+        assert resolve_strategy("leduc.limit.2p.strat") == Path("leduc.limit.2p.strat")
+    finally:
+        os.chdir(ROOT)
