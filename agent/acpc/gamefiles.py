@@ -3,6 +3,10 @@
 This is the IO side of :mod:`agent.acpc.gamedef` (which only parses text). A game may be
 named by a path or by the file name of a bundled game (``holdem.nolimit.2p.reverse_blinds.game``,
 ``leduc.limit.2p.game``, ...), which :func:`bundled_games` lists.
+
+The one module of the stdlib-only core that touches the file system (reading game files,
+bundled in ``agent/acpc/games/``): it lives here so that the dealer, which may import only
+the core, can find bundled games by name. It does no network IO and keeps no state.
 """
 
 from __future__ import annotations
