@@ -26,6 +26,9 @@ Commands:
   lossless hold'em class of a round (:mod:`strategies.cardtables`, cached), the exact
   percentile thresholds over all hands, and the share of all hands in each bucket of a
   strategy file's sampled thresholds (default: the bundled hold'em file).
+* ``size GAME [--abstraction SPEC] [--json OUT]``: betting sequences, information sets and
+  infoset-actions (raw and suit-isomorphic) and the memory of CFR and of a strategy, for
+  the full game or a betting abstraction (:mod:`strategies.size`).
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
   and purifications in small no-limit games (:mod:`strategies.translation.commands`).
 
@@ -86,6 +89,13 @@ def _list(args: argparse.Namespace) -> int:
     print(f"(abstract-game figures in chips per hand, 'expl >=': a sampled lower bound; "
           f"files in {DATA_DIR})")
     return 0
+
+
+def _size(args: argparse.Namespace) -> int:
+    from strategies import size  # the command's whole logic; imported only when run
+
+    return size.run(args.game, abstraction_spec=args.abstraction, json_out=args.json,
+                    max_transitions=args.max_transitions, out=sys.stdout)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -161,6 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
     c.add_argument("--no-progress", action="store_true", help="no progress lines")
 
+    z = sub.add_parser("size", help="betting sequences, information sets, infoset-actions "
+                       "and memory of a game (full or abstract)")
+    z.add_argument("game", help="a bundled game name or a game definition file")
+    z.add_argument("--abstraction", metavar="SPEC", help="a betting abstraction: a preset "
+                   "(fcpa, fchpa, ...) or JSON (default: the full game, every legal action)")
+    z.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+    z.add_argument("--max-transitions", type=positive_int, default=None,
+                   help="refuse counts needing more betting transitions (default 5,000,000)")
+
     translation_commands.add_parser(sub)
     return p
 
@@ -180,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "translation":
             return translation_commands.run(args)
+        if args.command == "size":
+            return _size(args)
         from strategies import commands
 
         run = {"solve": commands.solve, "inspect": commands.inspect,
