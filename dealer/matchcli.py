@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.errors import AcpcError, GameDefError, UsageError
+from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import builtin_specs
 from agent.console import positive_int
@@ -327,7 +327,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (2), as every command does
         return int(exc.code or 0)
     from dealer.match.report import (
-        PlotUnavailable,
         check_plot_target,
         format_table,
         make_progress,
@@ -335,9 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_csv,
         write_plot,
     )
-    from dealer.match.runner import RayUnavailable, run
-    from dealer.match.store import StoreError
-    from dealer.match.variants import VariantError
+    from dealer.match.runner import run
 
     try:
         if args.plot is not None:
@@ -366,8 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 write_csv(result.summary, f)
         if args.plot is not None:
             write_plot(result.summary, args.plot)
-    except (CliError, VariantError, StoreError, RayUnavailable, PlotUnavailable,
-            GameDefError, UsageError, OSError) as exc:
+    except (AcpcError, OSError) as exc:  # every project error (CliError, VariantError, ...)
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -587,3 +587,19 @@ def test_the_readme_toml_example_parses(tmp_path: Path) -> None:
     assert by_name["random"].strategy == "builtin:random" and by_name["random"].seed == 3
     assert by_name["external"].cmd == ("./startme.sh", "--fast")
     assert by_name["external"].cwd == str(tmp_path)
+
+
+def test_any_project_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.acpc.errors import StrategyFileError
+    from dealer.match import runner
+
+    def broken(config: object, progress: object) -> object:
+        raise StrategyFileError("x.strat: truncated table")
+
+    monkeypatch.setattr(runner, "run", broken)
+    status, _, err = run_cli(["--game", "leduc.limit.2p.game", "--hands", "5", "--matches",
+                              "1", "-v", "a=builtin:call", "-v", "b=builtin:random",
+                              "--run-dir", str(tmp_path / "r")], capsys)
+    assert status == 1
+    assert err.strip() == "acpc-match: error: x.strat: truncated table"
