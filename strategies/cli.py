@@ -55,13 +55,12 @@ from strategies.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
     DEFAULT_Z,
+    PROG,
     TEST_SEED,
     TRAIN_SEED,
 )
 from strategies.recipes import DATA_DIR, RECIPES, load_manifest
 from strategies.translation import commands as translation_commands
-
-PROG = "acpc-strategy"
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -37,14 +37,13 @@ from strategies.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
     DEFAULT_Z,
+    PROG,
     TEST_SEED,
     TRAIN_SEED,
 )
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable
 from strategies.recipes import DATA_DIR, get_recipe, load_manifest, update_manifest
 from strategies.sampled_br import SampledExploitability
-
-PROG = "acpc-strategy"
 
 # --------------------------------------------------------------------------- helpers
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+PROG: Final = "acpc-strategy"
+"""The offline tools' command name, for messages."""
 TRAIN_SEED: Final = 1
 """Sampled best response: pool seed of the training deals (the solver's pool uses the
 recipe seed, 0)."""

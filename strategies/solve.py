@@ -43,10 +43,10 @@ from strategies.best_response import Exploitability, exploitability
 from strategies.cache import cache_dir
 from strategies.cfr import Solver
 from strategies.dealpool import PoolGame, cached_pool
+from strategies.defaults import PROG
 from strategies.game import AbstractGame, flatten_tree, normalise_rows
 from strategies.recipes import Recipe, load_manifest, update_manifest
 
-PROG = "acpc-strategy"
 CHUNK_SECONDS = 0.25
 """Iterations run in chunks of about this long: Ctrl-C is noticed between chunks."""
 
