@@ -48,6 +48,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from agent.acpc.errors import AcpcError
 from agent.console import positive_int
@@ -56,6 +57,7 @@ from strategies.defaults import (
     DEFAULT_TRAIN_DEALS,
     DEFAULT_Z,
     PROG,
+    SMOOTHING,
     TEST_SEED,
     TRAIN_SEED,
 )
@@ -100,6 +102,39 @@ def _size(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- entry point
 
 
+def _add_learn_sizes(sub: Any) -> None:
+    """The ``learn-sizes`` subcommand's options (its work: :mod:`strategies.learn_cmd`)."""
+    p = sub.add_parser("learn-sizes", help="learn bet sizes (the betting-game transformation) "
+                       "and write the learned betting abstraction")
+    p.add_argument("--game", required=True, help="a bundled game name or a game file "
+                   "(two-player no-limit, deals enumerable)")
+    p.add_argument("--abstraction", required=True, metavar="SPEC",
+                   help="the base betting abstraction (preset, JSON or FILE.json)")
+    p.add_argument("--learn", action="append", required=True, metavar="POSITION[:KEYS]",
+                   help="whose bets to learn: 0, 1 or both, optionally at some nodes only "
+                   "(bare sequence keys, comma-separated, 'root' for the first decision); "
+                   "repeatable")
+    p.add_argument("--range", metavar="L,H", help="the low and high pot fractions of every "
+                   "learned node (default: the node's own two sizes in the spec)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--iterations", type=int, help="iterations to reach (default 1,000,000)")
+    budget.add_argument("--minutes", type=float, help="time budget instead")
+    p.add_argument("--solver", choices=["cfr", "cfr+"], default="cfr+",
+                   help="the card players' regret matching (default cfr+)")
+    p.add_argument("--smoothing", type=int, default=SMOOTHING,
+                   help=f"the sizing players' constant N (default {SMOOTHING:,})")
+    p.add_argument("--min-bet", type=float, default=None, metavar="CHIPS",
+                   help="smallest raise-by in chips (default: the big blind, as ACPC; 0 for "
+                   "the textbook games whose bets may be any size)")
+    p.add_argument("--out", required=True, help="the learned abstraction (JSON) to write")
+    p.add_argument("--name", default=None, help="its name (default BASE-learned)")
+    p.add_argument("--plot", metavar="PNG", help="plot the sizes over the iterations")
+    p.add_argument("--checkpoint", help="checkpoint file (default OUT-stem.ckpt.npz)")
+    p.add_argument("--resume", action="store_true", help="continue from the checkpoint")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``acpc-strategy``."""
     p = argparse.ArgumentParser(prog=PROG, description="Build, inspect and measure strategy "
@@ -107,8 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("solve", help="run a recipe's solver and write its strategy file")
-    s.add_argument("--recipe", required=True, help=f"one of: {', '.join(RECIPES)}")
+    s = sub.add_parser("solve", help="solve a recipe, or a game with the betting abstraction "
+                       "you describe, and write its strategy file")
+    what = s.add_mutually_exclusive_group(required=True)
+    what.add_argument("--recipe", help=f"one of: {', '.join(RECIPES)}")
+    what.add_argument("--game", help="solve this game (bundled name or file; deals "
+                      "enumerable, lossless cards) with --betting instead of a recipe")
+    s.add_argument("--betting", metavar="SPEC", help="with --game: the betting abstraction "
+                   "(preset, JSON, or FILE.json such as learn-sizes writes; default fcpa)")
+    s.add_argument("--solver", default=None, help="with --game: cfr, cfr+ (default), lcfr, "
+                   "dcfr or mccfr-es")
     budget = s.add_mutually_exclusive_group()
     budget.add_argument("--iterations", type=int, help="total iterations to reach")
     budget.add_argument("--minutes", type=float, help="time budget for this run")
@@ -170,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
     c.add_argument("--no-progress", action="store_true", help="no progress lines")
 
+    _add_learn_sizes(sub)
+
     z = sub.add_parser("size", help="betting sequences, information sets, infoset-actions "
                        "and memory of a game (full or abstract)")
     z.add_argument("game", help="a bundled game name or a game definition file")
@@ -202,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _size(args)
         from strategies import commands
 
+        if args.command == "learn-sizes":
+            from strategies import learn_cmd
+
+            return learn_cmd.learn_sizes(args)
         run = {"solve": commands.solve, "inspect": commands.inspect,
                "exploit": commands.exploit, "cards": commands.cards}[args.command]
         return run(args)

@@ -42,7 +42,7 @@ from strategies.defaults import (
     TRAIN_SEED,
 )
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable
-from strategies.recipes import DATA_DIR, get_recipe, load_manifest, update_manifest
+from strategies.recipes import DATA_DIR, Recipe, get_recipe, load_manifest, update_manifest
 from strategies.sampled_br import SampledExploitability
 
 # --------------------------------------------------------------------------- helpers
@@ -124,11 +124,43 @@ def _print_exploitability(result: Exploitability, out: TextIO) -> None:
 def solve(args: argparse.Namespace) -> int:
     from strategies.solve import solve_recipe
 
-    return solve_recipe(get_recipe(args.recipe), iterations=args.iterations,
+    if args.recipe is not None:
+        for option in ("betting", "solver"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option} goes with --game, not with --recipe "
+                                 f"(a recipe names its own)")
+        recipe = get_recipe(args.recipe)
+    else:
+        recipe = custom_recipe(args)
+    return solve_recipe(recipe, iterations=args.iterations,
                         minutes=args.minutes, resume=args.resume, out=args.out,
                         checkpoint=args.checkpoint, bundle=args.bundle,
                         progress=not args.no_progress, workers=args.workers or 1,
                         checkpoint_minutes=args.checkpoint_minutes or 10.0)
+
+
+def custom_recipe(args: argparse.Namespace) -> Recipe:
+    """The recipe of ``solve --game G --betting SPEC --solver S``: lossless cards, deals
+    enumerated; named after ``--out`` (its checkpoint is ``OUT-stem.ckpt.npz``).
+
+    Raises:
+        UsageError: for --bundle, a game whose deals cannot be enumerated, or bad specs.
+    """
+    from agent.abstraction.actions import parse_betting_abstraction
+    from agent.acpc.gamefiles import load_game
+    from strategies.cfr import solver_config
+
+    if args.bundle:
+        raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
+    game = load_game(args.game)
+    check_enumerable(game)
+    betting = parse_betting_abstraction(args.betting or "fcpa")
+    solver = args.solver or "cfr+"
+    solver_config(solver)
+    name = Path(args.out).stem if args.out else f"{Path(args.game).stem}.{betting.name}"
+    return Recipe(name, args.game, json.dumps(betting.to_json()), solver,
+                  args.iterations or 10_000,
+                  description=f"{args.game} with betting {betting.name!r} ({solver})")
 
 
 def _inspect_sampled(file: str, strategy: Strategy, out: TextIO) -> None:

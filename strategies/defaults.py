@@ -25,3 +25,6 @@ DEFAULT_Z: Final = 2.5
 training deals."""
 TRANSLATION_ITERATIONS: Final = 20_000
 """Translation lab: CFR+ iterations per abstract game of the half-street games."""
+
+SMOOTHING = 10_000
+"""``learn-sizes``: the sizing players' smoothing constant ``N`` (the published value)."""

@@ -232,6 +232,45 @@ def check_enumerable(game: Game, max_deals: int = MAX_DEALS) -> int:
     return count
 
 
+def enumerate_deals(
+    game: Game, cards: CardAbstraction, max_deals: int = MAX_DEALS
+) -> tuple[I32, F64, I32, I64]:
+    """Every deal of ``game``: ``(cards[deal, card], prob[deal], bucket[deal, position,
+    round], rank[deal, position])`` (module docstring; the rank of each position's hole cards
+    with the whole board).
+
+    Raises:
+        UsageError: if the deals cannot be enumerated or a bucket is out of range.
+    """
+    n_players, n_rounds = game.num_players, game.num_rounds
+    count = check_enumerable(game, max_deals)
+    deck = deck_for(game)
+    shape = [game.num_hole_cards] * n_players + list(game.num_board_cards)
+    need = sum(shape)
+    buckets = tuple(int(b) for b in cards.buckets)
+    deal_cards = np.array(list(_deals(deck, shape)), dtype=np.int32).reshape(count, need)
+    deal_prob = np.full(count, 1.0 / count)
+    h = game.num_hole_cards
+    deal_bucket = np.zeros((count, n_players, n_rounds), dtype=np.int32)
+    hand_rank = np.zeros((count, n_players), dtype=np.int64)
+    for d in range(count):
+        row = [int(c) for c in deal_cards[d]]
+        board = row[n_players * h :]
+        for p in range(n_players):
+            hole = row[p * h : (p + 1) * h]
+            for r in range(n_rounds):
+                visible = board[: game.board_cards_through(r)]
+                b = cards.bucket(r, hole, visible)
+                if not 0 <= b < buckets[r]:
+                    raise UsageError(
+                        f"expected buckets in 0..{buckets[r] - 1} for round {r}, the card "
+                        f"abstraction gave {b} for hole {hole!r} board {visible!r}"
+                    )
+                deal_bucket[d, p, r] = b
+            hand_rank[d, p] = rank_hand_fast(hole + board)
+    return deal_cards, deal_prob, deal_bucket, hand_rank
+
+
 def build_abstract_game(
     game: Game,
     betting: BettingAbstraction,
@@ -253,11 +292,8 @@ def build_abstract_game(
         ValueError: if the deals cannot be enumerated (too many) or the card abstraction
             does not fit the game.
     """
-    n_players, n_rounds = game.num_players, game.num_rounds
-    count = check_enumerable(game, max_deals)
-    deck = deck_for(game)
-    shape = [game.num_hole_cards] * n_players + list(game.num_board_cards)
-    need = sum(shape)
+    n_players = game.num_players
+    check_enumerable(game, max_deals)
     if cards is None:
         cards = LosslessCards(game)
     if tree is None or tree.game != game or tree.abstraction != betting:
@@ -290,26 +326,8 @@ def build_abstract_game(
             num_actions[node.id] = len(node.actions)
 
     # ------------------------------------------------------------------ the deals
-    deal_cards = np.array(list(_deals(deck, shape)), dtype=np.int32).reshape(count, need)
-    deal_prob = np.full(count, 1.0 / count)
-    h = game.num_hole_cards
-    deal_bucket = np.zeros((count, n_players, n_rounds), dtype=np.int32)
-    hand_rank = np.zeros((count, n_players), dtype=np.int64)
-    for d in range(count):
-        row = [int(c) for c in deal_cards[d]]
-        board = row[n_players * h :]
-        for p in range(n_players):
-            hole = row[p * h : (p + 1) * h]
-            for r in range(n_rounds):
-                visible = board[: game.board_cards_through(r)]
-                b = cards.bucket(r, hole, visible)
-                if not 0 <= b < buckets[r]:
-                    raise UsageError(
-                        f"expected buckets in 0..{buckets[r] - 1} for round {r}, the card "
-                        f"abstraction gave {b} for hole {hole!r} board {visible!r}"
-                    )
-                deal_bucket[d, p, r] = b
-            hand_rank[d, p] = rank_hand_fast(hole + board)
+    deal_cards, deal_prob, deal_bucket, hand_rank = enumerate_deals(game, cards, max_deals)
+    count = len(deal_prob)
 
     # ------------------------------------------------------------------ showdowns
     sets: dict[tuple[int, ...], int] = {}

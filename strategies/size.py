@@ -60,6 +60,7 @@ from typing import Any, TextIO
 
 from agent.abstraction.actions import (
     BettingAbstraction,
+    action_token,
     node_actions,
     parse_betting_abstraction,
 )
@@ -196,10 +197,25 @@ def _num_full_actions(state: BettingState) -> int:
     return int(state.can_fold()) + 1 + raises
 
 
-def _actions_of(state: BettingState, abstraction: BettingAbstraction | None) -> list[Action]:
+def _actions_of(state: BettingState, abstraction: BettingAbstraction | None,
+                history: str | None = None) -> list[Action]:
     if abstraction is None:
         return _full_actions(state)
-    return [a.action for a in node_actions(state, abstraction, state.num_raises())]
+    return [a.action for a in node_actions(state, abstraction, state.num_raises(), history)]
+
+
+def _child_histories(state: BettingState, abstraction: BettingAbstraction,
+                     history: str) -> list[str]:
+    """The sequence keys of the children (same order as :func:`_actions_of`)."""
+    depth = state.num_raises()
+    out = []
+    for act in node_actions(state, abstraction, depth, history):
+        child = state._apply_unchecked(act.action)
+        key = history + action_token(act, depth)
+        if child.round != state.round and not child.finished:
+            key += "/"
+        out.append(key)
+    return out
 
 
 def _too_large(game_name: str, abstraction: BettingAbstraction | None, what: str) -> str:
@@ -292,13 +308,17 @@ def count_betting(
     memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
     work = 0
 
-    def visit(state: BettingState) -> tuple[int, ...]:
+    by_sequence = abstraction is not None and bool(abstraction.sequences)
+
+    def visit(state: BettingState, history: str = "") -> tuple[int, ...]:
         nonlocal work
-        key = betting_key(state)
+        key = (betting_key(state), history) if by_sequence else betting_key(state)
         got = memo.get(key)
         if got is not None:
             return got
-        actions = _actions_of(state, abstraction)
+        actions = _actions_of(state, abstraction, history if by_sequence else None)
+        histories = (_child_histories(state, abstraction, history)
+                     if by_sequence and abstraction is not None else [""] * len(actions))
         work += len(actions)
         if work > max_transitions:
             raise GameTooLargeError(_too_large(
@@ -310,13 +330,13 @@ def count_betting(
         cell = r * players + state.player
         values[cell] = 1
         values[cells + cell] = len(actions)
-        for action in actions:
+        for action, child_history in zip(actions, histories, strict=True):
             child = state._apply_unchecked(action)  # legal by construction
             if child.finished:
                 folded = child.num_folded + 1 >= players
                 values[2 * cells + (0 if folded else rounds) + r] += 1
                 continue
-            sub = visit(child)
+            sub = visit(child, child_history)
             for i in range(width):
                 values[i] += sub[i]
         result = tuple(values)

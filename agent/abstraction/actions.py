@@ -6,6 +6,19 @@ facing a bet), check/call, bets and raises as fractions of the pot (DOMAIN.md's 
 per round. ``fcpa`` is fold, call, pot, all-in; ``fchpa`` adds half pot. Limit games have
 one raise size, so their abstraction is the game itself.
 
+The sizes can say more than "per round and raise depth":
+
+* **per player** (``players``): position ``p``'s own bets and raises may use their own
+  ``fractions`` table (asymmetric abstractions); a position without one uses the default;
+* **per abstract betting sequence** (``sequences``): an override table keyed by the node's
+  abstract action history (:func:`history_key`), e.g. ``cb/c``, giving the sizes of the
+  sized bets at that node (``[]``: none, only the all-in if it exists). This is what learned
+  bet sizes (:mod:`strategies.sizing`) write: one size per betting sequence.
+
+At a node the sizes come from the first that applies: the sequence table under the node's
+*sized* key (``cb0.5/c``), under its *bare* key (``cb/c``), the acting position's own table,
+the default table.
+
 :func:`build_tree` enumerates the abstract game's betting tree *canonically*: depth first,
 children in the order fold, call, raises by increasing size, with every abstract raise
 turned into chips in the real rules engine (rounded to whole chips, clamped to the legal
@@ -19,8 +32,10 @@ Imports the stdlib and :mod:`agent.acpc` only.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +48,14 @@ ALL_IN = -1.0
 """Marker for the all-in action in a node's list of sizes."""
 
 
+Fractions = tuple[tuple[tuple[float, ...], ...], ...]
+"""``fractions[round][depth]``: the pot fractions of a round's raise depth."""
+
+_KEY = re.compile(r"(?:[fca/]|[br](?:\d+(?:\.\d*)?(?:e-?\d+)?)?)*")
+"""The grammar of a sequence key (:func:`history_key`)."""
+_SIZE = re.compile(r"\d+(?:\.\d*)?(?:e-?\d+)?")
+
+
 @dataclass(frozen=True, slots=True)
 class BettingAbstraction:
     """Which abstract actions exist (see the module docstring).
@@ -40,18 +63,36 @@ class BettingAbstraction:
     ``fractions[r][d]`` are the pot fractions allowed in round ``r`` at raise depth ``d``
     (0 = the first bet of the round); the last entry of a round repeats for deeper raises,
     and the last round's list serves later rounds. ``max_raises[r]`` caps abstract raises per
-    round (all-in included); past it only fold and call remain.
+    round (all-in included); past it only fold and call remain. ``players[p]``, when given
+    and not ``None``, replaces ``fractions`` for position ``p``'s own actions;
+    ``sequences`` is the override table ``(key, sizes)`` sorted by key.
     """
 
     name: str
-    fractions: tuple[tuple[tuple[float, ...], ...], ...]
+    fractions: Fractions
     fold: bool = True
     all_in: bool = True
     max_raises: tuple[int, ...] = (255,)
+    players: tuple[Fractions | None, ...] = ()
+    sequences: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
-    def sizes(self, round_: int, depth: int) -> tuple[float, ...]:
-        """Pot fractions allowed at raise depth ``depth`` of ``round_``."""
-        per_round = self.fractions[min(round_, len(self.fractions) - 1)]
+    def sizes(self, round_: int, depth: int, player: int | None = None,
+              history: str | None = None) -> tuple[float, ...]:
+        """Pot fractions allowed at raise depth ``depth`` of ``round_`` for ``player`` at
+        the node whose sized key is ``history`` (module docstring: first that applies)."""
+        if history is not None and self.sequences:
+            table = _sequence_table(self)
+            found = table.get(history)
+            if found is None:
+                found = table.get(bare_key(history))
+            if found is not None:
+                return found
+        fractions = self.fractions
+        if player is not None and player < len(self.players):
+            own = self.players[player]
+            if own is not None:
+                fractions = own
+        per_round = fractions[min(round_, len(fractions) - 1)]
         if not per_round:
             return ()
         return per_round[min(depth, len(per_round) - 1)]
@@ -61,14 +102,56 @@ class BettingAbstraction:
         return self.max_raises[min(round_, len(self.max_raises) - 1)]
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict that :func:`parse_betting_abstraction` reads back."""
-        return {
+        """A JSON-able dict that :func:`parse_betting_abstraction` reads back (``players``
+        and ``sequences`` only when used, so plain specs keep their old form)."""
+        out: dict[str, Any] = {
             "name": self.name,
             "fold": self.fold,
             "all_in": self.all_in,
-            "fractions": [[list(d) for d in r] for r in self.fractions],
+            "fractions": _fractions_json(self.fractions),
             "max_raises": list(self.max_raises),
         }
+        if self.players:
+            out["players"] = [None if f is None else _fractions_json(f) for f in self.players]
+        if self.sequences:
+            out["sequences"] = {key: list(sizes) for key, sizes in self.sequences}
+        return out
+
+
+def _fractions_json(fractions: Fractions) -> list[list[list[float]]]:
+    return [[list(d) for d in r] for r in fractions]
+
+
+@functools.lru_cache(maxsize=64)
+def _sequence_table(abstraction: BettingAbstraction) -> Mapping[str, tuple[float, ...]]:
+    return dict(abstraction.sequences)
+
+
+def bare_key(key: str) -> str:
+    """A sized sequence key without its sizes: ``cb0.5r1/c`` -> ``cbr/c``."""
+    return _SIZE.sub("", key)
+
+
+def action_token(action: AbstractAction, depth: int) -> str:
+    """One abstract action in a sequence key: ``f`` fold, ``c`` check/call, ``a`` all-in,
+    ``b<size>`` the round's first sized bet (raise depth 0), ``r<size>`` a later raise; a
+    limit raise is ``b``/``r`` with no size."""
+    kind = action.kind
+    if kind is ActionKind.FOLD:
+        return "f"
+    if kind is ActionKind.CALL:
+        return "c"
+    if action.fraction == ALL_IN:
+        return "a"
+    letter = "b" if depth == 0 else "r"
+    if action.action == LIMIT_RAISE:
+        return letter
+    return f"{letter}{action.fraction:g}"
+
+
+def history_key(tokens: Sequence[str]) -> str:
+    """Join tokens of :func:`action_token` and round separators into a key."""
+    return "".join(tokens)
 
 
 PRESETS: dict[str, BettingAbstraction] = {
@@ -84,7 +167,8 @@ PRESETS: dict[str, BettingAbstraction] = {
 
 
 def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
-    """A preset name, a JSON object text, or a dict from :meth:`BettingAbstraction.to_json`.
+    """A preset name, a JSON object text, a ``.json`` file holding one (or holding it under
+    ``"betting"``), or a dict from :meth:`BettingAbstraction.to_json`.
 
     Raises:
         ValueError: with what was expected and what came.
@@ -93,6 +177,8 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
         text = spec.strip()
         if text in PRESETS:
             return PRESETS[text]
+        if text.endswith(".json") and not text.startswith("{"):
+            return _spec_file(text)
         if not text.startswith("{"):
             raise AbstractionError(
                 f"expected a betting abstraction ({', '.join(PRESETS)}) or a JSON object, "
@@ -105,29 +191,101 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
                                    f"{exc}") from None
     if not isinstance(spec, dict):
         raise AbstractionError(f"expected a betting abstraction object, got {spec!r}")
+    known = {"name", "fold", "all_in", "fractions", "max_raises", "players", "sequences"}
+    unknown = sorted(set(spec) - known)
+    if unknown:
+        raise AbstractionError(f"expected betting abstraction keys {sorted(known)}, got "
+                               f"unknown {unknown!r}")
     try:
-        fractions = tuple(
-            tuple(tuple(float(x) for x in depth) for depth in rnd) for rnd in spec["fractions"]
-        )
+        fractions = _parse_fractions(spec["fractions"], "fractions")
+        players_raw = spec.get("players", [])
+        if not isinstance(players_raw, list):
+            raise AbstractionError(f"expected 'players' to be a list (one entry per "
+                                   f"position, null for the default), got {players_raw!r}")
+        players = tuple(None if f is None else _parse_fractions(f, f"players[{i}]")
+                        for i, f in enumerate(players_raw))
+        sequences_raw = spec.get("sequences", {})
+        if not isinstance(sequences_raw, dict):
+            raise AbstractionError(f"expected 'sequences' to be an object of key: [sizes], "
+                                   f"got {sequences_raw!r}")
+        sequences = tuple(sorted(
+            (_check_key(str(key)), _check_sizes(value, f"sequences[{key!r}]", allow_empty=True))
+            for key, value in sequences_raw.items()
+        ))
         result = BettingAbstraction(
             name=str(spec.get("name", "custom")),
             fractions=fractions,
             fold=bool(spec.get("fold", True)),
             all_in=bool(spec.get("all_in", True)),
             max_raises=tuple(int(m) for m in spec.get("max_raises", [255])),
+            players=players,
+            sequences=sequences,
         )
     except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, AbstractionError):
+            raise
         raise AbstractionError(f"expected betting abstraction fields, got {spec!r}: "
                                f"{exc}") from None
     if not result.fractions or not result.max_raises:
         raise AbstractionError(f"expected non-empty 'fractions' and 'max_raises', got {spec!r}")
-    for rnd in result.fractions:
-        for depth in rnd:
-            if any(not (x > 0.0) for x in depth) or list(depth) != sorted(set(depth)):
-                raise AbstractionError(
-                    f"expected increasing positive pot fractions, got {list(depth)!r}"
-                )
+    for own in result.players:
+        if own is not None and not own:
+            raise AbstractionError(f"expected a non-empty fractions table per player, got "
+                                   f"{spec.get('players')!r}")
     return result
+
+
+def _spec_file(path: str) -> BettingAbstraction:
+    """A betting abstraction from a JSON file: the spec itself, or an object whose
+    ``"betting"`` holds it (what ``acpc-strategy learn-sizes --out`` writes)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise AbstractionError(f"expected a betting abstraction file at {path!r}: "
+                               f"{exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise AbstractionError(f"expected JSON in the betting abstraction file {path!r}: "
+                               f"{exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("betting"), dict):
+        data = data["betting"]
+    return parse_betting_abstraction(data)
+
+
+def _check_sizes(value: Any, where: str, *, allow_empty: bool = True) -> tuple[float, ...]:
+    if not isinstance(value, list | tuple):
+        raise AbstractionError(f"expected a list of pot fractions at {where}, got {value!r}")
+    sizes = tuple(float(x) for x in value)
+    if any(not (x > 0.0) or x != x or x == float("inf") for x in sizes) or (
+        list(sizes) != sorted(set(sizes))
+    ):
+        raise AbstractionError(f"expected increasing positive pot fractions at {where}, "
+                               f"got {list(value)!r}")
+    if not sizes and not allow_empty:
+        raise AbstractionError(f"expected at least one pot fraction at {where}, got []")
+    return sizes
+
+
+def _parse_fractions(value: Any, where: str) -> Fractions:
+    if not isinstance(value, list | tuple):
+        raise AbstractionError(f"expected {where} as [[[fractions per depth] per round]], "
+                               f"got {value!r}")
+    out = []
+    for r, rnd in enumerate(value):
+        if not isinstance(rnd, list | tuple):
+            raise AbstractionError(f"expected a list of depths at {where}[{r}], got {rnd!r}")
+        out.append(tuple(_check_sizes(depth, f"{where}[{r}][{d}]")
+                         for d, depth in enumerate(rnd)))
+    return tuple(out)
+
+
+def _check_key(key: str) -> str:
+    if _KEY.fullmatch(key) is None:
+        raise AbstractionError(
+            f"expected a betting sequence key of f, c, a, b[size], r[size] and '/' "
+            f"(e.g. 'cb/c' or 'cb0.5r1/'), got {key!r}"
+        )
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +317,8 @@ class Node:
     """Abstract raises so far in this node's round."""
     actions: tuple[AbstractAction, ...] = ()
     children: tuple[int, ...] = ()
+    history: str = ""
+    """The node's sized sequence key (:func:`action_token`), e.g. ``cb1r0.5/c``."""
 
     @property
     def is_terminal(self) -> bool:
@@ -174,9 +334,11 @@ class Node:
 
 
 def node_actions(
-    state: BettingState, abstraction: BettingAbstraction, depth: int
+    state: BettingState, abstraction: BettingAbstraction, depth: int,
+    history: str | None = None,
 ) -> tuple[AbstractAction, ...]:
-    """The abstract actions at ``state`` (canonical order: fold, call, raises by size)."""
+    """The abstract actions at ``state`` (canonical order: fold, call, raises by size);
+    ``history`` is the node's sized sequence key, for the ``sequences`` overrides."""
     out: list[AbstractAction] = []
     if abstraction.fold and state.can_fold():
         out.append(AbstractAction(FOLD, -2.0, -2.0))
@@ -191,7 +353,7 @@ def node_actions(
         return tuple(out)
     lo, hi = bounds
     seen: dict[int, float] = {}
-    for frac in abstraction.sizes(state.round, depth):
+    for frac in abstraction.sizes(state.round, depth, state.player, history):
         to = round_raise_to(raise_to_from_pot_fraction(state, frac))
         to = min(max(to, lo), hi)
         if to == hi and abstraction.all_in:
@@ -226,25 +388,41 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
     """Enumerate the abstract betting tree depth first (see the module docstring).
 
     Raises:
-        ValueError: if the tree would exceed ``limit`` nodes (tighten the abstraction).
+        AbstractionError: if the tree would exceed ``limit`` nodes (tighten the
+            abstraction), or a ``sequences`` key matches no node of the tree.
     """
     tree = BettingTree(game, abstraction)
     nodes = tree.nodes
     root = Node(0, BettingState.initial(game), -1, 0)
     nodes.append(root)
     stack = [0]
+    used: set[str] = set()
+    overrides = dict(abstraction.sequences)
+    if overrides and not game.is_nolimit:
+        raise AbstractionError(f"expected 'sequences' only for a no-limit game (a limit game "
+                               f"has one raise size), got {len(overrides)} for "
+                               f"{abstraction.name!r}")
     while stack:
         node = nodes[stack.pop()]
         if node.is_terminal:
             continue
-        node.actions = node_actions(node.state, abstraction, node.depth)
+        node.actions = node_actions(node.state, abstraction, node.depth, node.history)
+        if overrides:
+            key = node.history if node.history in overrides else bare_key(node.history)
+            if key in overrides and node.state.raise_bounds() is not None and (
+                node.depth < abstraction.raise_cap(node.state.round)
+            ):
+                used.add(key)
         kids: list[int] = []
         for act in node.actions:
             child_state = node.state._apply_unchecked(act.action)  # legal by construction
             same_round = child_state.round == node.state.round and not child_state.finished
             depth = node.depth + 1 if (act.kind is ActionKind.RAISE and same_round) else (
                 node.depth if same_round else 0)
-            child = Node(len(nodes), child_state, node.id, depth)
+            history = node.history + action_token(act, node.depth)
+            if not same_round and not child_state.finished:
+                history += "/"
+            child = Node(len(nodes), child_state, node.id, depth, history=history)
             nodes.append(child)
             kids.append(child.id)
             if len(nodes) > limit:
@@ -254,6 +432,12 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
                 )
         node.children = tuple(kids)
         stack.extend(reversed(kids))
+    unused = sorted(set(overrides) - used)
+    if unused:
+        raise AbstractionError(
+            f"expected every 'sequences' key of {abstraction.name!r} to name a node where a "
+            f"bet is possible, got {len(unused)} that do not: {unused[:5]!r}"
+        )
     _renumber_depth_first(tree)
     return tree
 
@@ -276,6 +460,26 @@ def _renumber_depth_first(tree: BettingTree) -> None:
         n.children = tuple(new_id[c] for c in n.children)
         renumbered.append(n)
     tree.nodes = renumbered
+
+
+def find_node(tree: BettingTree, key: str) -> Node:
+    """The node whose sized or bare sequence key is ``key``.
+
+    Raises:
+        AbstractionError: if no node has that key.
+    """
+    cache = tree.derived.get("by_key")
+    if not isinstance(cache, dict):
+        cache = {}
+        for n in tree.nodes:
+            cache.setdefault(n.history, n)
+            cache.setdefault(bare_key(n.history), n)
+        tree.derived["by_key"] = cache
+    found = cache.get(key)
+    if not isinstance(found, Node):
+        raise AbstractionError(f"expected a betting sequence of the abstract tree "
+                               f"(e.g. 'cb/c'), got {key!r}")
+    return found
 
 
 def describe_path(tree: BettingTree, node_id: int) -> str:

@@ -8,7 +8,8 @@ Layout (all integers little-endian)::
     ...        padding   zeros up to the next multiple of 64
     T          N * w     the table: float32 (w = 4) or uint16 (w = 2) values
 
-Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (1), ``game`` (the
+Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (2; version 1 files, whose
+betting spec has no ``players``/``sequences``, still load), ``game`` (the
 canonical game definition text) and ``game_fingerprint`` (its sha256), ``betting`` (the
 betting abstraction, :meth:`~agent.abstraction.actions.BettingAbstraction.to_json`),
 ``cards`` (the card abstraction spec; ``buckets`` lists the buckets per round), ``dtype``,
@@ -60,7 +61,10 @@ CHECKSUM_ALGORITHM = "acpc64x4"
 
 MAGIC = b"ACPCSTR1"
 FORMAT_TAG = "acpc-arena-strategy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2: the betting spec may hold per-player sizes and per-sequence overrides."""
+READ_VERSIONS = (1, 2)
+"""Versions :func:`load_strategy` reads (1 is 2 without the richer betting spec)."""
 ALIGN = 64
 DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "uint16": np.dtype("<u2")}
 QUANT = 65535
@@ -361,9 +365,14 @@ def load_strategy(
                         f"{getattr(kind, '__name__', kind)}, got {header[key]!r}")
     if header["format"] != FORMAT_TAG:
         raise _fail(source, f"expected format {FORMAT_TAG!r}, got {header['format']!r}")
-    if header["version"] != FORMAT_VERSION:
-        raise _fail(source, f"expected format version {FORMAT_VERSION}, got "
+    if header["version"] not in READ_VERSIONS:
+        raise _fail(source, f"expected format version 1 or {FORMAT_VERSION}, got "
                     f"{header['version']!r} (written by a different acpc-arena?)")
+    if header["version"] == 1 and isinstance(header.get("betting"), dict) and (
+        {"players", "sequences"} & set(header["betting"])
+    ):
+        raise _fail(source, "corrupt header: a version 1 file cannot hold per-player or "
+                    "per-sequence bet sizes")
     try:
         game = parse_gamedef(header["game"], f"{source}[game]")
     except GameDefError as exc:

@@ -404,3 +404,23 @@ def test_cli_bad_input_is_a_one_line_error(
     assert len(lines) == 1 and lines[0].startswith("acpc-strategy: error: ")
     assert needle in lines[0]
     assert captured.out == ""
+
+
+def test_count_follows_per_player_and_sequence_sizes() -> None:
+    """Per-player sizes and sequence overrides: the count equals the canonical tree's."""
+    game = load_game("leduc.nolimit.2p.game")
+    spec = parse_betting_abstraction(
+        '{"fractions": [[[0.5, 1.0]]], "max_raises": [2], "players": [null, [[[2.0]]]],'
+        ' "sequences": {"c": [0.25, 0.75, 3.0], "cc/": [], "b0.5": [0.5, 1.0, 1.5]}}')
+    counts = count_betting(game, spec)
+    tree = build_tree(game, spec)
+    decisions = [[0, 0], [0, 0]]
+    actions = [[0, 0], [0, 0]]
+    for node in tree.decision_nodes:
+        decisions[node.round][node.player] += 1
+        actions[node.round][node.player] += len(node.actions)
+    assert [list(r) for r in counts.decisions] == decisions
+    assert [list(r) for r in counts.actions] == actions
+    assert counts.total_terminals == len(tree.nodes) - len(tree.decision_nodes)
+    plain = count_betting(game, dataclasses.replace(spec, sequences=()))
+    assert plain.decisions != counts.decisions  # the overrides change the tree

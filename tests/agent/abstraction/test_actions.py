@@ -5,12 +5,15 @@ import pytest
 from agent.abstraction.actions import (
     ALL_IN,
     PRESETS,
+    BettingAbstraction,
     build_tree,
+    find_node,
     node_actions,
     parse_betting_abstraction,
 )
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import ActionKind, BettingState, parse_betting
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from tests.support import perft
@@ -89,3 +92,98 @@ def test_tree_size_limit() -> None:
     game = load_game("holdem.nolimit.2p.reverse_blinds.game")
     with pytest.raises(ValueError, match="at most 1000 nodes"):
         build_tree(game, PRESETS["fchpa"], limit=1000)
+
+
+# ------------------------------------------------------------- per player and per sequence
+
+NL_LEDUC = "leduc.nolimit.2p.game"
+
+
+def _spec(text: str) -> BettingAbstraction:
+    return parse_betting_abstraction(text)
+
+
+def test_sequence_keys_name_the_abstract_history() -> None:
+    game = load_game(NL_LEDUC)
+    tree = build_tree(game, PRESETS["fchpa3"])
+    by_key = {n.history: n for n in tree.nodes}
+    # position 0 opens (firstPlayer = 1 1, 1-based): check, half pot, pot, all-in
+    assert [tree.nodes[c].history for c in tree.nodes[0].children] == ["c", "b0.5", "b1", "a"]
+    assert by_key["cc/"].round == 1 and not by_key["cc/"].is_terminal
+    assert by_key["b1r0.5"].state.betting == "r3r6"  # pot 2: to 3; then half of 6: to 6
+    assert by_key["b1f"].is_terminal
+    assert find_node(tree, "br").history == "b0.5r0.5"  # a bare key: the first such node
+    assert find_node(tree, "b1r0.5") is by_key["b1r0.5"]
+    for node in tree.nodes[1:]:
+        assert node.history.startswith(tree.nodes[node.parent].history)
+
+
+def test_per_player_sizes_are_each_players_own() -> None:
+    game = load_game(NL_LEDUC)
+    spec = _spec('{"fractions": [[[1.0]]], "players": [null, [[[0.5], [2.0]]]],'
+                 ' "max_raises": [3]}')
+    assert parse_betting_abstraction(spec.to_json()) == spec
+    tree = build_tree(game, spec)
+    for node in tree.decision_nodes:
+        sized = [a.fraction for a in node.actions if a.kind is ActionKind.RAISE
+                 and a.fraction != ALL_IN]
+        if not sized:
+            continue
+        expected = (1.0,) if node.player == 0 else ((0.5,) if node.depth == 0 else (2.0,))
+        assert tuple(sized) == expected, node.history
+
+
+def test_sequence_overrides_win_sized_key_first() -> None:
+    game = load_game(NL_LEDUC)
+    spec = _spec('{"fractions": [[[0.5, 1.0, 2.0]]], "max_raises": [2],'
+                 ' "sequences": {"c": [0.25, 3.0], "b1": [], "b0.5": [2.0], "b": [0.5]}}')
+    assert parse_betting_abstraction(spec.to_json()) == spec
+    assert spec.to_json()["sequences"]["c"] == [0.25, 3.0]
+    tree = build_tree(game, spec)
+    by_key = {n.history: n for n in tree.nodes}
+
+    def sizes(key: str) -> list[float]:
+        return [a.fraction for a in by_key[key].actions if a.kind is ActionKind.RAISE]
+
+    assert sizes("") == [0.5, 1.0, 2.0, ALL_IN]  # the default at the root
+    assert sizes("c") == [0.25, 3.0, ALL_IN]
+    assert sizes("b1") == [ALL_IN]  # an empty override: only the all-in
+    assert sizes("b0.5") == [2.0, ALL_IN]  # the sized key beats the bare 'b'
+    assert sizes("b2") == [0.5, ALL_IN]  # ... which serves the other first bets
+    assert sizes("cc/") == [0.5, 1.0, 2.0, ALL_IN]  # round 2 keeps the default
+    # pot fractions are really the sizes asked for (x measured in the node's state)
+    assert [round(a.x, 6) for a in by_key["c"].actions[1:3]] == [0.5, 3.0]  # 0.25 -> min bet
+
+
+def test_plain_specs_keep_their_json_form() -> None:
+    for preset in PRESETS.values():
+        data = preset.to_json()
+        assert "players" not in data and "sequences" not in data
+        assert parse_betting_abstraction(data) == preset
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ('{"fractions": [[[1]]], "sequences": {"cx": [1]}}', "betting sequence key"),
+        ('{"fractions": [[[1]]], "sequences": {"c": [1, 0.5]}}', "increasing positive"),
+        ('{"fractions": [[[1]]], "sequences": {"c": 1}}', "list of pot fractions"),
+        ('{"fractions": [[[1]]], "players": {"0": 1}}', "'players' to be a list"),
+        ('{"fractions": [[[1]]], "players": [[]]}', "non-empty fractions table"),
+        ('{"fractions": [[[1]]], "sizes": {}}', "unknown \\['sizes'\\]"),
+    ],
+)
+def test_richer_spec_errors(spec: str, message: str) -> None:
+    with pytest.raises(AbstractionError, match=message):
+        parse_betting_abstraction(spec)
+
+
+def test_unused_or_misplaced_overrides_are_errors(leduc: Game) -> None:
+    game = load_game(NL_LEDUC)
+    with pytest.raises(AbstractionError, match=r"do not: \['ccc'\]"):
+        build_tree(game, _spec('{"fractions": [[[1]]], "sequences": {"ccc": [0.5]}}'))
+    with pytest.raises(AbstractionError, match="do not"):  # past the raise cap
+        build_tree(game, _spec('{"fractions": [[[1]]], "max_raises": [1],'
+                               ' "sequences": {"b1": [0.5]}}'))
+    with pytest.raises(AbstractionError, match="only for a no-limit game"):
+        build_tree(leduc, _spec('{"fractions": [[[1]]], "sequences": {"c": [0.5]}}'))

@@ -133,7 +133,7 @@ def test_each_corruption_has_its_precise_error(
     rewrite(path, {"format": "something-else"})
     expect("expected format 'acpc-arena-strategy', got 'something-else'")
     rewrite(path, {"version": 99})
-    expect("expected format version 1, got 99")
+    expect("expected format version 1 or 2, got 99")
     rewrite(path, {"table_len": 12})
     expect("table shape: the tree and buckets need")
     rewrite(path, {"cards": {"kind": "lossless", "buckets": [3, 7]}})
@@ -202,3 +202,40 @@ def test_kernels_without_jit() -> None:
         env=env, capture_output=True, text=True, check=False,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_version_1_files_still_load(leduc_file: tuple[Path, np.ndarray], leduc: Game) -> None:
+    path, table = leduc_file
+    assert read_header(path)[0]["version"] == 2
+    rewrite(path, {"version": 1})
+    loaded = load_strategy(path, leduc)
+    assert loaded.header["version"] == 1
+    assert np.allclose(loaded.table, table, atol=1e-6)
+    bundled = Path(__file__).parents[3] / "strategies" / "data" / "leduc.limit.2p.strat"
+    assert read_header(bundled)[0]["version"] == 1  # written before version 2
+    assert load_strategy(bundled).tree.decision_nodes
+
+
+def test_version_2_carries_the_richer_spec(tmp_path: Path) -> None:
+    from agent.abstraction.actions import parse_betting_abstraction
+
+    nl = load_game("leduc.nolimit.2p.game")
+    spec = parse_betting_abstraction(
+        '{"name": "asym", "fractions": [[[1.0]]], "max_raises": [2],'
+        ' "players": [null, [[[0.5]]]], "sequences": {"c": [0.75], "b1c/": [0.3]}}'
+    )
+    tree = build_tree(nl, spec)
+    layout = table_layout(tree, (3, 6))
+    table = np.zeros(layout.total)
+    for node in tree.decision_nodes:
+        start = layout.offsets[node.id]
+        k = len(node.actions)
+        table[start : start + k * (3 if node.round == 0 else 6)] = 1.0 / k
+    path = dump_strategy(tmp_path / "a.strat", nl, spec, {"kind": "lossless", "buckets": [3, 6]},
+                         table)
+    loaded = load_strategy(path, nl)
+    assert loaded.betting == spec
+    assert [n.history for n in loaded.tree.nodes] == [n.history for n in tree.nodes]
+    rewrite(path, {"version": 1})
+    with pytest.raises(StrategyFileError, match="version 1 file cannot hold"):
+        load_strategy(path, nl)
