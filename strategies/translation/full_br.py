@@ -19,7 +19,9 @@ exactly (no sampling) in three steps:
    fixed for the hand (they are part of the abstract history) and the responder does not
    see them. The edges follow the policy's rules one for one: the raise-cap fallback
    (a raise the abstract node cannot answer is read as a call), a fold the abstract node
-   has no fold for, an abstract node already in a later round than the real state (the
+   has no fold for, the size convention (:func:`agent.abstraction.convention.read_bet`,
+   the function the policy calls: the model is built for one convention), an abstract
+   node already in a later round than the real state (the
    agent checks or calls and the pair keeps its abstract node until the real game reaches
    that round), an abstract history that has left the real one for good (terminal,
    another player's or an earlier round's node: the agent checks or calls from then on),

@@ -9,11 +9,13 @@
   read every bet below the pot as the pot when ``A = 0``, hand-derived values).
 * ACPC games: the real tree's node counts (no-limit Leduc: 28,049 nodes); the agent's
   induced behaviour equals a pure-Python oracle (the policy's rules replayed action by
-  action with dicts); the best response equals brute force over the responder's pure
-  strategies on a tiny one-round game; an agent whose abstraction is the real game is
-  measured exactly like the project's best response; with a deterministic mapping and full
-  purification the induced behaviour is the one :class:`agent.policy.StrategyPolicy`
-  actually plays on the bundled no-limit Leduc file.
+  action with dicts, under both size conventions, the ``real`` one written out with chip
+  arithmetic); the best response equals brute force over the responder's pure
+  strategies on a tiny one-round game; the count of misread all-ins equals brute force;
+  an agent whose abstraction is the real game is measured exactly like the project's best
+  response; with a deterministic mapping and full purification the induced behaviour is
+  the one :class:`agent.policy.StrategyPolicy` actually plays on the bundled no-limit
+  Leduc file, under both size conventions.
 * The CLI group ``acpc-strategy translation`` and the best-size search.
 * Tests whose names contain ``small`` run again with ``NUMBA_DISABLE_JIT=1``.
 """
