@@ -246,7 +246,7 @@ class StrategyPolicy:
         u = self.rng.random()
         f, chosen = reading.choose(self.mapping, u)
         self.stats.translations += 1
-        hand.translations.append({
+        record: dict[str, Any] = {
             "real": str(action),
             "x": round(reading.x, 6),
             "A": round(reading.a, 6),
@@ -255,7 +255,10 @@ class StrategyPolicy:
             "choice": str(node.actions[chosen].action),
             "mapping": self.mapping_name,
             "sizes_in": self.sizes_in,
-        })
+        }
+        if reading.all_in:
+            record["all_in_rule"] = True  # the real all-in read as the abstract all-in
+        hand.translations.append(record)
         return node.children[chosen]
 
 

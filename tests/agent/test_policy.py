@@ -281,11 +281,12 @@ def test_real_all_in_after_diverged_pots_in_the_policy(tmp_path: Path, sizes_in:
         if sizes_in == "abstract":
             assert (second["A"], second["B"], second["f"], second["choice"]) == (
                 0.0, 1.0, 1.0, "c")
+            assert "all_in_rule" not in second
             assert node.state.betting == "r3c/c"
             assert action == CALL
         else:
             assert second["A"] == second["B"] == round(5 / 14, 6)
-            assert (second["f"], second["choice"]) == (1.0, "r12")
+            assert (second["f"], second["choice"], second["all_in_rule"]) == (1.0, "r12", True)
             assert node.state.betting == "r3c/r12"
             assert action in (CALL, FOLD)
     assert policy.stats.translations == 2
