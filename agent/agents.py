@@ -145,9 +145,12 @@ def make_policy(
     purify: str | None = None,
     trace: TextIO | None = None,
     time_guard: float | None = None,
+    sizes_in: str | None = None,
 ) -> Policy:
-    """The policy a spec names, with its options (``mapping``, ``purify`` and ``trace``
-    are for strategy files; ``seed`` seeds any randomness).
+    """The policy a spec names, with its options (``mapping``, ``purify``, ``sizes_in``
+    (the size convention, :mod:`agent.abstraction.convention`; default
+    :data:`~agent.abstraction.convention.DEFAULT_SIZE_CONVENTION`) and ``trace`` are for
+    strategy files; ``seed`` seeds any randomness).
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
@@ -156,6 +159,7 @@ def make_policy(
     """
     if is_builtin(spec):
         return BUILTINS[check_builtin(spec)].make(game, seed)
+    from agent.abstraction.convention import parse_size_convention
     from agent.abstraction.translation import get_mapping
     from agent.policy import StrategyPolicy
     from agent.strategy.hotswap import load_for_game
@@ -178,4 +182,5 @@ def make_policy(
         mapping_name=mapping_name,
         time_guard=time_guard,
         trace=trace_fn,
+        sizes_in=parse_size_convention(sizes_in),
     )

@@ -6,7 +6,10 @@ random actions like the reference example player; ``builtin:call``; ``builtin:fo
 ``builtin:minraise``; ``builtin:equity``, hold'em only: raise, call or fold by the hand's
 equity against a random hand). With a file: ``--mapping`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
-``--purify none|full|threshold:T`` (default: the file's), ``--seed`` (the agent's private
+``--purify none|full|threshold:T`` (default: the file's), ``--sizes-in abstract|real``
+(where translation measures the abstract sizes ``A`` and ``B``: in the abstract node's
+state or re-expressed in the real state, :mod:`agent.abstraction.convention`; default
+``abstract``), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
 decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop, swapped in
 between hands, a bad file is rejected and play goes on). Kernels and tables are loaded and
@@ -25,6 +28,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
@@ -50,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the strategy file's)")
     p.add_argument("--purify", default=None,
                    help="none, full or threshold:T (default: the strategy file's)")
+    p.add_argument("--sizes-in", default=None, choices=SIZE_CONVENTIONS,
+                   help="size convention of translation: measure the abstract sizes A, B in "
+                   "the abstract node's state ('abstract') or re-expressed in the real "
+                   f"state ('real'; a real all-in is the abstract all-in) (default "
+                   f"{DEFAULT_SIZE_CONVENTION})")
     p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness")
     p.add_argument("--trace", type=Path, default=None,
                    help="write one JSON line per decision to this file")
@@ -104,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if is_builtin(args.strategy):
-        given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace")
+        given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
+                                                          "sizes_in")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
         if given:
             parser.error(f"{', '.join(given)} apply to strategy files, not to the built-in "
@@ -118,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy = make_policy(
                 args.strategy, game, seed=args.seed, mapping=args.mapping,
                 purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,
+                sizes_in=args.sizes_in,
             )
         text = asyncio.run(_run(args, game, policy))
     except (AcpcError, ValueError, OSError) as exc:

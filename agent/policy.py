@@ -7,7 +7,10 @@ For every decision :class:`StrategyPolicy`:
    an opponent's fold or call moves to the fold/call child; an opponent's raise is measured
    as a pot fraction ``x`` of the real state before it (:mod:`agent.acpc.betsize`) and
    translated with the mapping onto the node's abstract sizes (``A``/``B``, the call being
-   ``A = 0``), drawing the agent's private randomness once per real action;
+   ``A = 0``), drawing the agent's private randomness once per real action; where the
+   abstract sizes are measured (in the abstract node's state or re-expressed in the real
+   state, a real all-in then always the abstract all-in) is the *size convention*
+   (:mod:`agent.abstraction.convention`, option ``sizes_in``);
 2. maps its cards to the round's bucket;
 3. looks up the row of (node, bucket), purifies it and samples an abstract action;
 4. realises it in the real state: a fold only when facing a bet (else a call), a raise
@@ -43,9 +46,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.abstraction.actions import ALL_IN
-from agent.abstraction.translation import MappingFn, translate
-from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
+from agent.abstraction.convention import (
+    DEFAULT_SIZE_CONVENTION,
+    parse_size_convention,
+    read_bet,
+    realise_raise_to,
+)
+from agent.abstraction.translation import MappingFn
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.matchstate import MatchState
 from agent.strategy.hotswap import LoadedStrategy
@@ -97,8 +104,11 @@ class StrategyPolicy:
         mapping_name: str = "",
         time_guard: float | None = None,
         trace: TraceFn | None = None,
+        sizes_in: str = DEFAULT_SIZE_CONVENTION,
     ) -> None:
         self.loaded = loaded
+        self.sizes_in = parse_size_convention(sizes_in)
+        """The size convention (:mod:`agent.abstraction.convention`)."""
         self._pending: LoadedStrategy | None = None
         self.mapping = mapping
         self.mapping_name = mapping_name
@@ -232,22 +242,23 @@ class StrategyPolicy:
             return node.children[call_index]
         if not real.game.is_nolimit:
             return node.children[raises[0]]
-        x = pot_fraction(real, action.raise_to)
-        options = [call_index, *raises]
-        sizes = [0.0] + [node.actions[i].x for i in raises]
+        reading = read_bet(real, node, action.raise_to, self.sizes_in)
         u = self.rng.random()
-        t = translate(sizes, x, self.mapping, u)
+        f, chosen = reading.choose(self.mapping, u)
         self.stats.translations += 1
-        chosen = options[t.chosen]
-        hand.translations.append({
+        record: dict[str, Any] = {
             "real": str(action),
-            "x": round(x, 6),
-            "A": round(sizes[t.low], 6),
-            "B": round(sizes[t.high], 6),
-            "f": round(t.prob_low, 6),
+            "x": round(reading.x, 6),
+            "A": round(reading.a, 6),
+            "B": round(reading.b, 6),
+            "f": round(f, 6),
             "choice": str(node.actions[chosen].action),
             "mapping": self.mapping_name,
-        })
+            "sizes_in": self.sizes_in,
+        }
+        if reading.all_in:
+            record["all_in_rule"] = True  # the real all-in read as the abstract all-in
+        hand.translations.append(record)
         return node.children[chosen]
 
 
@@ -280,13 +291,7 @@ def realise(state: BettingState, kind: ActionKind, fraction: float) -> Action:
         return FOLD if state.can_fold() else CALL
     if kind is ActionKind.CALL:
         return CALL
-    bounds = state.raise_bounds()
-    if bounds is None:
-        return CALL
     if not state.game.is_nolimit:
-        return LIMIT_RAISE
-    lo, hi = bounds
-    if fraction == ALL_IN:
-        return Action(ActionKind.RAISE, hi)
-    to = round_raise_to(raise_to_from_pot_fraction(state, fraction))
-    return Action(ActionKind.RAISE, min(max(to, lo), hi))
+        return CALL if state.raise_bounds() is None else LIMIT_RAISE
+    to = realise_raise_to(state, fraction)
+    return CALL if to is None else Action(ActionKind.RAISE, to)

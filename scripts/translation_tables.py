@@ -14,8 +14,9 @@ Writes to ``--out``:
   all-in}`` and ``{fold, check, 0.4, all-in}`` (CFR+ equilibria), mapping x stack x
   purification, both seats;
 * ``nl-leduc.csv/json``: no-limit Leduc (stacks 12, every whole-chip bet), the bundled
-  ``fcpa`` and ``fchpa`` files, mapping x purification (none, full, threshold:0.15), per
-  seat and average (chips per hand);
+  ``fcpa`` and ``fchpa`` files, mapping x purification (none, full, threshold:0.15) x size
+  convention (abstract, real), per seat and average (chips per hand), and the convention
+  table (``scripts/size_conventions.py`` makes it alone, with its PNG);
 * ``best-size.csv/json``: for no-limit Kuhn, the best extra size ``X`` per mapping and stack;
 * ``mappings.png`` (the curves ``f(x)`` for ``A = 0.01, B = 1`` and ``A = 1, B = 4``) and
   ``exploitability.png`` (exploitability of the agent in seat P2 against the stack).
@@ -33,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+from agent.abstraction.convention import SIZE_CONVENTIONS
 from agent.acpc.gamefiles import load_game
 from strategies.translation import lab, plots
 
@@ -89,12 +91,14 @@ def main(argv: list[str] | None = None) -> int:
     leduc: list[lab.Measurement] = []
     for preset in ("fcpa", "fchpa"):
         leduc += lab.measure_strategy(lab.load_leduc(preset), mappings, purifications,
-                                      value=value, progress=note)
+                                      value=value, progress=note,
+                                      conventions=SIZE_CONVENTIONS)
     if value is not None:
         say(f"no-limit Leduc real-game value (every whole-chip bet): seat 0 "
             f"{value.values[0]:+.6f} +- {value.error:.1g} chips/hand ({value.solver}, "
             f"{value.iterations} iterations)\n")
     say(lab.format_seat_table(leduc))
+    say(lab.format_convention_table(leduc))
     lab.write_records([r.to_json() for r in leduc], out, "nl-leduc")
 
     # ------------------------------------------------------------------ best size, plots

@@ -133,7 +133,7 @@ def variant_cli_spec(v: Variant) -> str:
     if v.cmd:
         return f"{v.name}=cmd={shlex.join(v.cmd)}"
     text = f"{v.name}={v.strategy}"
-    for key in ("mapping", "purify", "seed"):
+    for key in ("mapping", "purify", "sizes", "seed"):
         value = getattr(v, key)
         if value is not None:
             text += f",{key}={value}"

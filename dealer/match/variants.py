@@ -2,8 +2,9 @@
 
 A variant is a name and one of
 
-* a strategy for ``acpc-agent``: a strategy file (with optional ``mapping``, ``purify`` and
-  ``seed``) or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``,
+* a strategy for ``acpc-agent``: a strategy file (with optional ``mapping``, ``purify``,
+  ``sizes`` -- the size convention, ``abstract`` or ``real``, acpc-agent's ``--sizes-in`` --
+  and ``seed``) or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``,
   ``builtin:call``, ``builtin:fold``, ``builtin:minraise``, ``builtin:equity``; fold and
   min-raise make results whose values are known exactly);
 * an external command (``cmd=PATH ARGS...``), started with ``HOST PORT`` appended, like the
@@ -11,7 +12,7 @@ A variant is a name and one of
   runs in its base directory (the current directory, or the TOML file's directory).
 
 Command line: ``NAME=builtin:call``, ``NAME=path/x.strat,mapping=rand-pshar,purify=full,
-seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
+sizes=real,seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
 
     game = "leduc.limit.2p.game"        # optional run settings (see SETTINGS_KEYS)
     hands = 500
@@ -44,7 +45,7 @@ from agent.acpc.errors import AcpcError
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
 
-OPTION_KEYS = ("mapping", "purify", "seed")
+OPTION_KEYS = ("mapping", "purify", "sizes", "seed")
 SETTINGS_KEYS = ("game", "hands", "matches", "seed", "transport", "unit", "allin_ev", "jobs")
 """Run settings a TOML file may give (the command line overrides them)."""
 
@@ -64,6 +65,8 @@ class Variant:
     purify: str | None = None
     seed: int | None = None
     cmd: tuple[str, ...] = ()
+    sizes: str | None = None
+    """The size convention (``abstract``/``real``; None: acpc-agent's default)."""
     cwd: str = "."
     """Where an external command runs (absolute)."""
     spec: str = ""
@@ -86,6 +89,7 @@ class Variant:
             "strategy": self.strategy,
             "mapping": self.mapping,
             "purify": self.purify,
+            "sizes": self.sizes,
             "seed": self.seed,
             "cmd": list(self.cmd),
             "cwd": self.cwd,
@@ -100,6 +104,7 @@ class Variant:
             strategy=data.get("strategy"),
             mapping=data.get("mapping"),
             purify=data.get("purify"),
+            sizes=data.get("sizes"),
             seed=data.get("seed"),
             cmd=tuple(str(x) for x in data.get("cmd", ())),
             cwd=str(data.get("cwd", ".")),
@@ -107,14 +112,20 @@ class Variant:
         )
 
     def identity(self) -> dict[str, Any]:
-        """What defines the variant's play (for comparing a run with its manifest)."""
-        return {
+        """What defines the variant's play (for comparing a run with its manifest).
+
+        ``sizes`` appears only when given, so runs made before the option keep their
+        identity."""
+        out: dict[str, Any] = {
             "strategy": self.strategy,
             "mapping": self.mapping,
             "purify": self.purify,
             "seed": self.seed,
             "cmd": list(self.cmd),
         }
+        if self.sizes is not None:
+            out["sizes"] = self.sizes
+        return out
 
 
 def _check_name(name: str, spec: str) -> None:
@@ -166,6 +177,14 @@ def _make(
             raise VariantError(f"variant {name!r}: expected a seed >= 0, got {seed}")
     mapping = options.get("mapping")
     purify = options.get("purify")
+    sizes = options.get("sizes")
+    if sizes is not None:
+        from agent.abstraction.convention import parse_size_convention
+
+        try:
+            sizes = parse_size_convention(str(sizes))
+        except AcpcError as exc:
+            raise VariantError(f"variant {name!r}: {exc} (sizes=)") from None
     if not strategy.startswith("builtin:"):
         local = (base / strategy).resolve()
         if not local.exists() and "/" not in strategy:
@@ -174,15 +193,17 @@ def _make(
             if strategy in bundled_strategies():  # a bundled file by name, like games
                 local = BUNDLED_STRATEGIES / strategy
         strategy = str(local)
-    elif mapping is not None or purify is not None:
+    elif mapping is not None or purify is not None or sizes is not None:
         raise VariantError(
-            f"variant {name!r}: mapping= and purify= apply to strategy files, not {strategy}"
+            f"variant {name!r}: mapping=, purify= and sizes= apply to strategy files, not "
+            f"{strategy}"
         )
     return Variant(
         name,
         strategy=strategy,
         mapping=None if mapping is None else str(mapping),
         purify=None if purify is None else str(purify),
+        sizes=sizes,
         seed=seed,
         cwd=str(base.resolve()),
         spec=spec,
@@ -190,7 +211,8 @@ def _make(
 
 
 def parse_variant(text: str, base: Path | None = None) -> Variant:
-    """Parse ``NAME=STRATEGY[,mapping=..][,purify=..][,seed=..]`` or ``NAME=cmd=COMMAND``.
+    """Parse ``NAME=STRATEGY[,mapping=..][,purify=..][,sizes=..][,seed=..]`` or
+    ``NAME=cmd=COMMAND``.
 
     Relative paths are taken from ``base`` (default: the current directory).
 
@@ -202,7 +224,7 @@ def parse_variant(text: str, base: Path | None = None) -> Variant:
     name = name.strip()
     if not eq or not name:
         raise VariantError(
-            f"expected a variant as NAME=STRATEGY[,mapping=M][,purify=P][,seed=S] or "
+            f"expected a variant as NAME=STRATEGY[,mapping=M][,purify=P][,sizes=Z][,seed=S] or "
             f"NAME=cmd=COMMAND, got {text!r}"
         )
     rest = rest.strip()
@@ -381,6 +403,6 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
     try:
         game = load_game(game_spec)
         make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
-                    purify=variant.purify)
+                    purify=variant.purify, sizes_in=variant.sizes)
     except (AcpcError, ValueError, OSError) as exc:
         raise VariantError(f"variant {name!r}: {exc}") from None

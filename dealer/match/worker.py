@@ -310,6 +310,8 @@ def agent_command(
         cmd += ["--mapping", variant.mapping]
     if variant.purify:
         cmd += ["--purify", variant.purify]
+    if variant.sizes:
+        cmd += ["--sizes-in", variant.sizes]
     return cmd, None
 
 
@@ -455,7 +457,7 @@ def _wait_match(
 
 # ---------------------------------------------------------------------- in-process
 
-_POLICY_CACHE: dict[tuple[str, str | None, str | None], Any] = {}
+_POLICY_CACHE: dict[tuple[str, str | None, str | None, str | None], Any] = {}
 
 
 def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
@@ -474,16 +476,16 @@ def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
         return make_policy(variant.strategy, game, seed=seed, time_guard=guard)
     from agent.policy import StrategyPolicy
 
-    key = (variant.strategy, variant.mapping, variant.purify)
+    key = (variant.strategy, variant.mapping, variant.purify, variant.sizes)
     base: Any = _POLICY_CACHE.get(key)
     if base is None:
         base = make_policy(variant.strategy, game, seed=seed, mapping=variant.mapping,
-                           purify=variant.purify, time_guard=guard)
+                           purify=variant.purify, time_guard=guard, sizes_in=variant.sizes)
         _POLICY_CACHE.clear()
         _POLICY_CACHE[key] = base
     return StrategyPolicy(
         base.loaded, base.mapping, base.purification, seed=seed,
-        mapping_name=base.mapping_name, time_guard=guard,
+        mapping_name=base.mapping_name, time_guard=guard, sizes_in=base.sizes_in,
     )
 
 

@@ -9,6 +9,10 @@
   No-limit Leduc abstractions are the bundled files ``fcpa`` (default) and ``fchpa``, or
   ``--strategy FILE``; per-seat figures use the stored real-game value unless
   ``--value-iterations N`` recomputes it (DCFR; 0 skips it: averages only).
+  ``--sizes-in abstract,real|all`` (nl-leduc): the agent's size convention(s)
+  (:mod:`agent.abstraction.convention`; default: the agent's default); with both, the
+  convention table follows (mappings x conventions x seats, and the real all-ins each
+  reads as something else).
 * ``best-size [--stacks ...] [--mappings ...] [--purify P] [--out DIR]``: for no-limit
   Kuhn, the extra size ``X`` of ``{fold, check, X, all-in}`` that minimises P2's
   exploitability, per mapping and stack.
@@ -59,6 +63,9 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--value-iterations", type=int,
                    help="nl-leduc: recompute the real game's value with this many DCFR "
                    "iterations (0: skip per-seat figures)")
+    e.add_argument("--sizes-in", default=None,
+                   help="nl-leduc: size conventions of the agent, comma-separated "
+                   "(abstract, real) or 'all' (default: the agent's default)")
     e.add_argument("--out", help="directory for CSV and JSON records")
 
     b = tsub.add_parser("best-size", help="nl-kuhn: the best extra bet size per mapping")
@@ -86,6 +93,7 @@ def _exploit(args: argparse.Namespace) -> int:
     rows: list[lab.Measurement] = []
     start = time.perf_counter()
     if args.game == "nl-leduc":
+        conventions = lab.parse_conventions(args.sizes_in)
         if args.stacks:
             raise UsageError("expected no --stacks for nl-leduc: its stacks are the strategy "
                              "file's game's (12)")
@@ -97,9 +105,14 @@ def _exploit(args: argparse.Namespace) -> int:
                 _progress("no stored real-game value for this game: per-seat figures are "
                           "nan (use --value-iterations N)")
             rows += lab.measure_strategy(strategy, mappings, purifications, value=value,
-                                         progress=_progress)
+                                         progress=_progress, conventions=conventions)
         print(lab.format_seat_table(rows))
+        if len(conventions) > 1:
+            print(lab.format_convention_table(rows))
     else:
+        if args.sizes_in is not None:
+            raise UsageError(f"expected --sizes-in only for nl-leduc (the half-street games "
+                             f"have one bet: the pots never differ), got it for {args.game}")
         stacks = lab.parse_stacks(args.stacks)
         for spec in abstractions:
             rows += lab.measure_half_street(args.game, lab.parse_sizes(spec), stacks, mappings,

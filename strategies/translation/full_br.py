@@ -19,7 +19,9 @@ exactly (no sampling) in three steps:
    fixed for the hand (they are part of the abstract history) and the responder does not
    see them. The edges follow the policy's rules one for one: the raise-cap fallback
    (a raise the abstract node cannot answer is read as a call), a fold the abstract node
-   has no fold for, an abstract node already in a later round than the real state (the
+   has no fold for, the size convention (:func:`agent.abstraction.convention.read_bet`,
+   the function the policy calls: the model is built for one convention), an abstract
+   node already in a later round than the real state (the
    agent checks or calls and the pair keeps its abstract node until the real game reaches
    that round), an abstract history that has left the real one for good (terminal,
    another player's or an earlier round's node: the agent checks or calls from then on),
@@ -42,6 +44,7 @@ Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -56,7 +59,8 @@ from agent.abstraction.actions import (
     Node,
 )
 from agent.abstraction.buckets import CardAbstraction, LosslessCards, card_abstraction_from_spec
-from agent.abstraction.translation import MappingFn, bracket
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention, read_bet
+from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
 from agent.acpc.errors import UsageError
@@ -201,6 +205,11 @@ class AgentModel:
     """Per deal: its observation sequence (row of :attr:`key_buckets`)."""
     rep_key: I32
     """``[round, real bucket]``: an observation sequence with that lossless bucket."""
+    sizes_in: str = DEFAULT_SIZE_CONVENTION
+    """The agent's size convention."""
+    misread_edges: I64 = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    """Edges that read an opponent's real all-in as an abstract action other than the
+    abstract node's all-in (nodes that have one): see :func:`all_in_misreads`."""
 
     @property
     def num_pairs(self) -> int:
@@ -221,12 +230,21 @@ def agent_game(strategy: Strategy) -> AbstractGame:
     return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
 
 
-def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> AgentModel:
+def build_agent_model(
+    real: AbstractGame, agent: AbstractGame, seat: int,
+    sizes_in: str = DEFAULT_SIZE_CONVENTION,
+) -> AgentModel:
     """Walk the real tree with the agent in ``seat`` (see the module docstring).
 
+    ``sizes_in`` is the agent's size convention (:mod:`agent.abstraction.convention`): the
+    opponent's raises are read with :func:`agent.abstraction.convention.read_bet`, the
+    function the policy calls.
+
     Raises:
-        ValueError: for another game, a bad seat or a game with more than two players.
+        ValueError: for another game, a bad seat, a game with more than two players or an
+            unknown convention.
     """
+    sizes_in = parse_size_convention(sizes_in)
     game = real.game
     if game.num_players != 2:
         raise UsageError(f"expected a two-player game, got {game.num_players} players")
@@ -248,6 +266,7 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
     ks: list[int] = []
     rounds: list[int] = []
     translations: list[tuple[float, float, float]] = []
+    misreads: list[int] = []
     trans_index: dict[tuple[float, float, float], int] = {}
     # pairs of each real node, created while its parent is processed (pre-order ids)
     node_pairs: list[dict[int, int]] = [dict() for _ in rnodes]
@@ -263,7 +282,10 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
             pair_abstract.append(state)
         return p
 
-    def edge(s: int, d: int, k_: int, i_: int = 0, stride: int = 0, r_: int = 0) -> None:
+    def edge(s: int, d: int, k_: int, i_: int = 0, stride: int = 0, r_: int = 0,
+             misread: bool = False) -> None:
+        if misread:
+            misreads.append(len(src))
         src.append(s)
         dst.append(d)
         kind.append(k_)
@@ -310,29 +332,36 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
                          int(aoffset[astate]) + i, k, anode.round)
                 continue
             call_index = akinds.index(ActionKind.CALL)
-            raises = [i for i, kk in enumerate(akinds) if kk is ActionKind.RAISE]
-            options = [call_index, *raises]
-            sizes = [0.0] + [anode.actions[i].x for i in raises]
+            has_raise = ActionKind.RAISE in akinds
+            abstract_all_in = next((anode.children[i] for i, a in enumerate(anode.actions)
+                                    if a.kind is ActionKind.RAISE and a.fraction == ALL_IN),
+                                   None)
             for c, ract in zip(rchildren, ractions, strict=True):
                 if ract.kind is ActionKind.FOLD:
                     target = anode.children[akinds.index(ActionKind.FOLD)] \
                         if ActionKind.FOLD in akinds else OFF_TREE
                     edge(p, pair_of(c, target), EDGE_CERTAIN)
                     continue
-                if ract.kind is ActionKind.CALL or not raises:  # raise cap: read as a call
+                if ract.kind is ActionKind.CALL or not has_raise:  # raise cap: read as a call
                     edge(p, pair_of(c, anode.children[call_index]), EDGE_CERTAIN)
                     continue
-                x = pot_fraction(state, ract.action.raise_to)
-                lo, hi = bracket(sizes, x)
-                if lo == hi:
-                    edge(p, pair_of(c, anode.children[options[lo]]), EDGE_CERTAIN)
+                reading = read_bet(state, anode, ract.action.raise_to, sizes_in)
+                real_all_in = bounds is not None and ract.action.raise_to == bounds[1] and \
+                    abstract_all_in is not None
+                low = anode.children[reading.options[reading.low]]
+                high = anode.children[reading.options[reading.high]]
+                if reading.certain:
+                    edge(p, pair_of(c, low), EDGE_CERTAIN, misread=real_all_in and
+                         low != abstract_all_in)
                     continue
-                key = (sizes[lo], sizes[hi], x)
+                key = (reading.a, reading.b, reading.x)
                 t = trans_index.setdefault(key, len(translations))
                 if t == len(translations):
                     translations.append(key)
-                edge(p, pair_of(c, anode.children[options[lo]]), EDGE_TRANSLATION, 2 * t)
-                edge(p, pair_of(c, anode.children[options[hi]]), EDGE_TRANSLATION, 2 * t + 1)
+                edge(p, pair_of(c, low), EDGE_TRANSLATION, 2 * t,
+                     misread=real_all_in and low != abstract_all_in)
+                edge(p, pair_of(c, high), EDGE_TRANSLATION, 2 * t + 1,
+                     misread=real_all_in and high != abstract_all_in)
 
     # the agent's observation sequences (its buckets by round), and one per real bucket
     agent_buckets = np.ascontiguousarray(agent.deal_bucket[:, seat, :])
@@ -366,6 +395,8 @@ def build_agent_model(real: AbstractGame, agent: AbstractGame, seat: int) -> Age
         key_buckets=np.ascontiguousarray(key_buckets, dtype=np.int32),
         deal_key=deal_key.astype(np.int32),
         rep_key=rep_key,
+        sizes_in=sizes_in,
+        misread_edges=np.array(misreads, dtype=np.int64),
     )
 
 
@@ -468,6 +499,47 @@ def translation_probs(model: AgentModel, mapping: MappingFn) -> F64:
     return out
 
 
+def _sweep(model: AgentModel, agent_table: F64, mapping: MappingFn) -> tuple[F64, F64]:
+    """``(pair weights, real node weights)`` per observation sequence (:func:`_forward`)."""
+    n_keys = len(model.key_buckets)
+    weight = np.zeros((model.num_pairs, n_keys))
+    weight[0] = 1.0
+    node_weight = np.zeros((model.real.num_nodes, n_keys))
+    _forward(model.edge_src, model.edge_dst, model.edge_kind, model.edge_index, model.edge_k,
+             model.edge_round, translation_probs(model, mapping), agent_table,
+             model.key_buckets, model.pair_real, weight, node_weight)
+    return weight, node_weight
+
+
+def all_in_misreads(model: AgentModel, agent_table: F64, mapping: MappingFn) -> int:
+    """How many times the agent may read an opponent's real all-in as something else.
+
+    The number of (pair, real all-in) situations -- the agent's abstract node (one that has
+    an abstract all-in) along a real history it reaches with positive probability, and the
+    opponent's all-in there -- times the readings other than the abstract all-in (a
+    check/call or a smaller raise) that have positive probability under ``mapping``.
+    Always 0 under the ``real`` convention (its all-in rule).
+
+    Raises:
+        ValueError: if the table does not fit the agent's abstract game.
+    """
+    agent_table = np.ascontiguousarray(agent_table, dtype=np.float64)
+    if agent_table.shape != (model.agent.table_size,):
+        raise UsageError(f"expected an abstract table of {model.agent.table_size} values, got "
+                         f"{agent_table.shape}")
+    if len(model.misread_edges) == 0:
+        return 0
+    weight, _ = _sweep(model, agent_table, mapping)
+    probs = translation_probs(model, mapping)
+    count = 0
+    for e in model.misread_edges:
+        if model.edge_kind[e] == EDGE_TRANSLATION and probs[model.edge_index[e]] <= 0.0:
+            continue
+        if weight[model.edge_src[e]].max() > 0.0:
+            count += 1
+    return count
+
+
 def induced_table(model: AgentModel, agent_table: F64, mapping: MappingFn) -> F64:
     """The agent's behaviour in the real game, as a table of :attr:`AgentModel.real`.
 
@@ -482,13 +554,7 @@ def induced_table(model: AgentModel, agent_table: F64, mapping: MappingFn) -> F6
         raise UsageError(f"expected an abstract table of {model.agent.table_size} values, got "
                          f"{agent_table.shape}")
     real = model.real
-    n_keys = len(model.key_buckets)
-    weight = np.zeros((model.num_pairs, n_keys))
-    weight[0] = 1.0
-    node_weight = np.zeros((real.num_nodes, n_keys))
-    _forward(model.edge_src, model.edge_dst, model.edge_kind, model.edge_index, model.edge_k,
-             model.edge_round, translation_probs(model, mapping), agent_table,
-             model.key_buckets, model.pair_real, weight, node_weight)
+    _, node_weight = _sweep(model, agent_table, mapping)
     out = uniform_table(real)
     _behaviour(model.seat, real.player, real.round, real.num_actions, real.child_start,
                real.children, real.offset, real.rows, model.rep_key, node_weight, out)
@@ -560,28 +626,57 @@ class SeatFigures:
 
 
 class AgentLab:
-    """Measure one strategy file in the real game under many mappings and purifications.
+    """Measure one strategy file in the real game under many mappings, purifications and
+    size conventions.
 
-    Builds the real game and both seats' agent models once; each :meth:`measure` is then
-    a forward sweep and a best response per seat.
+    Builds the real game once and both seats' agent models once per size convention (on
+    first use); each :meth:`measure` is then a forward sweep and a best response per seat.
     """
 
-    def __init__(self, strategy: Strategy, *, cards: CardAbstraction | None = None) -> None:
+    def __init__(
+        self, strategy: Strategy, *, cards: CardAbstraction | None = None,
+        sizes_in: str = DEFAULT_SIZE_CONVENTION,
+    ) -> None:
         self.strategy = strategy
         self.real = build_full_game(strategy.game)
         self.agent = agent_game(strategy) if cards is None else build_abstract_game(
             strategy.game, strategy.betting, cards, tree=strategy.tree)
         self.table = strategy_table(self.agent, strategy)
-        self.models = tuple(build_agent_model(self.real, self.agent, s) for s in (0, 1))
+        self.sizes_in = parse_size_convention(sizes_in)
+        """The default convention of :attr:`models` and :meth:`measure`."""
+        self._models: dict[str, tuple[AgentModel, AgentModel]] = {}
+
+    def models_for(self, sizes_in: str) -> tuple[AgentModel, AgentModel]:
+        """Both seats' agent models under ``sizes_in`` (built on first use)."""
+        sizes_in = parse_size_convention(sizes_in)
+        if sizes_in not in self._models:
+            self._models[sizes_in] = tuple(  # type: ignore[assignment]
+                build_agent_model(self.real, self.agent, s, sizes_in) for s in (0, 1))
+        return self._models[sizes_in]
+
+    @property
+    def models(self) -> tuple[AgentModel, AgentModel]:
+        """Both seats' agent models under the lab's default convention."""
+        return self.models_for(self.sizes_in)
 
     def measure(
-        self, mapping: MappingFn, purification: Purification, value: RealValue | None = None
+        self, mapping: MappingFn, purification: Purification, value: RealValue | None = None,
+        sizes_in: str | None = None,
     ) -> SeatFigures:
-        """Best responses in both seats to the agent with ``mapping`` and ``purification``."""
+        """Best responses in both seats to the agent with ``mapping``, ``purification`` and
+        size convention ``sizes_in`` (default: the lab's)."""
+        models = self.models_for(self.sizes_in if sizes_in is None else sizes_in)
         table = purify_table(self.agent, self.table, purification)
         # the agent in seat 1 is exploited by a responder in seat 0, and vice versa
-        brs = (full_best_response(self.models[1], table, mapping),
-               full_best_response(self.models[0], table, mapping))
+        brs = (full_best_response(models[1], table, mapping),
+               full_best_response(models[0], table, mapping))
         if value is None:
             return SeatFigures(brs)
         return SeatFigures(brs, value.values, value.error)
+
+    def misreads(self, mapping: MappingFn, purification: Purification,
+                 sizes_in: str | None = None) -> int:
+        """:func:`all_in_misreads` of both seats."""
+        models = self.models_for(self.sizes_in if sizes_in is None else sizes_in)
+        table = purify_table(self.agent, self.table, purification)
+        return sum(all_in_misreads(m, table, mapping) for m in models)

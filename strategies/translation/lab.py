@@ -5,8 +5,11 @@ purification, the best-extra-bet-size search, and their CSV/JSON output.
   (:mod:`.games`) for every stack, mapping and purification. The clairvoyance agent
   plays the analytic equilibrium, the Kuhn agent the CFR+ equilibrium of its abstraction.
 * :func:`measure_strategy`: a strategy file of a small two-player no-limit game (no-limit
-  Leduc's bundled ``fcpa``/``fchpa`` files) for every mapping and purification, in both
-  seats (:mod:`.full_br`).
+  Leduc's bundled ``fcpa``/``fchpa`` files) for every mapping, purification and size
+  convention (:mod:`agent.abstraction.convention`), in both seats (:mod:`.full_br`), with
+  the number of real all-ins the agent may read as something else
+  (:func:`.full_br.all_in_misreads`); :func:`format_convention_table` sets the two
+  conventions side by side.
 * :func:`best_sizes`: for no-limit Kuhn, the extra bet ``X`` (multiples of 0.1 pot, up to
   the stack) whose abstraction ``{fold, check, X, all-in}`` leaves the agent in seat P2
   least exploitable, per mapping and stack (the smallest ``X`` on ties within
@@ -42,6 +45,11 @@ from typing import Any
 
 import numpy as np
 
+from agent.abstraction.convention import (
+    DEFAULT_SIZE_CONVENTION,
+    SIZE_CONVENTIONS,
+    parse_size_convention,
+)
 from agent.abstraction.translation import BUILTIN_MAPPINGS, get_mapping
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -97,6 +105,9 @@ class Measurement:
     value_error: float = 0.0
     units: str = "pots per hand"
     extra: dict[str, Any] = field(default_factory=dict)
+    sizes_in: str = ""
+    """The agent's size convention (strategy files; empty for the half-street games, where
+    no earlier translation can make the pots differ)."""
 
     def seat(self, p: int) -> float:
         """Exploitability of the agent in seat ``p`` (NaN if the value is unknown)."""
@@ -117,6 +128,7 @@ class Measurement:
             "mapping": self.mapping,
             "purification": self.purification,
             "stack": self.stack,
+            **({"sizes_in": self.sizes_in} if self.sizes_in else {}),
             "exploitability_seat0": self.seat(0),
             "exploitability_seat1": self.seat(1),
             "exploitability_average": self.average,
@@ -165,6 +177,17 @@ def parse_stacks(text: str | None, default: Sequence[float] = STACKS) -> list[fl
         hs.grid_steps(value)
         out.append(value)
     return out
+
+
+def parse_conventions(text: str | None) -> list[str]:
+    """Comma-separated size conventions (``all`` = abstract, real; nothing = the default).
+
+    Raises:
+        ValueError: for an unknown one.
+    """
+    if text is None or not text.strip():
+        return [DEFAULT_SIZE_CONVENTION]
+    return [parse_size_convention(n) for n in parse_list(text, SIZE_CONVENTIONS)]
 
 
 def parse_purifications(text: str | None, default: Sequence[str] = ("none",)) -> list[str]:
@@ -356,25 +379,32 @@ def measure_strategy(
     value: RealValue | None = None,
     game_name: str = "nl-leduc",
     progress: ProgressFn = _quiet,
+    conventions: Sequence[str] = (DEFAULT_SIZE_CONVENTION,),
 ) -> list[Measurement]:
-    """Every purification x mapping of a strategy file in the real game, both seats
-    (chips per hand)."""
+    """Every size convention x purification x mapping of a strategy file in the real game,
+    both seats (chips per hand); each record's ``all_in_misreads`` is
+    :meth:`.full_br.AgentLab.misreads`."""
     start = time.perf_counter()
     lab = AgentLab(strategy)
-    progress(f"{game_name} {strategy.betting.name}: real tree {lab.real.num_nodes} nodes, "
-             f"agent pairs {lab.models[0].num_pairs}/{lab.models[1].num_pairs}, built in "
-             f"{time.perf_counter() - start:.1f} s")
     stack = float(strategy.game.stack[0])
     out = []
-    for pur_name in purifications:
-        pur: Purification = parse_purification(pur_name)
-        played = purify_table(lab.agent, lab.table, pur)
-        extra = {"abstract_exploitability": exploitability(lab.agent, played).exploitability}
-        for name in mappings:
-            fig = lab.measure(get_mapping(name), pur, value)
-            out.append(Measurement(game_name, strategy.betting.name, name, str(pur), stack,
-                                   fig.best_responses, fig.values, fig.value_error,
-                                   "chips per hand", dict(extra)))
+    for sizes_in in conventions:
+        models = lab.models_for(sizes_in)
+        progress(f"{game_name} {strategy.betting.name}: real tree {lab.real.num_nodes} "
+                 f"nodes, agent pairs {models[0].num_pairs}/{models[1].num_pairs} (sizes in "
+                 f"{sizes_in}), built in {time.perf_counter() - start:.1f} s")
+        for pur_name in purifications:
+            pur: Purification = parse_purification(pur_name)
+            played = purify_table(lab.agent, lab.table, pur)
+            abstract = exploitability(lab.agent, played).exploitability
+            for name in mappings:
+                fn = get_mapping(name)
+                fig = lab.measure(fn, pur, value, sizes_in=sizes_in)
+                extra = {"abstract_exploitability": abstract,
+                         "all_in_misreads": lab.misreads(fn, pur, sizes_in=sizes_in)}
+                out.append(Measurement(game_name, strategy.betting.name, name, str(pur),
+                                       stack, fig.best_responses, fig.values,
+                                       fig.value_error, "chips per hand", extra, sizes_in))
     return out
 
 
@@ -426,17 +456,18 @@ def format_stack_table(rows: Sequence[Measurement], seat: int = 1) -> str:
 
 def format_seat_table(rows: Sequence[Measurement]) -> str:
     """Mappings x (seat 0, seat 1, average) per game, abstraction and purification."""
-    blocks: dict[tuple[str, str, float], list[Measurement]] = {}
+    blocks: dict[tuple[str, str, float, str], list[Measurement]] = {}
     for r in rows:
-        blocks.setdefault((r.game, r.abstraction, r.stack), []).append(r)
+        blocks.setdefault((r.game, r.abstraction, r.stack, r.sizes_in), []).append(r)
     lines: list[str] = []
-    for (game, abstraction, stack), items in blocks.items():
+    for (game, abstraction, stack, sizes_in), items in blocks.items():
         purs = list(dict.fromkeys(r.purification for r in items))
         units = items[0].units
         err = max(r.value_error for r in items)
-        lines.append(f"{game} {abstraction} (stacks {stack:g}): exploitability per seat of the "
-                     f"agent and average ({units}; per-seat figures use the real game's value "
-                     f"+- {err:.2g})")
+        sizes = f", sizes in {sizes_in}" if sizes_in else ""
+        lines.append(f"{game} {abstraction} (stacks {stack:g}{sizes}): exploitability per seat "
+                     f"of the agent and average ({units}; per-seat figures use the real game's "
+                     f"value +- {err:.2g})")
         head = f"{'mapping':12}"
         for p in purs:
             head += f" | {p:^32}"
@@ -461,6 +492,48 @@ def format_seat_table(rows: Sequence[Measurement]) -> str:
                                                                   math.nan)
             line += f" | {'':>10}{'':>11}{_fmt(value):>11}"
         lines.append(line)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def format_convention_table(rows: Sequence[Measurement]) -> str:
+    """Mappings x size conventions x (seat 0, seat 1, average, all-in misreads), one block
+    per game, abstraction and purification; the last column names the convention with the
+    lower average (``=`` within 1e-9)."""
+    blocks: dict[tuple[str, str, float, str], list[Measurement]] = {}
+    for r in rows:
+        blocks.setdefault((r.game, r.abstraction, r.stack, r.purification), []).append(r)
+    lines: list[str] = []
+    for (game, abstraction, stack, pur), items in blocks.items():
+        conventions = list(dict.fromkeys(r.sizes_in for r in items))
+        lines.append(f"{game} {abstraction} (stacks {stack:g}), purification {pur}: "
+                     f"exploitability by size convention ({items[0].units}; 'mis' = real "
+                     f"all-ins read as something else)")
+        lines.append(f"{'mapping':12}" + "".join(f" | {f'sizes in {c}':^33}"
+                                                 for c in conventions) + " | lower")
+        lines.append(f"{'':12}" + "".join(f" | {'seat 0':>9}{'seat 1':>9}{'average':>9}"
+                                          f"{'mis':>6}" for _ in conventions) + " |")
+        by = {(r.mapping, r.sizes_in): r for r in items}
+        totals = dict.fromkeys(conventions, 0.0)
+        for m in dict.fromkeys(r.mapping for r in items):
+            line = f"{m:12}"
+            avgs: dict[str, float] = {}
+            for c in conventions:
+                cell = by.get((m, c))
+                if cell is None:
+                    line += f" | {'-':>33}"
+                    continue
+                avgs[c] = cell.average
+                totals[c] += cell.average
+                line += (f" | {_fmt(cell.seat(0)):>9}{_fmt(cell.seat(1)):>9}"
+                         f"{_fmt(cell.average):>9}{cell.extra.get('all_in_misreads', '-'):>6}")
+            if len(avgs) > 1:
+                low = min(avgs.values())
+                best = [c for c, v in avgs.items() if v <= low + 1e-9]
+                line += " | " + ("=" if len(best) == len(avgs) else ",".join(best))
+            lines.append(line)
+        lines.append(f"{'(sum avg)':12}" + "".join(f" | {'':>18}{_fmt(totals[c]):>9}{'':>6}"
+                                                   for c in conventions) + " |")
         lines.append("")
     return "\n".join(lines)
 

@@ -5,6 +5,8 @@
 * :func:`plot_exploitability`: exploitability against the stack size, one line per mapping
   and one panel per game, abstraction and purification (log-scaled stacks, symlog
   exploitability so that zeros show).
+* :func:`plot_conventions`: the average exploitability of a strategy file per mapping under
+  each size convention (grouped bars), one panel per abstraction and purification.
 
 matplotlib is imported inside the functions, with the non-interactive Agg backend.
 """
@@ -95,6 +97,47 @@ def plot_exploitability(path: Path, rows: Sequence[Measurement], seat: int = 1) 
         ax.set_ylabel(f"exploitability of seat P{seat + 1} ({items[0].units})")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_conventions(path: Path, rows: Sequence[Measurement]) -> Path:
+    """Average exploitability per mapping, one bar per size convention; one panel per
+    (game, abstraction, purification). Returns ``path``.
+
+    Raises:
+        ValueError: if there is nothing to plot or no matplotlib.
+    """
+    blocks: dict[tuple[str, str, str], list[Measurement]] = {}
+    for r in rows:
+        blocks.setdefault((r.game, r.abstraction, r.purification), []).append(r)
+    if not blocks:
+        raise UsageError("expected measurements to plot, got none")
+    plt = _pyplot()
+    cols = min(2, len(blocks))
+    nrows = (len(blocks) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(7 * cols, 4.2 * nrows), squeeze=False)
+    flat = [ax for line in axes for ax in line]
+    for ax, ((game, abstraction, pur), items) in zip(flat, blocks.items(), strict=False):
+        mappings = list(dict.fromkeys(r.mapping for r in items))
+        conventions = list(dict.fromkeys(r.sizes_in for r in items))
+        by = {(r.mapping, r.sizes_in): r.average for r in items}
+        width = 0.8 / max(1, len(conventions))
+        xs = np.arange(len(mappings))
+        for j, c in enumerate(conventions):
+            ax.bar(xs + (j - (len(conventions) - 1) / 2) * width,
+                   [by.get((m, c), np.nan) for m in mappings], width,
+                   label=f"sizes in {c or '-'}")
+        ax.set_xticks(xs, mappings, rotation=30, fontsize=8)
+        ax.set_title(f"{game} {abstraction}, purification {pur}", fontsize=10)
+        ax.set_ylabel(f"(br0 + br1) / 2 ({items[0].units})")
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+    for ax in flat[len(blocks):]:
+        ax.axis("off")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -254,3 +254,39 @@ def test_summary_counts_agree_with_the_trace(tmp_path: Path, nl2: Game) -> None:
     assert policy.stats.off_tree_decisions == len(off)
     assert policy.stats.off_tree_fallbacks >= len(off_hands) >= 1
     assert policy.stats.decisions == len(records)
+
+
+@pytest.mark.parametrize("sizes_in", ["abstract", "real"])
+def test_real_all_in_after_diverged_pots_in_the_policy(tmp_path: Path, sizes_in: str) -> None:
+    """No-limit Leduc, fcpa, the agent in seat P2, Det-Arith. P1 opens to 7 (x = 3, read as
+    the abstract pot bet to 3), the agent calls (real pot 14, abstract 6), P1 goes all-in
+    to 12 in round 2 (x = 5/14 of the real pot). ``abstract`` reads it as a check (5/14 is
+    below (0 + 1)/2, the abstract pot bet measuring 6/6): the agent, at the abstract node
+    r3c/c, has no fold, and everything it can do there is a call of the all-in. ``real``
+    reads it as the abstract all-in: the agent folds or calls from r3c/r12."""
+    game = load_game("leduc.nolimit.2p.game")
+    loaded = make_strategy(tmp_path, game, PRESETS["fcpa"], BlindCards(game), kind="random")
+    for seed in range(20):
+        records: list[dict[str, object]] = []
+        policy = StrategyPolicy(loaded, get_mapping("det-arith"), parse_purification("none"),
+                                seed=seed, mapping_name="det-arith", trace=records.append,
+                                sizes_in=sizes_in)
+        assert policy.sizes_in == sizes_in
+        action = policy.act(ms_for(game, "r7c/r12", 1, hand=seed))
+        first, second = records[-1]["translations"]  # type: ignore[misc]
+        assert (first["x"], first["A"], first["B"], first["choice"]) == (3.0, 1.0, 5.5, "r3")
+        assert first["sizes_in"] == second["sizes_in"] == sizes_in
+        node = loaded.tree.nodes[records[-1]["node"]]  # type: ignore[index]
+        assert second["x"] == round(5 / 14, 6)
+        if sizes_in == "abstract":
+            assert (second["A"], second["B"], second["f"], second["choice"]) == (
+                0.0, 1.0, 1.0, "c")
+            assert "all_in_rule" not in second
+            assert node.state.betting == "r3c/c"
+            assert action == CALL
+        else:
+            assert second["A"] == second["B"] == round(5 / 14, 6)
+            assert (second["f"], second["choice"], second["all_in_rule"]) == (1.0, "r12", True)
+            assert node.state.betting == "r3c/r12"
+            assert action in (CALL, FOLD)
+    assert policy.stats.translations == 2

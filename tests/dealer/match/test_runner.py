@@ -12,7 +12,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,8 +22,10 @@ import pytest
 from agent.acpc.gamefiles import load_game
 from dealer import matchcli
 from dealer.logtool import verify_log
+from dealer.match.runner import variant_cli_spec
 from dealer.match.schedule import deal_seed, make_groups, plan_jobs
-from dealer.match.variants import VariantError, load_toml, parse_variant
+from dealer.match.variants import Variant, VariantError, load_toml, parse_variant
+from dealer.match.worker import agent_command
 from tests.support import DATA, ROOT
 
 FOLD_CLIENT = DATA / "fold_client.py"
@@ -85,7 +89,17 @@ def test_variant_specs(tmp_path: Path) -> None:
     assert (v.name, v.kind, v.strategy) == ("a", "builtin", "builtin:call")
     f = parse_variant("b=x.strat,mapping=rand-pshar,purify=full,seed=7", tmp_path)
     assert f.kind == "file" and f.strategy == str(tmp_path / "x.strat")
-    assert (f.mapping, f.purify, f.seed) == ("rand-pshar", "full", 7)
+    assert (f.mapping, f.purify, f.seed, f.sizes) == ("rand-pshar", "full", 7, None)
+    assert "sizes" not in f.identity()  # runs made before the option keep their identity
+    z = parse_variant("z=x.strat,sizes=REAL", tmp_path)
+    assert z.sizes == "real" and z.identity()["sizes"] == "real"
+    assert Variant.from_json(z.to_json()) == z
+    assert variant_cli_spec(z).endswith(",sizes=real")
+    assert parse_variant(variant_cli_spec(z), tmp_path) == replace(z, spec=variant_cli_spec(z))
+    cmd, _ = agent_command(z, SimpleNamespace(game_spec="g"), 1, 5000)  # type: ignore[arg-type]
+    assert cmd[-2:] == ["--sizes-in", "real"]
+    assert "--sizes-in" not in agent_command(f, SimpleNamespace(game_spec="g"), 1,  # type: ignore[arg-type]
+                                             5000)[0]
     c = parse_variant("c=cmd=./startme.sh --fast 'two words'", tmp_path)
     assert c.kind == "cmd" and c.cmd == ("./startme.sh", "--fast", "two words")
     assert parse_variant("d=builtin:fold").kind == "builtin"
@@ -93,7 +107,9 @@ def test_variant_specs(tmp_path: Path) -> None:
         "nameless": "expected a variant as NAME=",
         "b@d=builtin:call": "expected a name of letters",
         "x=builtin:call,mapping=det-arith": "apply to strategy files",
-        "x=s.strat,color=red": "expected options among mapping, purify, seed",
+        "x=s.strat,color=red": "expected options among mapping, purify, sizes, seed",
+        "x=s.strat,sizes=chips": "expected a size convention .abstract, real.",
+        "x=builtin:call,sizes=real": "apply to strategy files",
         "x=s.strat,seed=many": "expected seed=<integer>",
         "x=cmd=": "expected a command after cmd=",
         "x=": "expected a strategy file, builtin:NAME or cmd=COMMAND",

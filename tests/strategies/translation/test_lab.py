@@ -9,11 +9,13 @@
   read every bet below the pot as the pot when ``A = 0``, hand-derived values).
 * ACPC games: the real tree's node counts (no-limit Leduc: 28,049 nodes); the agent's
   induced behaviour equals a pure-Python oracle (the policy's rules replayed action by
-  action with dicts); the best response equals brute force over the responder's pure
-  strategies on a tiny one-round game; an agent whose abstraction is the real game is
-  measured exactly like the project's best response; with a deterministic mapping and full
-  purification the induced behaviour is the one :class:`agent.policy.StrategyPolicy`
-  actually plays on the bundled no-limit Leduc file.
+  action with dicts, under both size conventions, the ``real`` one written out with chip
+  arithmetic); the best response equals brute force over the responder's pure
+  strategies on a tiny one-round game; the count of misread all-ins equals brute force;
+  an agent whose abstraction is the real game is measured exactly like the project's best
+  response; with a deterministic mapping and full purification the induced behaviour is
+  the one :class:`agent.policy.StrategyPolicy` actually plays on the bundled no-limit
+  Leduc file, under both size conventions.
 * The CLI group ``acpc-strategy translation`` and the best-size search.
 * Tests whose names contain ``small`` run again with ``NUMBA_DISABLE_JIT=1``.
 """
@@ -21,6 +23,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import random
 from collections import defaultdict
@@ -33,6 +36,7 @@ import pytest
 
 from agent.abstraction.actions import PRESETS, BettingTree
 from agent.abstraction.buckets import BlindCards, LosslessCards
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
 from agent.abstraction.translation import BUILTIN_MAPPINGS, MappingFn, get_mapping, translate
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, Action, ActionKind, BettingState
@@ -50,6 +54,7 @@ from strategies.translation import games as hs
 from strategies.translation import lab
 from strategies.translation.full_br import (
     AgentLab,
+    all_in_misreads,
     build_agent_model,
     build_full_game,
     build_full_tree,
@@ -333,12 +338,44 @@ def paths(tree: BettingTree) -> list[list[Action]]:
     return out
 
 
+def oracle_real_sizes(
+    state: BettingState, node: Any, targets: dict[int, Any]
+) -> tuple[list[float], list[Any], Any]:
+    """The ``real`` size convention written out with chip arithmetic: each abstract raise
+    of ``node`` (action index -> target in ``targets``) as the raise-to it gets in the real
+    ``state`` (its fraction of the real pot after the call, halves rounded up, clamped to
+    the raise bounds, the all-in at the top), same raise-tos merged (the all-in, else the
+    smallest fraction, stands for them); returns (sizes, targets, the all-in's target)."""
+    bounds = state.raise_bounds()
+    assert bounds is not None
+    lo, hi = bounds
+    base = state.pot + state.to_call(state.player)
+    by_chips: dict[int, tuple[float, Any]] = {}
+    all_in = None
+    for i, target in targets.items():
+        frac = node.actions[i].fraction
+        if frac == -1.0:
+            all_in = target
+            to = hi
+        else:
+            to = min(max(math.floor(state.max_spent + frac * base + 0.5), lo), hi)
+        rank = -math.inf if frac == -1.0 else frac  # the all-in wins, then the smallest
+        if to not in by_chips or rank < by_chips[to][0]:
+            by_chips[to] = (rank, target)
+    chips = sorted(by_chips)
+    return ([(to - state.max_spent) / base for to in chips],
+            [by_chips[to][1] for to in chips], all_in)
+
+
 def oracle_abstract_states(
     agent: AbstractGame, table: F64, seat: int, mapping: MappingFn,
     actions: list[Action], hole: tuple[int, ...], board: tuple[int, ...],
+    sizes_in: str = "abstract",
 ) -> dict[Any, float]:
     """The policy's rules replayed: abstract node (or "off") -> probability, jointly with
-    the agent's own actions, after the real ``actions``."""
+    the agent's own actions, after the real ``actions``; ``sizes_in`` is the size
+    convention (``real``: :func:`oracle_real_sizes`, a real all-in read as the abstract
+    all-in)."""
     game = agent.game
     cards = agent.cards
     tree = agent.tree
@@ -374,6 +411,14 @@ def oracle_abstract_states(
                 sizes = [0.0] + [node.actions[i].x for i in raises]
                 targets = [child[ActionKind.CALL]] + [node.children[i] for i in raises]
                 x = pot_fraction(state, action.raise_to)
+                if sizes_in == "real":
+                    real_sizes, real_targets, all_in = oracle_real_sizes(
+                        state, node, {i: node.children[i] for i in raises})
+                    if all_in is not None and action.raise_to == state.raise_bounds()[1]:
+                        new[all_in] += w
+                        continue
+                    sizes = [0.0, *real_sizes]
+                    targets = [child[ActionKind.CALL], *real_targets]
                 low = translate(sizes, x, mapping, 0.0)
                 if low.low == low.high:
                     new[targets[low.low]] += w
@@ -386,7 +431,8 @@ def oracle_abstract_states(
 
 
 def oracle_behaviour(
-    real: AbstractGame, agent: AbstractGame, table: F64, seat: int, mapping: MappingFn
+    real: AbstractGame, agent: AbstractGame, table: F64, seat: int, mapping: MappingFn,
+    sizes_in: str = "abstract",
 ) -> dict[tuple[int, int], list[float]]:
     """(real node, real bucket) -> the agent's action probabilities, where it is reached."""
     out: dict[tuple[int, int], list[float]] = {}
@@ -400,12 +446,12 @@ def oracle_behaviour(
             if (node.id, bucket) in out:
                 continue
             here = sum(oracle_abstract_states(agent, table, seat, mapping, all_paths[node.id],
-                                              holes[seat], board).values())
+                                              holes[seat], board, sizes_in).values())
             if here <= 0.0:
                 continue
             out[(node.id, bucket)] = [
                 sum(oracle_abstract_states(agent, table, seat, mapping, all_paths[c],
-                                           holes[seat], board).values()) / here
+                                           holes[seat], board, sizes_in).values()) / here
                 for c in node.children]
     return out
 
@@ -413,21 +459,31 @@ def oracle_behaviour(
 @pytest.mark.parametrize("mapping,blind", [("rand-pshar", False), ("det-arith", False),
                                            ("rand-geo-1", False), ("rand-arith", True)])
 @pytest.mark.parametrize("seat", [0, 1])
-def test_small_induced_behaviour_equals_oracle(seat: int, mapping: str, blind: bool) -> None:
+@pytest.mark.parametrize("sizes_in", ["abstract", "real"])
+def test_small_induced_behaviour_equals_oracle(
+    sizes_in: str, seat: int, mapping: str, blind: bool
+) -> None:
     game = tiny_game(2, 4)
     real = build_full_game(game)
     agent, table = random_agent(game, "fchpa", seed=seat, blind=blind)
     table = purify_table(agent, table, parse_purification("threshold:0.3"))
-    model = build_agent_model(real, agent, seat)
+    model = build_agent_model(real, agent, seat, sizes_in)
+    assert model.sizes_in == sizes_in
     got = induced_table(model, table, get_mapping(mapping))
-    want = oracle_behaviour(real, agent, table, seat, get_mapping(mapping))
+    want = oracle_behaviour(real, agent, table, seat, get_mapping(mapping), sizes_in)
     assert len(want) > 40
     for (node, bucket), probs in want.items():
         assert np.allclose(real.table_row(got, node, bucket), probs, atol=1e-12, rtol=0)
+    if mapping in ("rand-pshar", "det-arith"):  # the conventions differ here: both are
+        other = "real" if sizes_in == "abstract" else "abstract"  # checked for real
+        assert any(not np.allclose(real.table_row(got, node, bucket), probs, atol=1e-9)
+                   for (node, bucket), probs in oracle_behaviour(
+                       real, agent, table, seat, get_mapping(mapping), other).items())
 
 
 def brute_force_responder(
-    real: AbstractGame, agent: AbstractGame, table: F64, seat: int, mapping: MappingFn
+    real: AbstractGame, agent: AbstractGame, table: F64, seat: int, mapping: MappingFn,
+    sizes_in: str = "abstract",
 ) -> float:
     """Every pure strategy of the responder, one card at a time (the value is a sum over
     its cards, so the best strategy is the best one for each card), evaluated with the
@@ -448,7 +504,7 @@ def brute_force_responder(
                     continue
                 reach = sum(oracle_abstract_states(agent, table, seat, mapping,
                                                    all_paths[node.id], holes[seat],
-                                                   board).values())
+                                                   board, sizes_in).values())
                 t = int(real.terminal[node.id])
                 p = 0 if real.term_set[t] < 0 else pattern
                 leaf_value[node.id] += real.deal_prob[d] * reach * real.term_payoff[
@@ -470,16 +526,72 @@ def brute_force_responder(
     return total
 
 
-@pytest.mark.parametrize("mapping", ["rand-pshar", "det-pshar", "rand-geo-2"])
+@pytest.mark.parametrize("mapping,sizes_in", [
+    ("rand-pshar", "abstract"), ("det-pshar", "abstract"), ("rand-geo-2", "abstract"),
+    ("rand-pshar", "real"), ("det-arith", "real")])
 @pytest.mark.parametrize("seat", [0, 1])
-def test_small_best_response_equals_brute_force(seat: int, mapping: str) -> None:
+def test_small_best_response_equals_brute_force(seat: int, mapping: str, sizes_in: str) -> None:
     game = tiny_game(1, 4)
     real = build_full_game(game)
     agent, table = random_agent(game, "fcpa", seed=10 + seat)
-    model = build_agent_model(real, agent, seat)
+    model = build_agent_model(real, agent, seat, sizes_in)
     got = full_best_response(model, table, get_mapping(mapping))
     assert got == pytest.approx(brute_force_responder(real, agent, table, seat,
-                                                      get_mapping(mapping)), abs=1e-12)
+                                                      get_mapping(mapping), sizes_in),
+                                abs=1e-12)
+
+
+def oracle_misreads(
+    real: AbstractGame, agent: AbstractGame, table: F64, seat: int, mapping: MappingFn,
+    sizes_in: str,
+) -> int:
+    """Brute force of :func:`all_in_misreads`: over the real histories where the opponent
+    may go all-in, the (real node, abstract node with an all-in, other abstract action)
+    triples the oracle reaches with positive probability for some deal."""
+    tree = real.tree
+    all_paths = paths(tree)
+    found: set[tuple[int, int, int]] = set()
+    for node in tree.nodes:
+        if node.is_terminal or node.player == seat or node.state.raise_bounds() is None:
+            continue
+        hi = node.state.raise_bounds()[1]
+        path = [*all_paths[node.id], Action(ActionKind.RAISE, hi)]
+        for d in range(real.num_deals):
+            holes, board = real.deal_groups(d)
+            before = oracle_abstract_states(agent, table, seat, mapping, path[:-1],
+                                            holes[seat], board, sizes_in)
+            after = oracle_abstract_states(agent, table, seat, mapping, path, holes[seat],
+                                           board, sizes_in)
+            for s, w in after.items():
+                if s == "off" or w <= 0.0:
+                    continue
+                parent = agent.tree.nodes[agent.tree.nodes[s].parent]
+                if before.get(parent.id, 0.0) <= 0.0 or parent.player == seat or \
+                        parent.round != node.round or s not in parent.children:
+                    continue
+                all_in = [c for a, c in zip(parent.actions, parent.children, strict=True)
+                          if a.fraction == -1.0]
+                if all_in and s != all_in[0]:
+                    found.add((node.id, parent.id, s))
+    return len(found)
+
+
+@pytest.mark.parametrize("mapping", ["rand-pshar", "det-arith"])
+@pytest.mark.parametrize("sizes_in", ["abstract", "real"])
+def test_small_all_in_misreads_equal_brute_force(sizes_in: str, mapping: str) -> None:
+    game = tiny_game(2, 4)
+    real = build_full_game(game)
+    counts = []
+    for seat in (0, 1):
+        agent, table = random_agent(game, "fchpa", seed=20 + seat)
+        model = build_agent_model(real, agent, seat, sizes_in)
+        got = all_in_misreads(model, table, get_mapping(mapping))
+        assert got == oracle_misreads(real, agent, table, seat, get_mapping(mapping), sizes_in)
+        counts.append(got)
+    if sizes_in == "real":
+        assert counts == [0, 0]  # the all-in rule
+    else:
+        assert sum(counts) > 0  # pots diverge in this game: all-ins are misread
 
 
 def test_agent_with_the_real_game_as_abstraction() -> None:
@@ -526,9 +638,11 @@ def real_node_of(real: AbstractGame, actions: list[Action]) -> int:
 
 @pytest.mark.skipif(NO_JIT, reason="no-limit Leduc is slow without the JIT")
 @pytest.mark.parametrize("mapping", ["det-arith", "det-pshar"])
-def test_induced_behaviour_is_what_the_policy_plays(mapping: str) -> None:
+@pytest.mark.parametrize("sizes_in", ["abstract", "real"])
+def test_induced_behaviour_is_what_the_policy_plays(sizes_in: str, mapping: str) -> None:
     """Deterministic mapping, full purification: wherever the induced behaviour is pure,
-    StrategyPolicy plays exactly that action (random deals, random real bets of any size)."""
+    StrategyPolicy plays exactly that action (random deals, random real bets of any size,
+    all-ins a quarter of the time), under either size convention."""
     strategy = load_strategy(DATA_DIR / "leduc.nolimit.2p.fcpa.strat")
     lab_ = AgentLab(strategy)
     real = lab_.real
@@ -539,11 +653,13 @@ def test_induced_behaviour_is_what_the_policy_plays(mapping: str) -> None:
     checked = 0
     waited = 0  # decisions where the abstract round had ended before the real one
     for seat in (0, 1):
-        behaviour = induced_table(lab_.models[seat], played, fn)
+        behaviour = induced_table(lab_.models_for(sizes_in)[seat], played, fn)
         for hand in range(400):
             d = rng.randrange(real.num_deals)
             holes, board = real.deal_groups(d)
-            policy = StrategyPolicy(loaded, fn, FULL, seed=hand)
+            records: list[dict[str, Any]] = []
+            policy = StrategyPolicy(loaded, fn, FULL, seed=hand, sizes_in=sizes_in,
+                                    trace=records.append)
             state = BettingState.initial(strategy.game)
             history: list[Action] = []
             while not state.finished:
@@ -562,16 +678,48 @@ def test_induced_behaviour_is_what_the_policy_plays(mapping: str) -> None:
                     if kind is ActionKind.RAISE:  # small bets half the time: translations
                         bounds = state.raise_bounds()
                         assert bounds is not None
-                        to = bounds[0] + rng.randrange(2) if rng.random() < 0.5 else \
-                            rng.randint(*bounds)
+                        draw = rng.random()
+                        to = bounds[0] + rng.randrange(2) if draw < 0.4 else \
+                            bounds[1] if draw < 0.65 else rng.randint(*bounds)
                         action = Action(kind, min(to, bounds[1]))
                     else:
                         action = Action(kind)
                 history.append(action)
                 state = state.apply(action)
             waited += policy.stats.waiting_fallbacks
+            translated = [t for r in records for t in r["translations"] if "x" in t]
+            assert all(t["sizes_in"] == sizes_in for t in translated)
     assert checked > 800
     assert waited > 0
+
+
+@pytest.mark.skipif(NO_JIT, reason="no-limit Leduc is slow without the JIT")
+def test_leduc_conventions_in_the_lab() -> None:
+    """Both conventions measured on the bundled fcpa file: the lab's default is the
+    policy's, a convention changes the figures, ``real`` never misreads an all-in."""
+    strategy = load_strategy(DATA_DIR / "leduc.nolimit.2p.fcpa.strat")
+    value = lab.strategy_real_value(strategy.game)
+    rows = lab.measure_strategy(strategy, ["det-arith", "rand-pshar"], ["none"], value=value,
+                                conventions=SIZE_CONVENTIONS)
+    by = {(r.mapping, r.sizes_in): r for r in rows}
+    assert len(by) == 4
+    lab_ = AgentLab(strategy)
+    assert lab_.sizes_in == DEFAULT_SIZE_CONVENTION
+    assert lab_.models[0].sizes_in == DEFAULT_SIZE_CONVENTION
+    for m in ("det-arith", "rand-pshar"):
+        fig = lab_.measure(get_mapping(m), NONE, value)
+        assert fig.best_responses == by[(m, DEFAULT_SIZE_CONVENTION)].best_responses
+        assert by[(m, "real")].extra["all_in_misreads"] == 0
+        assert by[(m, "abstract")].extra["all_in_misreads"] > 0
+        assert by[(m, "real")].average != by[(m, "abstract")].average
+        for r in (by[(m, "real")], by[(m, "abstract")]):
+            assert r.seat(0) >= -r.value_error and r.seat(1) >= -r.value_error
+    assert lab.parse_conventions(None) == [DEFAULT_SIZE_CONVENTION]
+    assert lab.parse_conventions("all") == list(SIZE_CONVENTIONS)
+    with pytest.raises(ValueError, match="size convention"):
+        lab.parse_conventions("abstract,chips")
+    table = lab.format_convention_table(rows)
+    assert table.count("sizes in real") == 1 and "det-arith" in table
 
 
 @pytest.mark.skipif(NO_JIT, reason="no-limit Leduc is slow without the JIT")
@@ -622,6 +770,17 @@ def test_cli_exploit_leduc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "seat 0" in out and "average" in out and "rand-pshar" in out
     assert len((tmp_path / "nl-leduc.csv").read_text().splitlines()) == 3
     assert main(["translation", "exploit", "--game", "nl-leduc", "--stacks", "3"]) == 1
+    code = main(["translation", "exploit", "--game", "nl-leduc", "--mappings", "det-arith",
+                 "--sizes-in", "all", "--out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "sizes in abstract" in out and "sizes in real" in out and "lower" in out
+    rows = json.loads((tmp_path / "nl-leduc.json").read_text())
+    assert [r["sizes_in"] for r in rows] == ["abstract", "real"]
+    assert rows[1]["all_in_misreads"] == 0 < rows[0]["all_in_misreads"]
+    assert main(["translation", "exploit", "--game", "clairvoyance", "--sizes-in",
+                 "real"]) == 1
+    assert main(["translation", "exploit", "--game", "nl-leduc", "--sizes-in", "chips"]) == 1
 
 
 def test_cli_best_size_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
