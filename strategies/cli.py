@@ -123,6 +123,9 @@ def _add_learn_sizes(sub: Any) -> None:
                    help="the card players' regret matching (default cfr+)")
     p.add_argument("--smoothing", type=int, default=SMOOTHING,
                    help=f"the sizing players' constant N (default {SMOOTHING:,})")
+    p.add_argument("--skip-unstable", action="store_true",
+                   help="learn only at nodes where L and H keep the tree's shape (a size "
+                   "that reaches the stack changes it); the others keep their base sizes")
     p.add_argument("--min-bet", type=float, default=None, metavar="CHIPS",
                    help="smallest raise-by in chips (default: the big blind, as ACPC; 0 for "
                    "the textbook games whose bets may be any size)")

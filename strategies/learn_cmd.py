@@ -54,7 +54,7 @@ def learn_sizes(args: argparse.Namespace) -> int:
     if args.smoothing <= 0:
         raise UsageError(f"expected --smoothing N > 0, got {args.smoothing}")
     _check_plot(args.plot)
-    learn = parse_learn(args.learn, args.range)
+    learn = parse_learn(args.learn, args.range, skip_unstable=args.skip_unstable)
     game = load_game(args.game)
     abstraction = parse_betting_abstraction(args.abstraction)
     rules = Rules.of(game, min_bet=args.min_bet)
@@ -70,7 +70,7 @@ def learn_sizes(args: argparse.Namespace) -> int:
     from strategies import sizing
 
     with console.compile_notice(PROG, [sizing._learn_run]):
-        learner.iterate(1)
+        learner.warm_up()
     target = None if args.minutes is not None else (args.iterations or 1_000_000)
     deadline = None if args.minutes is None else time.monotonic() + 60.0 * args.minutes
     names = [n.key or "root" for n in sizing_game.learned]
@@ -79,6 +79,10 @@ def learn_sizes(args: argparse.Namespace) -> int:
         shown = ", ".join(f"{k}={s:.4f}" for k, s in zip(names[:6], solver.sizes, strict=False))
         return shown + (" ..." if len(names) > 6 else "")
 
+    skipped = sizing_game.learn.skipped if sizing_game.learn is not None else ()
+    if skipped:
+        say(f"--skip-unstable: {len(skipped)} node(s) keep their base sizes (L or H would "
+            f"change the tree's shape): {', '.join(k or 'root' for k in skipped)}")
     say(f"{len(names)} learned size(s) in a transformed game of {len(sizing_game.nodes):,} "
         f"nodes ({sizing_game.num_deals} deals); card players {args.solver}, smoothing "
         f"N = {args.smoothing:,}")

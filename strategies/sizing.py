@@ -137,6 +137,10 @@ class LearnSpec:
     sequences: frozenset[str] | None = None
     low: float | None = None
     high: float | None = None
+    skip_unstable: bool = False
+    """Learn only where ``L`` and ``H`` keep the tree's shape (:func:`stable_learn`)."""
+    skipped: tuple[str, ...] = ()
+    """Nodes left at their base sizes by :func:`stable_learn`."""
 
     def learns(self, position: int, key: str) -> bool:
         """True for a node of ``position`` with sized key ``key`` that learns."""
@@ -149,11 +153,12 @@ class LearnSpec:
         return {
             "positions": sorted(self.positions),
             "sequences": None if self.sequences is None else sorted(self.sequences),
-            "low": self.low, "high": self.high,
+            "low": self.low, "high": self.high, "skipped": list(self.skipped),
         }
 
 
-def parse_learn(texts: Sequence[str], range_text: str | None) -> LearnSpec:
+def parse_learn(texts: Sequence[str], range_text: str | None, *,
+                skip_unstable: bool = False) -> LearnSpec:
     """``--learn POSITION[:KEYS]`` options (``0``, ``1`` or ``both``; keys comma-separated
     bare sequence keys, ``root`` for the first decision) and ``--range L,H``.
 
@@ -191,7 +196,8 @@ def parse_learn(texts: Sequence[str], range_text: str | None) -> LearnSpec:
                              f"{range_text!r}") from None
         if not (0.0 < low < high) or not math.isfinite(high):
             raise UsageError(f"expected 0 < L < H for --range, got {range_text!r}")
-    return LearnSpec(frozenset(positions), None if keys is None else frozenset(keys), low, high)
+    return LearnSpec(frozenset(positions), None if keys is None else frozenset(keys), low, high,
+                     skip_unstable)
 
 
 # --------------------------------------------------------------------------- the builder
@@ -423,6 +429,57 @@ class SizingGame:
         return identity
 
 
+def _build(game: Game, abstraction: BettingAbstraction, learn: LearnSpec | None,
+           rules: Rules) -> _Builder:
+    builder = _Builder(rules, abstraction, game.num_rounds, learn)
+    builder.build(_State(0, rules.blinds, rules.first_player[0], 0, 0, 0.0), "", ())
+    return builder
+
+
+def _check_structure(nodes: Sequence[_Node]) -> None:
+    """Raise if two nodes of one information set (the L and H branches) differ in shape."""
+    seen: dict[tuple[int, str], int] = {}
+    for node in nodes:
+        if node.player < 0:
+            continue
+        k = seen.setdefault((node.player, node.key), len(node.actions))
+        if k != len(node.actions):
+            raise SizingError(
+                f"expected the L and H branches of a learned bet to have the same actions, "
+                f"got {k} and {len(node.actions)} at {node.key or 'root'!r} (a size reaches "
+                f"the stack or the minimum raise: narrow --range, or --skip-unstable)")
+
+
+def stable_learn(game: Game, abstraction: BettingAbstraction, learn: LearnSpec,
+                 rules: Rules) -> LearnSpec:
+    """``learn`` restricted to the nodes whose ``L`` and ``H`` branches keep the tree's
+    shape: candidates in tree order, each kept if the game with it and the ones kept so far
+    still has one shape per information set (greedy). :attr:`LearnSpec.skipped` lists the
+    others."""
+    fixed = _build(game, abstraction, None, rules)
+    candidates: list[str] = []
+    for node in fixed.nodes:
+        if 0 <= node.player < 2 and learn.learns(node.player, node.key) and any(
+            a.kind is ActionKind.RAISE and a.fraction != ALL_IN for a in node.actions
+        ):
+            key = bare_key(node.key)
+            if key not in candidates:
+                candidates.append(key)
+    kept: list[str] = []
+    skipped: list[str] = []
+    for key in candidates:
+        trial = dataclasses.replace(learn, sequences=frozenset([*kept, key]),
+                                    skip_unstable=False)
+        try:
+            _check_structure(_build(game, abstraction, trial, rules).nodes)
+        except SizingError:
+            skipped.append(key)
+            continue
+        kept.append(key)
+    return dataclasses.replace(learn, sequences=frozenset(kept), skip_unstable=False,
+                               skipped=tuple(skipped))
+
+
 def build_sizing_game(game: Game, abstraction: BettingAbstraction, *,
                       learn: LearnSpec | None = None, rules: Rules | None = None) -> SizingGame:
     """The continuous game of ``abstraction`` in ``game``, transformed where ``learn`` says.
@@ -433,9 +490,10 @@ def build_sizing_game(game: Game, abstraction: BettingAbstraction, *,
         UsageError: for games whose deals cannot be enumerated.
     """
     rules = rules or Rules.of(game)
-    builder = _Builder(rules, abstraction, game.num_rounds, learn)
-    first = rules.first_player[0]
-    builder.build(_State(0, rules.blinds, first, 0, 0, 0.0), "", ())
+    if learn is not None and learn.skip_unstable:
+        learn = stable_learn(game, abstraction, learn, rules)
+    builder = _build(game, abstraction, learn, rules)
+    _check_structure(builder.nodes)
     unused = sorted({key for key, _ in abstraction.sequences} - builder.used)
     if unused:
         raise SizingError(f"expected every 'sequences' key of {abstraction.name!r} to name a "
@@ -504,11 +562,6 @@ def build_sizing_game(game: Game, abstraction: BettingAbstraction, *,
             total += width * k
             if node.player >= 2:
                 size_rows[node.learned] = known[0]
-        elif known[1] != k:
-            raise SizingError(
-                f"expected the L and H branches of a learned bet to have the same actions, "
-                f"got {known[1]} and {k} at {node.key or 'root'!r} (a size reaches the stack "
-                f"or the minimum raise: narrow --range)")
         offset[i] = known[0]
         rows[i] = buckets[node.round] if node.player < 2 else 1
     term_payoff = np.array(payoffs, dtype=np.float64)[:, :, :n_players].copy()
@@ -611,19 +664,26 @@ class SizeLearner:
         self._node_at = np.zeros(depth, dtype=np.int64)
         self._next_action = np.zeros(depth, dtype=np.int64)
 
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) the kernel without iterating."""
+        self._run(0)
+
     def iterate(self, iterations: int) -> None:
         """Run ``iterations`` more iterations."""
         if iterations <= 0:
             return
         start = time.perf_counter()
+        self._run(iterations)
+        self.iteration += iterations
+        self.seconds += time.perf_counter() - start
+        self.trace.append((self.iteration, [float(x) for x in self.sizes]))
+
+    def _run(self, iterations: int) -> None:
         g = self.game
         _learn_run(g.kernel_args(), iterations, self.iteration, self.plus,
                    1.0 if self.plus else 0.0, self.smoothing, self.regrets, self.strategy_sum,
                    self._current, self._reach, self._value, self._action_value,
                    self._node_at, self._next_action, g.size_rows, g.low, g.high, self.sizes)
-        self.iteration += iterations
-        self.seconds += time.perf_counter() - start
-        self.trace.append((self.iteration, [float(x) for x in self.sizes]))
 
     def tail_sizes(self) -> list[float]:
         """Per learned node, the played size averaged over the second half of the run
@@ -766,6 +826,44 @@ def _node_reach(game: SizingGame, table: F64) -> F64:
 # --------------------------------------------------------------------------- fixed sizes
 
 
+class FixedSolver:
+    """Full-width CFR(+) on a continuous game without sizing players (resumable).
+
+    Raises:
+        SizingError: for a transformed game.
+    """
+
+    def __init__(self, game: SizingGame, *, plus: bool = True) -> None:
+        if game.learn is not None:
+            raise SizingError("expected a game with fixed sizes (no sizing players)")
+        self.game = game
+        self.plus = plus
+        self.iteration = 0
+        size = game.table_size
+        self.regrets, self.strategy_sum = np.zeros(size), np.zeros(size)
+        self._current = np.zeros(size)
+        depth, deals = game.max_depth + 2, game.num_deals
+        self._reach = np.zeros((depth, 2, deals))
+        self._value = np.zeros((depth, 2, deals))
+        self._action_value = np.zeros((depth, game.max_actions, deals))
+        self._node_at = np.zeros(depth, dtype=np.int64)
+        self._next_action = np.zeros(depth, dtype=np.int64)
+
+    def iterate(self, iterations: int) -> None:
+        """Run ``iterations`` more iterations (alternating updates)."""
+        if iterations <= 0:
+            return
+        _cfr_run(self.game.kernel_args(), iterations, self.iteration, True, self.plus, False,
+                 0.0, 0.0, 1.0 if self.plus else 0.0, self.regrets, self.strategy_sum,
+                 self._current, self._reach, self._value, self._action_value, self._node_at,
+                 self._next_action)
+        self.iteration += iterations
+
+    def average_strategy(self) -> F64:
+        """The average strategy (table layout)."""
+        return _normalise(self.game, self.strategy_sum)
+
+
 def solve_fixed(game: SizingGame, iterations: int, *, plus: bool = True,
                 tick: Callable[[int], None] | None = None, chunk: int = 1000) -> F64:
     """Solve a continuous game without sizing players by CFR(+); its average strategy.
@@ -773,26 +871,12 @@ def solve_fixed(game: SizingGame, iterations: int, *, plus: bool = True,
     Raises:
         SizingError: for a transformed game.
     """
-    if game.learn is not None:
-        raise SizingError("expected a game with fixed sizes (no sizing players)")
-    size = game.table_size
-    regrets, sums, current = np.zeros(size), np.zeros(size), np.zeros(size)
-    depth, deals = game.max_depth + 2, game.num_deals
-    reach = np.zeros((depth, 2, deals))
-    value = np.zeros((depth, 2, deals))
-    action_value = np.zeros((depth, game.max_actions, deals))
-    node_at = np.zeros(depth, dtype=np.int64)
-    next_action = np.zeros(depth, dtype=np.int64)
-    done = 0
-    while done < iterations:
-        step = min(chunk, iterations - done)
-        _cfr_run(game.kernel_args(), step, done, True, plus, False, 0.0, 0.0,
-                 1.0 if plus else 0.0, regrets, sums, current, reach, value, action_value,
-                 node_at, next_action)
-        done += step
+    solver = FixedSolver(game, plus=plus)
+    while solver.iteration < iterations:
+        solver.iterate(min(chunk, iterations - solver.iteration))
         if tick is not None:
-            tick(done)
-    return _normalise(game, sums)
+            tick(solver.iteration)
+    return solver.average_strategy()
 
 
 def fixed_game(game: Game, abstraction: BettingAbstraction, *,

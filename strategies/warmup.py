@@ -119,12 +119,24 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
         games.full_best_responses(game, strategy, get_mapping("rand-pshar"),
                                   parse_purification("none"))
 
+    def learned_sizes() -> None:
+        from agent.abstraction.actions import parse_betting_abstraction
+        from agent.acpc.gamefiles import load_game
+        from strategies.sizing import SizeLearner, build_sizing_game, parse_learn
+
+        game = build_sizing_game(load_game("kuhn.nolimit.2p.game"),
+                                 parse_betting_abstraction('{"fractions": [[[0.5]]], '
+                                                           '"max_raises": [1]}'),
+                                 learn=parse_learn(["0"], "0.2,0.8"))
+        SizeLearner(game).iterate(2)
+
     return [
         ("hand evaluator", evaluator),
         ("hold'em buckets", buckets),
         ("suit isomorphism", isomorphism),
         ("strategy files and policies", strategy_files),
         ("solvers and best response (Leduc)", solvers),
+        ("learned bet sizes", learned_sizes),
         ("deal-pool solver", pool_solver),
         ("sampled best response", sampled_best_response),
         ("strength tables", strength_tables),

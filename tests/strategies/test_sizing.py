@@ -261,6 +261,23 @@ def test_nothing_to_learn_and_limit_games_are_errors() -> None:
         build_sizing_game(load_game(KUHN), spec, learn=parse_learn(["0"], None), rules=rules)
 
 
+def test_unstable_nodes_are_an_error_or_skipped() -> None:
+    game = load_game("leduc.nolimit.2p.game")  # stacks 12: H reaches the stack in places
+    base = parse_betting_abstraction("fcpa")
+    with pytest.raises(SizingError, match="same actions"):
+        build_sizing_game(game, base, learn=parse_learn(["both"], "0.75,1.33"))
+    learn = parse_learn(["both"], "0.75,1.33", skip_unstable=True)
+    transformed = build_sizing_game(game, base, learn=learn)
+    kept = transformed.learn
+    assert kept is not None and kept.skipped and kept.sequences
+    assert set(kept.skipped).isdisjoint(kept.sequences)
+    assert {n.key for n in transformed.learned} <= set(kept.sequences)
+    for key in kept.skipped:  # each skipped node really breaks the shape with the kept ones
+        trial = LearnSpec(frozenset({0, 1}), frozenset([*kept.sequences, key]), 0.75, 1.33)
+        with pytest.raises(SizingError, match="same actions"):
+            build_sizing_game(game, base, learn=trial)
+
+
 def test_kernels_without_jit() -> None:
     run_without_jit(__file__)
 
@@ -334,3 +351,50 @@ def _play_live(tmp_path: Path, strat: Path, spec: BettingAbstraction) -> None:
     learned_x = {round(a.x, 6) for n in tree.decision_nodes for a in n.actions}
     for t in translations:  # A and B are sizes of the node: learned ones or call/all-in
         assert t["A"] in learned_x | {0.0} and t["B"] in learned_x | {0.0}
+
+
+def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None:
+    import os
+    import re
+    import signal
+
+    half = tmp_path / "half.json"
+    half.write_text(HALF)
+    args = [sys.executable, "-m", "strategies.cli", "learn-sizes", "--game", KUHN,
+            "--abstraction", str(half), "--learn", "0", "--range", "0.1,0.9", "--min-bet", "0",
+            "--out", str(tmp_path / "l.json"), "--checkpoint", str(tmp_path / "l.ckpt.npz")]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen([*args, "--minutes", "30", "--no-progress"], cwd=ROOT, text=True,
+                          stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
+        assert proc.stderr is not None
+        for _ in range(20):
+            line = proc.stderr.readline()
+            if "learning sizes from iteration" in line or not line:
+                break
+        assert "Ctrl-C writes a checkpoint" in line, line
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "--resume" in err
+    stopped = int(re.search(r"interrupted at iteration (\d+)", err).group(1))  # type: ignore[union-attr]
+    assert (tmp_path / "l.ckpt.npz").exists() and not (tmp_path / "l.json").exists()
+    done = subprocess.run([*args, "--resume", "--iterations", str(stopped + 1000),
+                           "--no-progress"], cwd=ROOT, text=True, capture_output=True,
+                          check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"from iteration {stopped}" in done.stderr
+    document = json.loads((tmp_path / "l.json").read_text())
+    assert document["run"]["iterations"] == stopped + 1000
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    for extra, message in (
+        (["--learn", "7"], "POSITION 0, 1 or both"),
+        (["--learn", "0", "--range", "1,0.5"], "0 < L < H"),
+        (["--learn", "0", "--range", "0.1,0.9", "--plot", "x.txt"], "--plot FILE.png"),
+        (["--learn", "1", "--range", "0.1,0.9"], "with a sized bet to learn"),
+    ):
+        out = _cli("learn-sizes", "--game", KUHN, "--abstraction", HALF, *extra, "--out",
+                   "o.json", cwd=tmp_path)
+        assert out.returncode == 1, out.stderr
+        assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
