@@ -191,18 +191,28 @@ def lift(abstract: KuhnGame, table: npt.ArrayLike, full: KuhnGame) -> F64:
             table has the wrong size.
     """
     values = np.asarray(table, dtype=np.float64).reshape(-1)
+    if values.shape != (abstract.table_size,):
+        raise UsageError(f"expected a table of {abstract.table_size} values, got "
+                         f"{values.shape!r}")
+    return values[lift_index(abstract, full)]
+
+
+def lift_index(abstract: KuhnGame, full: KuhnGame) -> npt.NDArray[np.int64]:
+    """For every index of a full-game table, the index of ``abstract``'s table it copies
+    (card ``c`` at node ``n``, action ``a`` -> ``n``'s row of ``c``'s bucket, action ``a``).
+
+    Raises:
+        UsageError: if the games have different decks or the full game is abstracted.
+    """
     if abstract.num_cards != full.num_cards or full.equal_width.count != full.num_cards:
         raise UsageError(f"expected an abstraction of the full {full.num_cards}-card game, "
                          f"got {abstract.num_cards} cards and a full game of "
                          f"{full.equal_width.count} buckets")
-    if values.shape != (abstract.table_size,):
-        raise UsageError(f"expected a table of {abstract.table_size} values, got "
-                         f"{values.shape!r}")
     of_card = np.array([abstract.equal_width.of_card(c) for c in range(full.num_cards)])
-    out = np.empty(full.table_size)
+    out = np.empty(full.table_size, dtype=np.int64)
     for node in np.flatnonzero(full.offset >= 0):
         k = int(full.num_actions[node])
-        rows = values[int(abstract.offset[node]):][: int(abstract.rows[node]) * k]
-        block = rows.reshape(-1, k)[of_card]
-        out[int(full.offset[node]) : int(full.offset[node]) + full.num_cards * k] = block.ravel()
+        start = int(full.offset[node])
+        rows = int(abstract.offset[node]) + of_card[:, None] * k + np.arange(k)[None, :]
+        out[start : start + full.num_cards * k] = rows.ravel()
     return out

@@ -191,3 +191,72 @@ def solve_lp(game: AbstractGame) -> LPSolution:
             if start + b * k not in form.parent[int(game.player[node])]:
                 table[start + b * k : start + (b + 1) * k] = 1.0 / k
     return LPSolution(values[0], table)
+
+
+def _lp(cost: F64, a_ub: Any, b_ub: F64, a_eq: Any, b_eq: F64, bounds: list[Any],
+        what: str) -> Any:
+    from scipy.optimize import linprog
+
+    result = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds,
+                     method="highs")
+    if result.status != 0:
+        raise SequenceFormError(f"expected an optimal LP for {what}, got status "
+                                f"{result.status}: {result.message!r}")
+    return result
+
+
+def best_lifted_equilibrium(abstract: AbstractGame, full: AbstractGame,
+                            index_map: npt.ArrayLike, slack: float = 1e-9) -> tuple[float, float]:
+    """The smallest full-game best-response values an abstract *equilibrium* concedes.
+
+    ``index_map[i]`` is the abstract table index whose probability the full table's index
+    ``i`` plays (the lifting: a full row copies one abstract row). For each position ``p``
+    the LP chooses, among ``p``'s abstract strategies that guarantee the abstract game's
+    value (to ``slack``), the one whose lifted strategy concedes the least to a full-game
+    best response. Returns ``(br0, br1)``: what a full-game best response wins in each
+    position against the best such choice of the other position; their mean is the least
+    full-game exploitability of any abstract equilibrium (the equilibrium set of a zero-sum
+    game is a product, so the two choices combine).
+
+    Raises:
+        SequenceFormError: without perfect recall or if an LP fails.
+    """
+    from scipy import sparse
+
+    mapping = np.asarray(index_map, dtype=np.int64).reshape(-1)
+    if mapping.shape != (full.table_size,):
+        raise UsageError(f"expected an index map of {full.table_size} entries, got "
+                         f"{mapping.shape!r}")
+    fa, ff = sequence_form(abstract), sequence_form(full)
+    value = solve_lp(abstract).value
+    conceded = [0.0, 0.0]
+    for p in (0, 1):
+        o = 1 - p
+        # payoffs oriented for p (p maximises): rows p's sequences, columns o's
+        m_abs = sparse.csr_matrix(fa.payoff if p == 0 else -fa.payoff.T)
+        m_full = sparse.csr_matrix(ff.payoff if p == 0 else -ff.payoff.T)
+        guarantee = value if p == 0 else -value
+        own, own_rhs = _constraints(fa, p, abstract)
+        opp_abs, opp_abs_rhs = _constraints(fa, o, abstract)
+        opp_full, opp_full_rhs = _constraints(ff, o, full)
+        seq_abs = {index: s + 1 for s, index in enumerate(fa.seq_index[p])}
+        n_x, n_full = own.shape[1], len(ff.seq_index[p]) + 1
+        lift_rows = [0] + [seq_abs[int(mapping[i])] for i in ff.seq_index[p]]
+        lifting = sparse.csr_matrix((np.ones(n_full), (np.arange(n_full), lift_rows)),
+                                    shape=(n_full, n_x))
+        n_v, n_w = opp_abs.shape[0], opp_full.shape[0]
+        zeros = sparse.csr_matrix
+        a_ub = sparse.vstack([
+            sparse.hstack([-(m_full.T @ lifting), zeros((m_full.shape[1], n_v)), opp_full.T]),
+            sparse.hstack([-m_abs.T, opp_abs.T, zeros((m_abs.shape[1], n_w))]),
+            sparse.hstack([zeros((1, n_x)), zeros(-opp_abs_rhs.reshape(1, -1)),
+                           zeros((1, n_w))]),
+        ]).tocsr()
+        b_ub = np.concatenate([np.zeros(m_full.shape[1] + m_abs.shape[1]),
+                               [-(guarantee - slack)]])
+        a_eq = sparse.hstack([own, zeros((own.shape[0], n_v + n_w))]).tocsr()
+        cost = np.concatenate([np.zeros(n_x + n_v), -opp_full_rhs])
+        bounds = [(0.0, None)] * n_x + [(None, None)] * (n_v + n_w)
+        result = _lp(cost, a_ub, b_ub, a_eq, own_rhs, bounds, f"position {p}'s best lift")
+        conceded[o] = float(result.fun)  # = -(what p guarantees in the full game)
+    return conceded[0], conceded[1]

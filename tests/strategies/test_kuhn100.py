@@ -13,6 +13,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -124,3 +128,52 @@ def test_lp_refuses_three_players() -> None:
     with pytest.raises(ValueError, match="2-player"):
         solve_lp(abstract("kuhn.limit.3p.game"))
     assert issubclass(SequenceFormError, ValueError)
+
+
+@pytest.mark.skipif(NO_JIT, reason="slow without the JIT")
+def test_least_exploitable_abstract_equilibrium() -> None:
+    from strategies.kuhn100 import lift_index
+    from strategies.sequence_form import best_lifted_equilibrium
+
+    full = build_kuhn(100)
+    value = solve_lp(full).value
+    same = best_lifted_equilibrium(full, full, lift_index(full, full))
+    assert same == pytest.approx((value, -value), abs=1e-8)  # no abstraction: no loss
+    for buckets in (3, 25):
+        g = build_kuhn(100, buckets)
+        least = best_lifted_equilibrium(g, full, lift_index(g, full))
+        abstract_value = solve_lp(g).value
+        assert least[0] >= abstract_value - 1e-8 and least[1] >= -abstract_value - 1e-8
+        assert least[0] >= value - 1e-8 and least[1] >= -value - 1e-8
+        # an exact abstract equilibrium concedes at least the least; CFR+'s approximate
+        # one (abstract exploitability ~1e-5) up to a little less
+        for table, tol in ((solve_lp(g).table, 1e-8), (_cfr_plus(g), 1e-4)):
+            found = exploitability(full, lift(g, table, full)).best_responses
+            assert found[0] >= least[0] - tol and found[1] >= least[1] - tol
+
+
+def _cfr_plus(g: object) -> np.ndarray:
+    solver = Solver(g, "cfr+")  # type: ignore[arg-type]
+    solver.iterate(2000)
+    return solver.average_strategy()
+
+
+@pytest.mark.skipif(NO_JIT, reason="slow without the JIT")
+def test_script_writes_tables_and_plots(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "kuhn100_script", Path(__file__).parents[2] / "scripts" / "kuhn100.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "out"
+    assert script.main(["--out", str(out), "--cards", "12", "--buckets", "3", "--seconds",
+                        "0.05", "--reference-iterations", "50", "--solvers",
+                        "cfr,pure-cfr"]) == 0
+    values = json.loads((out / "values.json").read_text())
+    assert [r["game"] for r in values["rows"]] == ["full", "3"]
+    assert values["rows"][0]["value_lp"] == pytest.approx(solve_lp(build_kuhn(12)).value)
+    runs = json.loads((out / "convergence.json").read_text())["runs"]
+    assert [r["solver"] for r in runs["3"]] == ["cfr", "pure-cfr"]
+    assert all(r["exploitability"] for r in runs["full"])
+    for name in ("values.md", "convergence_iterations.png", "convergence_seconds.png"):
+        assert (out / name).stat().st_size > 0
