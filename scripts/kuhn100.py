@@ -144,7 +144,7 @@ def converge(g: KuhnGame, full: KuhnGame, variant: str, seconds: float, seed: in
             "seconds": [p[1] for p in points], "exploitability": [p[2] for p in points]}
 
 
-def plot(runs: dict[str, list[dict[str, Any]]], floors: dict[str, float], out: Path,
+def plot(runs: dict[str, list[dict[str, Any]]], floors: dict[str, tuple[float, float]], out: Path,
          cards: int) -> list[Path]:
     import matplotlib
 
@@ -162,8 +162,11 @@ def plot(runs: dict[str, list[dict[str, Any]]], floors: dict[str, float], out: P
                 if r["iterations"]:
                     ax.loglog(r[axis], r["exploitability"], label=r["solver"], lw=1.4)
             if name in floors and name != "full":
-                ax.axhline(floors[name], color="grey", ls="--", lw=1,
-                           label="LP abstract eq. in full game")
+                lp_floor, least = floors[name]
+                ax.axhline(lp_floor, color="grey", ls="--", lw=1,
+                           label="LP's abstract eq. in full game")
+                ax.axhline(least, color="black", ls=":", lw=1,
+                           label="least of any abstract eq.")
             title = f"{cards}-card Kuhn, full game" if name == "full" else \
                 f"{name} buckets (lifted to the full game)"
             ax.set_title(title, fontsize=10)
@@ -225,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     say(f"wrote {out / 'values.md'} and values.json")
     if args.skip_curves:
         return 0
-    floors = {r["game"]: r["full_exploitability_lp_equilibrium"] for r in rows}
+    floors = {r["game"]: (r["full_exploitability_lp_equilibrium"],
+                          r["full_exploitability_least"]) for r in rows}
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in games}
     total = len(games) * len(solvers)
     say(f"convergence: {total} runs of {args.seconds:g} solver seconds each")

@@ -48,8 +48,8 @@ The flags, per iteration ``t = 1, 2, ...``:
 (every deal enumerated with its probability; full-width passes or external sampling, deals
 drawn from the cumulative distribution) or a :class:`~strategies.dealpool.PoolGame` (a
 flat two-player tree and a pool of sampled deals with precomputed buckets and showdown
-results; external sampling only, deals drawn uniformly from the pool: the ``mccfr-es-pool``
-variant the hold'em recipe uses). Both give the kernels the same flat arrays
+results; external sampling or Pure CFR only, deals drawn uniformly from the pool: the
+``mccfr-es-pool`` variant the hold'em recipe uses). Both give the kernels the same flat arrays
 (``kernel_args``), so there is one external-sampling traversal (:func:`_es_pass`) and one
 run loop (:func:`_es_run`) for both. Rows a pool solve never reached average to the
 regret-matching strategy of their regrets (uniform without positive regrets).
@@ -780,7 +780,8 @@ class Solver:
 
     Args:
         game: the flat abstract game (:func:`strategies.game.build_abstract_game`) or a
-            pool game (:class:`strategies.dealpool.PoolGame`, external sampling only).
+            pool game (:class:`strategies.dealpool.PoolGame`, external sampling or Pure
+            CFR only).
         config: a :class:`SolverConfig` or a variant name (``cfr``, ``cfr+``, ``lcfr``,
             ``dcfr``, ``mccfr-es``, ``mccfr-es-pool``).
         seed: seeds the sampling generator (ignored by full-width variants, kept anyway).
@@ -794,8 +795,8 @@ class Solver:
     ) -> None:
         self.game = game
         self.config = solver_config(config)
-        if isinstance(game, PoolGame) and self.config.sampling != "external":
-            raise UsageError(f"expected external sampling for a deal pool, got solver "
+        if isinstance(game, PoolGame) and self.config.sampling not in ("external", "pure"):
+            raise UsageError(f"expected external sampling or Pure CFR for a deal pool, got solver "
                              f"{self.config.name!r}")
         self.seed = int(seed)
         self.iteration = 0
