@@ -5,6 +5,7 @@ Usage::
     python scripts/kuhn100.py [--out kuhn100-results] [--seconds 6] [--cards 100]
                               [--buckets 3,10,25] [--solvers cfr,cfr+,cfr-cs,mccfr-es,pure-cfr]
                               [--seed 0] [--reference-iterations 20000]
+                              [--split domain|proportional] [--skip-curves]
 
 Games: the full N-card Kuhn game (``full``) and its equal-width card abstractions
 (:mod:`strategies.kuhn100`). Writes to ``--out``:
@@ -37,7 +38,7 @@ from typing import Any
 
 from strategies.best_response import exploitability
 from strategies.cfr import VARIANTS, Solver
-from strategies.kuhn100 import KuhnGame, build_kuhn, lift, lift_index
+from strategies.kuhn100 import SPLITS, KuhnGame, build_kuhn, lift, lift_index
 
 PUBLISHED = {"3": -0.0264, "10": -0.0566, "25": -0.0566}
 """The published abstract-game values (the text: 3 buckets -0.0264, every other -0.0566)."""
@@ -89,7 +90,7 @@ def values_table(games: dict[str, KuhnGame], full: KuhnGame, reference_iteration
             f"{row['value_cfr_plus']:+.6f} (abstract expl {cfr_abstract.exploitability:.1e}), "
             f"full-game expl LP eq {lp_full.exploitability:.6f}, CFR+ eq "
             f"{cfr_full.exploitability:.6f}, least over abstract equilibria "
-            f"{row['full_exploitability_least']:.6f}  [{row['seconds']:.1f}s]")
+            f"{max(row['full_exploitability_least'], 0.0):.6f}  [{row['seconds']:.1f}s]")
     return rows
 
 
@@ -115,7 +116,7 @@ def markdown(rows: list[dict[str, Any]], cards: int, reference_iterations: int) 
             f"{r['value_cfr_plus']:+.6f} | {published} | "
             f"{r['full_exploitability_lp_equilibrium']:.6f} | "
             f"{r['full_exploitability_cfr_plus']:.6f} | "
-            f"{r['full_exploitability_least']:.6f} |")
+            f"{max(r['full_exploitability_least'], 0.0):.6f} |")
     lines += ["", f"CFR+: {reference_iterations} iterations per game (its abstract-game "
               f"exploitability is in values.json). An abstract game has many equilibria and "
               f"they differ in the full game: 'LP eq.' is the one HiGHS returns, 'least' the "
@@ -198,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     p.add_argument("--reference-iterations", type=int, default=20_000,
                    help="CFR+ iterations of the reference abstract equilibria")
+    p.add_argument("--split", choices=SPLITS, default="domain",
+                   help="how buckets share a remainder: domain (100 in 3: 0-32, 33-65, "
+                        "66-99; the default) or proportional (0-33, 34-66, 67-99)")
     p.add_argument("--skip-curves", action="store_true", help="only the values table")
     args = p.parse_args(argv)
     try:
@@ -219,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     full = build_kuhn(args.cards)
     games: dict[str, KuhnGame] = {"full": full}
     for b in buckets:
-        games[str(b)] = build_kuhn(args.cards, b)
+        games[str(b)] = build_kuhn(args.cards, b, args.split)
     say(f"{args.cards}-card Kuhn: {full.num_deals} deals; games {', '.join(games)}")
     say("values (sequence-form LP) and full-game exploitability of the abstract equilibria:")
     rows = values_table(games, full, args.reference_iterations, say)
-    (out / "values.json").write_text(json.dumps({"cards": args.cards, "rows": rows}, indent=1))
+    (out / "values.json").write_text(json.dumps(
+        {"cards": args.cards, "split": args.split, "rows": rows}, indent=1))
     (out / "values.md").write_text(markdown(rows, args.cards, args.reference_iterations))
     say(f"wrote {out / 'values.md'} and values.json")
     if args.skip_curves:

@@ -74,18 +74,28 @@ def kuhn_betting_game() -> Game:
     return parse_gamedef(KUHN_GAMEDEF, "kuhn100.KUHN_GAMEDEF")
 
 
+SPLITS = ("domain", "proportional")
+"""How equal-width buckets share a remainder: ``domain`` (DOMAIN.md: width ``N // k``, the
+last bucket takes the rest; 100 cards in 3: 33, 33, 34) or ``proportional`` (card ``c`` in
+bucket ``c * k // N``; 100 cards in 3: 34, 33, 33)."""
+
+
 class EqualWidthCards:
     """``buckets`` equal-width buckets of the cards ``0 .. cards-1`` (see the module
-    docstring): card ``c`` is in bucket ``min(c // (cards // buckets), buckets - 1)``."""
+    docstring): card ``c`` is in bucket ``min(c // (cards // buckets), buckets - 1)``, or
+    ``c * buckets // cards`` with ``split="proportional"``."""
 
-    def __init__(self, cards: int, buckets: int) -> None:
+    def __init__(self, cards: int, buckets: int, split: str = "domain") -> None:
         if not 2 <= cards <= MAX_CARDS:
             raise UsageError(f"expected a deck of 2..{MAX_CARDS} cards, got {cards!r}")
         if not 1 <= buckets <= cards:
             raise UsageError(f"expected 1..{cards} buckets for {cards} cards, got {buckets!r}")
+        if split not in SPLITS:
+            raise UsageError(f"expected a split in {SPLITS}, got {split!r}")
         self.cards = cards
         self.count = buckets
         self.width = cards // buckets
+        self.split = split
 
     @property
     def buckets(self) -> tuple[int, ...]:
@@ -93,12 +103,15 @@ class EqualWidthCards:
 
     @property
     def spec(self) -> dict[str, Any]:
-        return {"kind": "kuhn-equal-width", "cards": self.cards, "buckets": [self.count]}
+        return {"kind": "kuhn-equal-width", "cards": self.cards, "buckets": [self.count],
+                "split": self.split}
 
     def of_card(self, card: int) -> int:
         """The bucket of one card."""
         if not 0 <= card < self.cards:
             raise AbstractionError(f"expected a card in 0..{self.cards - 1}, got {card!r}")
+        if self.split == "proportional":
+            return card * self.count // self.cards
         return min(card // self.width, self.count - 1)
 
     def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
@@ -111,8 +124,12 @@ class EqualWidthCards:
         """``(first, last)`` card of every bucket, in bucket order."""
         out: list[tuple[int, int]] = []
         for b in range(self.count):
-            first = b * self.width
-            last = self.cards - 1 if b == self.count - 1 else first + self.width - 1
+            if self.split == "proportional":
+                first = -(-b * self.cards // self.count)
+                last = -(-(b + 1) * self.cards // self.count) - 1
+            else:
+                first = b * self.width
+                last = self.cards - 1 if b == self.count - 1 else first + self.width - 1
             out.append((first, last))
         return out
 
@@ -134,9 +151,10 @@ class KuhnGame(AbstractGame):
         return f"{first}" if first == last else f"{first}-{last}"
 
 
-def build_kuhn(cards: int = DEFAULT_CARDS, buckets: int | None = None) -> KuhnGame:
+def build_kuhn(cards: int = DEFAULT_CARDS, buckets: int | None = None,
+               split: str = "domain") -> KuhnGame:
     """N-card Kuhn (``cards`` = N) abstracted to ``buckets`` equal-width buckets (the full
-    game, one card per bucket, if None).
+    game, one card per bucket, if None), the remainder shared as ``split`` says.
 
     Deals are the ordered pairs ``(card of position 0, card of position 1)`` in
     lexicographic order, each with probability ``1 / (N (N - 1))``. Showdown pattern 0 means
@@ -145,7 +163,7 @@ def build_kuhn(cards: int = DEFAULT_CARDS, buckets: int | None = None) -> KuhnGa
     Raises:
         UsageError: for a deck or bucket count out of range.
     """
-    abstraction = EqualWidthCards(cards, cards if buckets is None else buckets)
+    abstraction = EqualWidthCards(cards, cards if buckets is None else buckets, split)
     game = kuhn_betting_game()
     base = build_abstract_game(game, PRESETS["fcpa"], BlindCards(game))
     layout = table_layout(base.tree, abstraction.buckets)

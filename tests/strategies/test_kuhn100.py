@@ -73,6 +73,13 @@ def test_bucket_boundaries() -> None:
     assert EqualWidthCards(100, 25).ranges()[-1] == (96, 99)
     assert [EqualWidthCards(100, 25).of_card(c) for c in (0, 3, 4, 99)] == [0, 0, 1, 24]
     assert build_kuhn(100, 3).describe_bucket(0, 2) == "66-99"
+    for cards, k in ((100, 3), (100, 7), (10, 4), (100, 25)):
+        for split in ("domain", "proportional"):
+            ew = EqualWidthCards(cards, k, split)
+            seen = [(ew.of_card(c), c) for c in range(cards)]
+            assert ew.ranges() == [(min(c for b, c in seen if b == x),
+                                    max(c for b, c in seen if b == x)) for x in range(k)]
+    assert EqualWidthCards(100, 3, "proportional").ranges() == [(0, 33), (34, 66), (67, 99)]
     with pytest.raises(ValueError, match="buckets"):
         EqualWidthCards(100, 101)
     with pytest.raises(ValueError, match="card in"):
