@@ -783,7 +783,7 @@ class Solver:
             pool game (:class:`strategies.dealpool.PoolGame`, external sampling or Pure
             CFR only).
         config: a :class:`SolverConfig` or a variant name (``cfr``, ``cfr+``, ``lcfr``,
-            ``dcfr``, ``mccfr-es``, ``mccfr-es-pool``).
+            ``dcfr``, ``mccfr-es``, ``cfr-cs``, ``pure-cfr``, ``mccfr-es-pool``).
         seed: seeds the sampling generator (ignored by full-width variants, kept anyway).
 
     Raises:

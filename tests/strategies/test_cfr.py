@@ -6,7 +6,9 @@
 * Solver kernels equal the oracles below (written over the ``BettingTree`` with dicts and
   Python floats, per deal, recursively) to 1e-12 after the same iterations: every flag
   combination on 2- and 3-player Kuhn, the named variants on limit and no-limit Leduc;
-  external-sampling MCCFR with the same MRG32k3a stream (:mod:`strategies.rng`).
+  external-sampling MCCFR, chance-sampled CFR and Pure CFR with the same MRG32k3a stream
+  (:mod:`strategies.rng`); Pure CFR's regrets and counts stay integers.
+* Convergence: every variant on Kuhn, the sampled ones on Leduc (exploitability bounds).
 * Known values: 2-player Kuhn -1/18, limit Leduc -0.0856 for the first player.
 * Checkpoints: resuming is bitwise the same as not stopping; corrupt or foreign files raise
   :class:`~strategies.cfr.CheckpointError`.
