@@ -2,9 +2,10 @@
 
 :class:`Solver` is the one base solver (the OpenSpiel shape): behaviour flags in a
 :class:`SolverConfig` select vanilla CFR, CFR+, discounted CFR (DCFR, and linear CFR as its
-special case) or external-sampling Monte Carlo CFR, and :class:`CFRSolver`,
-:class:`CFRPlusSolver`, :class:`DCFRSolver`, :class:`LinearCFRSolver` and
-:class:`ExternalSamplingSolver` are thin named variants. The API: :meth:`Solver.iterate`,
+special case), external-sampling Monte Carlo CFR, chance-sampled CFR or Pure CFR, and
+:class:`CFRSolver`, :class:`CFRPlusSolver`, :class:`DCFRSolver`, :class:`LinearCFRSolver`,
+:class:`ExternalSamplingSolver`, :class:`ChanceSampledSolver` and :class:`PureCFRSolver`
+are thin named variants. The API: :meth:`Solver.iterate`,
 :meth:`Solver.average_strategy` (the flat table in
 :func:`agent.strategy.fileformat.table_layout` order, ready for ``dump_strategy``),
 :meth:`Solver.save_checkpoint` / :meth:`Solver.load_checkpoint` (``.npz`` with
@@ -27,6 +28,17 @@ The flags, per iteration ``t = 1, 2, ...``:
   and the other players' actions are sampled from :mod:`strategies.rng` (MRG32k3a, seeded,
   saved in checkpoints), the traverser's actions are all explored, and the other players'
   average strategies are updated at their sampled nodes. Always alternating.
+* ``sampling="chance"``: chance-sampled CFR (Zinkevich et al. 2007; Lanctot et al. 2009):
+  each pass draws one deal from the deals' distribution and runs vanilla CFR on that deal
+  alone with chance weight 1 (every action of every player explored). Alternating: one
+  drawn deal per player's pass; otherwise one deal and one pass for everybody.
+* ``sampling="pure"``: Pure CFR (Gibson 2014, the solver of the published Royal study): per
+  traversal a deal is drawn and every row entered samples one action from its
+  regret-matching strategy (a pure strategy profile); the traverser explores every action
+  and adds ``u(a) - u(sampled)`` to its regrets, the node's value being ``u(sampled)``; the
+  other players follow their sampled action and count it (``t**gamma``) in their average.
+  With integer payoffs the regrets are integers (held exactly in float64). Always
+  alternating.
 * ``discount_interval`` / ``discount_until`` (external sampling): linear-CFR-style
   discounting as in Pluribus (Brown and Sandholm 2019): after every ``discount_interval``
   iterations, while ``t <= discount_until``, regrets and average sums are multiplied by
@@ -36,8 +48,8 @@ The flags, per iteration ``t = 1, 2, ...``:
 (every deal enumerated with its probability; full-width passes or external sampling, deals
 drawn from the cumulative distribution) or a :class:`~strategies.dealpool.PoolGame` (a
 flat two-player tree and a pool of sampled deals with precomputed buckets and showdown
-results; external sampling only, deals drawn uniformly from the pool: the ``mccfr-es-pool``
-variant the hold'em recipe uses). Both give the kernels the same flat arrays
+results; external sampling or Pure CFR only, deals drawn uniformly from the pool: the
+``mccfr-es-pool`` variant the hold'em recipe uses). Both give the kernels the same flat arrays
 (``kernel_args``), so there is one external-sampling traversal (:func:`_es_pass`) and one
 run loop (:func:`_es_run`) for both. Rows a pool solve never reached average to the
 regret-matching strategy of their regrets (uniform without positive regrets).
@@ -107,7 +119,8 @@ class CheckpointError(AcpcError, ValueError):
 
 # --------------------------------------------------------------------------- configuration
 
-Sampling = Literal["full", "external"]
+Sampling = Literal["full", "external", "chance", "pure"]
+SAMPLINGS: tuple[str, ...] = ("full", "external", "chance", "pure")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +139,11 @@ class SolverConfig:
     discount_until: int = 0
 
     def __post_init__(self) -> None:
-        if self.sampling not in ("full", "external"):
-            raise UsageError(f"expected sampling 'full' or 'external', got {self.sampling!r}")
-        if self.sampling == "external" and not self.alternating:
-            raise UsageError("external sampling always alternates: expected alternating=True")
+        if self.sampling not in SAMPLINGS:
+            raise UsageError(f"expected sampling in {SAMPLINGS}, got {self.sampling!r}")
+        if self.sampling in ("external", "pure") and not self.alternating:
+            raise UsageError(f"{self.sampling} sampling always alternates: expected "
+                             f"alternating=True")
         for key in ("alpha", "beta", "gamma"):
             value = getattr(self, key)
             if not math.isfinite(value):
@@ -176,11 +190,13 @@ VARIANTS: dict[str, SolverConfig] = {
     "lcfr": SolverConfig("lcfr", discount=True, alpha=1.0, beta=1.0, gamma=1.0),
     "dcfr": SolverConfig("dcfr", discount=True, alpha=1.5, beta=0.0, gamma=2.0),
     "mccfr-es": SolverConfig("mccfr-es", sampling="external"),
+    "cfr-cs": SolverConfig("cfr-cs", sampling="chance"),
+    "pure-cfr": SolverConfig("pure-cfr", sampling="pure"),
     POOL_SOLVER: SolverConfig(POOL_SOLVER, sampling="external"),
 }
 """The named variants: vanilla CFR, CFR+ (RM+, linear averaging), linear CFR, DCFR(1.5, 0,
-2), external-sampling MCCFR, and the same over a deal pool (with a discount schedule set by
-the recipe); all alternate updates."""
+2), external-sampling MCCFR, chance-sampled CFR, Pure CFR, and external sampling over a deal
+pool (with a discount schedule set by the recipe); all alternate updates."""
 
 
 def solver_config(spec: str | SolverConfig) -> SolverConfig:
@@ -466,13 +482,7 @@ def _es_run(
         t = t0 + i + 1
         weight = float(t) ** gamma
         for p in range(n_players):
-            u = _rng.uniform(state)
-            if cumulative.shape[0] == 0:
-                deal = int(u * n_deals)
-                if deal >= n_deals:
-                    deal = n_deals - 1
-            else:
-                deal = _sample_index(cumulative, u)
+            deal = _draw_deal(cumulative, n_deals, state)
             v = _es_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
                          total, node_at, next_action)
             if p == 0:
@@ -484,6 +494,239 @@ def _es_run(
             for j in range(regrets.shape[0]):
                 regrets[j] *= f
                 strategy_sum[j] *= f
+    return value0
+
+
+@kernel
+def _draw_deal(cumulative: F64, n_deals: int, state: I64) -> int:
+    """One deal: from ``cumulative`` (the enumerated deals' distribution), or uniformly
+    among ``n_deals`` if ``cumulative`` is empty (a pool). Draws one number from ``state``."""
+    u = _rng.uniform(state)
+    if cumulative.shape[0] == 0:
+        deal = int(u * n_deals)
+        return n_deals - 1 if deal >= n_deals else deal
+    return _sample_index(cumulative, u)
+
+
+@kernel
+def _cs_pass(
+    g: KernelGame, deal: int, update_player: int, weight: float, regrets: F64,
+    strategy_sum: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
+    next_action: I64,
+) -> float:
+    """One chance-sampled CFR pass: vanilla CFR on the single ``deal``, chance weight 1.
+
+    The deal was drawn from the deals' own distribution, so its sampling weight
+    ``prob / prob`` is 1: regrets grow by the other players' reach times the action's
+    advantage; the average by ``weight`` times the own reach times the current strategy.
+    Every action of every player is explored; a row's current strategy is its regret
+    matching, read when the walk enters it (each row is entered at most once per pass).
+    ``reach[depth]`` and ``value[depth]`` are per-player frames; updates ``update_player``
+    (everybody if -1). Returns position 0's value of the deal under the current strategy.
+    """
+    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
+     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
+    n_players = reach.shape[1]
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        p = player[node]
+        k = num_actions[node]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                pattern = 0 if s < 0 else deal_pattern[deal, s]
+                for q in range(n_players):
+                    value[depth, q] = term_payoff[t, pattern, q]
+                depth -= 1
+                continue
+            live = False
+            for q in range(n_players):
+                value[depth, q] = 0.0
+                if reach[depth, q] != 0.0:
+                    live = True
+            if not live:
+                depth -= 1
+                continue
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            positive = 0.0
+            for b in range(k):
+                r = regrets[row + b]
+                if r > 0.0:
+                    positive += r
+            for b in range(k):
+                r = regrets[row + b]
+                if positive > 0.0:
+                    sigma[depth, b] = r / positive if r > 0.0 else 0.0
+                else:
+                    sigma[depth, b] = 1.0 / k
+            a = 0
+        else:  # child ``a`` is done: its values are in value[depth + 1]
+            for q in range(n_players):
+                value[depth, q] += sigma[depth, a] * value[depth + 1, q]
+            action_value[depth, a] = value[depth + 1, p]
+            a += 1
+        if a < k:
+            next_action[depth] = a
+            for q in range(n_players):
+                reach[depth + 1, q] = reach[depth, q]
+            reach[depth + 1, p] *= sigma[depth, a]
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        if update_player < 0 or update_player == p:
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            cf = 1.0
+            for q in range(n_players):
+                if q != p:
+                    cf *= reach[depth, q]
+            own = weight * reach[depth, p]
+            v = value[depth, p]
+            for b in range(k):
+                regrets[row + b] += cf * (action_value[depth, b] - v)
+                strategy_sum[row + b] += own * sigma[depth, b]
+        depth -= 1
+    return float(value[0, 0])
+
+
+@kernel
+def _cs_run(
+    g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
+    alpha: float, beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64,
+    cumulative: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
+    next_action: I64,
+) -> float:
+    """``iterations`` chance-sampled CFR iterations: alternating, one drawn deal per player's
+    pass; simultaneous, one drawn deal and one pass for everybody. Returns the sum of
+    position 0's sampled values (one per pass that updates position 0)."""
+    n_deals = g[11].shape[0]
+    n_players = reach.shape[1]
+    passes = n_players if alternating else 1
+    value0 = 0.0
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for j in range(passes):
+            update = j if alternating else -1
+            deal = _draw_deal(cumulative, n_deals, state)
+            for q in range(n_players):
+                reach[0, q] = 1.0
+            v = _cs_pass(g, deal, update, weight, regrets, strategy_sum, sigma, reach, value,
+                         action_value, node_at, next_action)
+            if update <= 0:
+                value0 += v
+            _post_update(g, regrets, update, t, plus, discount, alpha, beta)
+    return value0
+
+
+@kernel
+def _pure_pass(
+    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
+    state: I64, sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
+) -> float:
+    """One Pure CFR traversal for ``deal`` (Gibson 2014); returns the traverser's value.
+
+    Every row the walk enters samples one action from its regret-matching strategy (a pure
+    strategy profile, drawn on entry in depth-first order). The other players follow their
+    sampled action and add ``weight`` to its average count. The traverser explores every
+    action; its regrets grow by ``u(a) - u(sampled)`` and the node's value is
+    ``u(sampled)``: with integer payoffs and weights, regrets and counts stay integers.
+    """
+    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
+     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
+    ret = 0.0
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        p = player[node]
+        k = num_actions[node]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                pattern = 0 if s < 0 else deal_pattern[deal, s]
+                ret = term_payoff[t, pattern, traverser]
+                depth -= 1
+                continue
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            positive = 0.0
+            for b in range(k):
+                r = regrets[row + b]
+                if r > 0.0:
+                    positive += r
+            for b in range(k):
+                r = regrets[row + b]
+                if positive > 0.0:
+                    sigma[depth, b] = r / positive if r > 0.0 else 0.0
+                else:
+                    sigma[depth, b] = 1.0 / k
+            u = _rng.uniform(state)
+            choice = k - 1
+            c = 0.0
+            for b in range(k):
+                c += sigma[depth, b]
+                if u < c:
+                    choice = b
+                    break
+            chosen[depth] = choice
+            if p != traverser:
+                strategy_sum[row + choice] += weight
+                next_action[depth] = k  # on return, pass the child's value up
+                node_at[depth + 1] = children[child_start[node] + choice]
+                next_action[depth + 1] = -1
+                depth += 1
+                continue
+            a = 0
+        else:  # child ``a`` is done with value ``ret``
+            if p != traverser:
+                depth -= 1
+                continue
+            utility[depth, a] = ret
+            a += 1
+        if a < k:
+            next_action[depth] = a
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+        v = utility[depth, chosen[depth]]
+        for b in range(k):
+            regrets[row + b] += utility[depth, b] - v
+        ret = v
+        depth -= 1
+    return ret
+
+
+@kernel
+def _pure_run(
+    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
+    beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64, cumulative: F64,
+    sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
+) -> float:
+    """``iterations`` Pure CFR iterations (one traversal per player each, a deal drawn for
+    each). Returns the sum of position 0's sampled traversal values."""
+    n_deals = g[11].shape[0]
+    n_players = g[11].shape[1]
+    value0 = 0.0
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for p in range(n_players):
+            deal = _draw_deal(cumulative, n_deals, state)
+            v = _pure_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
+                           chosen, node_at, next_action)
+            if p == 0:
+                value0 += v
+            _post_update(g, regrets, p, t, plus, discount, alpha, beta)
     return value0
 
 
@@ -537,9 +780,10 @@ class Solver:
 
     Args:
         game: the flat abstract game (:func:`strategies.game.build_abstract_game`) or a
-            pool game (:class:`strategies.dealpool.PoolGame`, external sampling only).
+            pool game (:class:`strategies.dealpool.PoolGame`, external sampling or Pure
+            CFR only).
         config: a :class:`SolverConfig` or a variant name (``cfr``, ``cfr+``, ``lcfr``,
-            ``dcfr``, ``mccfr-es``, ``mccfr-es-pool``).
+            ``dcfr``, ``mccfr-es``, ``cfr-cs``, ``pure-cfr``, ``mccfr-es-pool``).
         seed: seeds the sampling generator (ignored by full-width variants, kept anyway).
 
     Raises:
@@ -551,8 +795,8 @@ class Solver:
     ) -> None:
         self.game = game
         self.config = solver_config(config)
-        if isinstance(game, PoolGame) and self.config.sampling != "external":
-            raise UsageError(f"expected external sampling for a deal pool, got solver "
+        if isinstance(game, PoolGame) and self.config.sampling not in ("external", "pure"):
+            raise UsageError(f"expected external sampling or Pure CFR for a deal pool, got solver "
                              f"{self.config.name!r}")
         self.seed = int(seed)
         self.iteration = 0
@@ -588,6 +832,10 @@ class Solver:
             self._sigma = np.zeros((depth, game.max_actions))
             self._utility = np.zeros((depth, game.max_actions))
             self._total = np.zeros(depth)
+            self._chosen = np.zeros(depth, dtype=np.int64)
+            self._reach = np.zeros((depth, n))
+            self._value = np.zeros((depth, n))
+            self._action_value = np.zeros((depth, game.max_actions))
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels without iterating."""
@@ -616,6 +864,18 @@ class Solver:
                      self._current, self._reach, self._value, self._action_value,
                      self._node_at, self._next_action)
             return 0.0
+        if c.sampling == "chance":
+            return float(_cs_run(self._g, iterations, self.iteration, c.alternating,
+                                 c.regret_plus, c.discount, c.alpha, c.beta, c.gamma,
+                                 self.regrets, self.strategy_sum, self.rng_state,
+                                 self._cumulative, self._sigma, self._reach, self._value,
+                                 self._action_value, self._node_at, self._next_action))
+        if c.sampling == "pure":
+            return float(_pure_run(self._g, iterations, self.iteration, c.regret_plus,
+                                   c.discount, c.alpha, c.beta, c.gamma, self.regrets,
+                                   self.strategy_sum, self.rng_state, self._cumulative,
+                                   self._sigma, self._utility, self._chosen, self._node_at,
+                                   self._next_action))
         return float(_es_run(self._g, iterations, self.iteration, c.regret_plus, c.discount,
                              c.alpha, c.beta, c.gamma, c.discount_interval, c.discount_until,
                              self.regrets, self.strategy_sum, self.rng_state,
@@ -769,3 +1029,17 @@ class ExternalSamplingSolver(Solver):
 
     def __init__(self, game: AbstractGame, *, seed: int = 0) -> None:
         super().__init__(game, VARIANTS["mccfr-es"], seed=seed)
+
+
+class ChanceSampledSolver(Solver):
+    """Chance-sampled CFR (one drawn deal per pass, alternating, uniform averaging; seeded)."""
+
+    def __init__(self, game: AbstractGame, *, seed: int = 0) -> None:
+        super().__init__(game, VARIANTS["cfr-cs"], seed=seed)
+
+
+class PureCFRSolver(Solver):
+    """Pure CFR (sampled pure strategy profiles, integer regrets and counts; seeded)."""
+
+    def __init__(self, game: AbstractGame, *, seed: int = 0) -> None:
+        super().__init__(game, VARIANTS["pure-cfr"], seed=seed)

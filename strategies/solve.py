@@ -271,7 +271,7 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
         target = iterations if iterations is not None else recipe.iterations
     from strategies import cfr
 
-    with console.compile_notice(PROG, [cfr._cfr_run, cfr._es_run]):
+    with console.compile_notice(PROG, [cfr._cfr_run, cfr._es_run, cfr._cs_run, cfr._pure_run]):
         solver.warm_up()
     budget = f"{target} iterations" if target is not None else f"{minutes:g} minutes"
     extra = {"recipe": recipe.name}

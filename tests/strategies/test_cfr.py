@@ -6,7 +6,9 @@
 * Solver kernels equal the oracles below (written over the ``BettingTree`` with dicts and
   Python floats, per deal, recursively) to 1e-12 after the same iterations: every flag
   combination on 2- and 3-player Kuhn, the named variants on limit and no-limit Leduc;
-  external-sampling MCCFR with the same MRG32k3a stream (:mod:`strategies.rng`).
+  external-sampling MCCFR, chance-sampled CFR and Pure CFR with the same MRG32k3a stream
+  (:mod:`strategies.rng`); Pure CFR's regrets and counts stay integers.
+* Convergence: every variant on Kuhn, the sampled ones on Leduc (exploitability bounds).
 * Known values: 2-player Kuhn -1/18, limit Leduc -0.0856 for the first player.
 * Checkpoints: resuming is bitwise the same as not stopping; corrupt or foreign files raise
   :class:`~strategies.cfr.CheckpointError`.
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -31,10 +34,12 @@ from strategies.cfr import (
     VARIANTS,
     CFRPlusSolver,
     CFRSolver,
+    ChanceSampledSolver,
     CheckpointError,
     DCFRSolver,
     ExternalSamplingSolver,
     LinearCFRSolver,
+    PureCFRSolver,
     Solver,
     SolverConfig,
 )
@@ -172,6 +177,84 @@ def oracle_es(o: Oracle, c: SolverConfig, iterations: int,
     return regrets, sums, state
 
 
+def oracle_draw(cumulative: list[float], state: list[int]) -> int:
+    u = rng.uniform_py(state)
+    return next((i for i, x in enumerate(cumulative) if u < x), len(cumulative) - 1)
+
+
+def oracle_cumulative(o: Oracle) -> list[float]:
+    cumulative, acc = [], 0.0
+    for p in o.probs:
+        acc += p
+        cumulative.append(acc)
+    cumulative[-1] = 1.0
+    return cumulative
+
+
+def oracle_cs(o: Oracle, c: SolverConfig, iterations: int,
+              seed: int) -> tuple[list[float], list[float], list[int]]:
+    """Chance-sampled CFR: vanilla CFR (:func:`oracle_walk`) on one drawn deal per pass, with
+    that deal's chance weight 1 (the game with every probability replaced by 1)."""
+    ones = dataclasses.replace(o, probs=[1.0] * len(o.deals), _payoff={})
+    regrets = [0.0] * o.layout.total
+    sums = [0.0] * o.layout.total
+    state = [int(x) for x in rng.seed_state(seed)]
+    cumulative = oracle_cumulative(o)
+    for t in range(1, iterations + 1):
+        weight = float(t) ** c.gamma
+        for update in (list(range(o.n)) if c.alternating else [None]):
+            deal = oracle_draw(cumulative, state)
+            current = oracle_current(o, regrets)
+            oracle_walk(ones, 0, deal, [1.0] * o.n, update, weight, current, regrets, sums)
+            oracle_post_update(o, regrets, update, t, c)
+    return regrets, sums, state
+
+
+def oracle_pure_walk(o: Oracle, node: int, deal: int, traverser: int, weight: float,
+                     regrets: list[float], sums: list[float], state: list[int]) -> float:
+    """Pure CFR below ``node``: every row entered samples its action on entry."""
+    nd = o.tree.nodes[node]
+    if nd.is_terminal:
+        return o.payoff(node, deal)[traverser]
+    k = len(nd.actions)
+    row = o.row(node, deal)
+    sigma = oracle_matching(regrets[row : row + k])
+    u = rng.uniform_py(state)
+    choice, acc = k - 1, 0.0
+    for a in range(k):
+        acc += sigma[a]
+        if u < acc:
+            choice = a
+            break
+    if nd.player != traverser:
+        sums[row + choice] += weight
+        return oracle_pure_walk(o, nd.children[choice], deal, traverser, weight, regrets,
+                                sums, state)
+    utils = [oracle_pure_walk(o, ch, deal, traverser, weight, regrets, sums, state)
+             for ch in nd.children]
+    for a in range(k):
+        regrets[row + a] += utils[a] - utils[choice]
+    return utils[choice]
+
+
+def oracle_pure(o: Oracle, c: SolverConfig, iterations: int,
+                seed: int) -> tuple[list[float], list[float], list[int]]:
+    regrets = [0.0] * o.layout.total
+    sums = [0.0] * o.layout.total
+    state = [int(x) for x in rng.seed_state(seed)]
+    cumulative = oracle_cumulative(o)
+    for t in range(1, iterations + 1):
+        weight = float(t) ** c.gamma
+        for traverser in range(o.n):
+            deal = oracle_draw(cumulative, state)
+            oracle_pure_walk(o, 0, deal, traverser, weight, regrets, sums, state)
+            oracle_post_update(o, regrets, traverser, t, c)
+    return regrets, sums, state
+
+
+SAMPLED_ORACLES = {"external": oracle_es, "chance": oracle_cs, "pure": oracle_pure}
+
+
 def assert_solver_equals_oracle(name: str, config: SolverConfig, iterations: int,
                                 betting: str = "fcpa", seed: int = 3) -> None:
     g = abstract(name, betting)
@@ -181,7 +264,7 @@ def assert_solver_equals_oracle(name: str, config: SolverConfig, iterations: int
     if config.sampling == "full":
         regrets, sums = oracle_cfr(o, config, iterations)
     else:
-        regrets, sums, state = oracle_es(o, config, iterations, seed)
+        regrets, sums, state = SAMPLED_ORACLES[config.sampling](o, config, iterations, seed)
         assert [int(x) for x in solver.rng_state] == state
     np.testing.assert_allclose(solver.regrets, regrets, rtol=TOL, atol=TOL)
     np.testing.assert_allclose(solver.strategy_sum, sums, rtol=TOL, atol=TOL)
@@ -270,7 +353,7 @@ SMALL_CASES = [(name, v) for name in ("kuhn2", "kuhn.limit.3p.game") for v in VA
 
 @pytest.mark.parametrize("name,variant", SMALL_CASES)
 def test_small_named_variants_equal_oracle(name: str, variant: str) -> None:
-    iterations = 60 if variant == "mccfr-es" else 6
+    iterations = 6 if VARIANTS[variant].sampling == "full" else 60
     assert_solver_equals_oracle(name, VARIANTS[variant], iterations)
 
 
@@ -280,9 +363,14 @@ FLAG_GRID = [
     for alt, plus, disc, gamma in itertools.product((True, False), (False, True),
                                                     (False, True), (0.0, 1.0, 2.0))
 ] + [
-    SolverConfig("grid-es", sampling="external", regret_plus=plus, discount=disc, alpha=1.0,
-                 beta=0.0, gamma=gamma)
-    for plus, disc, gamma in itertools.product((False, True), (False, True), (0.0, 1.0, 2.0))
+    SolverConfig(f"grid-{sampling}", sampling=sampling, regret_plus=plus, discount=disc,
+                 alpha=1.0, beta=0.0, gamma=gamma)
+    for sampling, plus, disc, gamma in itertools.product(
+        ("external", "chance", "pure"), (False, True), (False, True), (0.0, 1.0, 2.0))
+] + [
+    SolverConfig("grid-chance-sim", sampling="chance", alternating=False, regret_plus=plus,
+                 gamma=gamma)
+    for plus, gamma in itertools.product((False, True), (0.0, 1.0))
 ]
 
 
@@ -292,13 +380,13 @@ FLAG_GRID = [
     f"{c.sampling}-alt{int(c.alternating)}-plus{int(c.regret_plus)}-disc{int(c.discount)}"
     f"-g{c.gamma:g}"))
 def test_every_flag_combination_equals_oracle(name: str, config: SolverConfig) -> None:
-    assert_solver_equals_oracle(name, config, 150 if config.sampling == "external" else 12)
+    assert_solver_equals_oracle(name, config, 12 if config.sampling == "full" else 150)
 
 
 @pytest.mark.skipif(NO_JIT, reason="Leduc is slow without the JIT")
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_named_variants_equal_oracle_on_leduc(variant: str) -> None:
-    iterations = 40 if variant == "mccfr-es" else 2
+    iterations = 2 if VARIANTS[variant].sampling == "full" else 40
     assert_solver_equals_oracle("leduc.limit.2p.game", VARIANTS[variant], iterations)
 
 
@@ -329,6 +417,7 @@ def test_small_kuhn_value_is_minus_one_eighteenth() -> None:
 @pytest.mark.parametrize("cls,iterations,bound", [
     (CFRSolver, 4000, 3e-3), (CFRPlusSolver, 2000, 1e-3), (LinearCFRSolver, 2000, 3e-3),
     (DCFRSolver, 2000, 1e-3), (ExternalSamplingSolver, 200_000, 2e-2),
+    (ChanceSampledSolver, 200_000, 5e-3), (PureCFRSolver, 200_000, 5e-3),
 ])
 def test_every_variant_converges_on_kuhn(cls: type[Solver], iterations: int,
                                          bound: float) -> None:
@@ -338,6 +427,28 @@ def test_every_variant_converges_on_kuhn(cls: type[Solver], iterations: int,
     result = exploitability(g, solver.average_strategy())
     assert result.exploitability < bound
     assert abs(result.values[0] + 1 / 18) < 1e-2
+
+
+@pytest.mark.skipif(NO_JIT, reason="slow without the JIT")
+@pytest.mark.parametrize("variant", ["cfr-cs", "pure-cfr"])
+def test_sampled_variants_converge_on_leduc(variant: str) -> None:
+    g = abstract("leduc.limit.2p.game")
+    solver = Solver(g, variant, seed=2)
+    solver.iterate(20_000)
+    first = exploitability(g, solver.average_strategy()).exploitability
+    solver.iterate(400_000)
+    result = exploitability(g, solver.average_strategy())
+    assert result.exploitability < 0.03 and result.exploitability < first / 2
+    assert abs(result.values[0] - (-0.0856)) < 0.01
+
+
+def test_small_pure_cfr_regrets_and_counts_are_integers() -> None:
+    g = abstract("leduc.limit.2p.game")
+    solver = PureCFRSolver(g, seed=4)
+    solver.iterate(300)
+    assert np.array_equal(solver.regrets, np.round(solver.regrets))
+    assert np.array_equal(solver.strategy_sum, np.round(solver.strategy_sum))
+    assert solver.strategy_sum.sum() > 0 and np.abs(solver.regrets).max() > 0
 
 
 @pytest.mark.skipif(NO_JIT, reason="slow without the JIT")
@@ -379,6 +490,8 @@ def test_small_average_strategy_rows_and_current_strategy() -> None:
 def test_config_validation_and_names() -> None:
     with pytest.raises(ValueError, match="always alternates"):
         SolverConfig(sampling="external", alternating=False)
+    with pytest.raises(ValueError, match="always alternates"):
+        SolverConfig(sampling="pure", alternating=False)
     with pytest.raises(ValueError, match="sampling"):
         SolverConfig(sampling="outcome")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="gamma"):
@@ -393,7 +506,7 @@ def test_config_validation_and_names() -> None:
         Solver(abstract("kuhn2")).iterate(-1)
 
 
-@pytest.mark.parametrize("variant", ["cfr+", "mccfr-es"])
+@pytest.mark.parametrize("variant", ["cfr+", "mccfr-es", "cfr-cs", "pure-cfr"])
 def test_small_resume_is_the_same_as_not_stopping(tmp_path: Path, variant: str) -> None:
     g = abstract("kuhn.limit.3p.game")
     straight = Solver(g, variant, seed=11)

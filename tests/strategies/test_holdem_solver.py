@@ -82,7 +82,8 @@ class Oracle:
     """External-sampling MCCFR over a pool, recursively, in plain Python."""
 
     def __init__(self, flat: FlatTree, pool: H.DealPool, interval: int, until: int,
-                 seed: int) -> None:
+                 seed: int, pure: bool = False) -> None:
+        self.pure = pure
         self.player = [int(x) for x in flat.player]
         self.rnd = [int(x) for x in flat.round]
         self.k = [int(x) for x in flat.num_actions]
@@ -116,6 +117,8 @@ class Oracle:
         row = self.offset[node] + self.buckets[deal][p][self.rnd[node]] * k
         sigma = self.sigma(row, k)
         kids = self.children[self.start[node] : self.start[node] + k]
+        if self.pure:
+            return self.pure_walk(row, sigma, kids, p, trav, deal)
         if p != trav:
             for b in range(k):
                 self.ssum[row + b] += sigma[b]
@@ -134,6 +137,25 @@ class Oracle:
         for b in range(k):
             self.regrets[row + b] += util[b] - v
         return v
+
+    def pure_walk(self, row: int, sigma: list[float], kids: list[int], p: int, trav: int,
+                  deal: int) -> float:
+        """Pure CFR: every row entered samples its action on entry."""
+        k = len(kids)
+        u = rng.uniform_py(self.state)
+        choice, c = k - 1, 0.0
+        for b in range(k):
+            c += sigma[b]
+            if u < c:
+                choice = b
+                break
+        if p != trav:
+            self.ssum[row + choice] += 1.0
+            return self.walk(kids[choice], trav, deal)
+        util = [self.walk(child, trav, deal) for child in kids]
+        for b in range(k):
+            self.regrets[row + b] += util[b] - util[choice]
+        return util[choice]
 
     def run(self, iterations: int) -> None:
         n = len(self.result)
@@ -186,6 +208,23 @@ def test_small_kernel_equals_the_oracle() -> None:
         k = int(flat.num_actions[node])
         rows = avg[flat.offset[node] : flat.offset[node] + flat.layout.rows[node] * k]
         np.testing.assert_allclose(rows.reshape(-1, k).sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_small_pure_cfr_on_a_pool_equals_the_oracle() -> None:
+    flat = small_flat()
+    pool = synthetic_pool(25, (169, 3, 3, 3), seed=4)
+    solver = Solver(PoolGame(flat, pool), "pure-cfr", seed=9)
+    oracle = Oracle(flat, pool, 0, 0, seed=9, pure=True)
+    for chunk in (1, 12, 27):
+        solver.iterate(chunk)
+        oracle.run(chunk)
+        np.testing.assert_allclose(solver.regrets, oracle.regrets, rtol=0, atol=TOL)
+        np.testing.assert_allclose(solver.strategy_sum, oracle.ssum, rtol=0, atol=TOL)
+        assert solver.rng_state.tolist() == oracle.state
+    assert np.array_equal(solver.regrets, np.round(solver.regrets))
+    assert np.abs(solver.regrets).sum() > 0 and solver.strategy_sum.sum() > 0
+    with pytest.raises(ValueError, match="Pure CFR for a deal pool"):
+        Solver(PoolGame(flat, pool), "cfr-cs")
 
 
 def test_small_resume_is_the_same_as_not_stopping(tmp_path: Path) -> None:
