@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from agent.acpc.betsize import pot_after_call
-from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.betting import (
+    CALL,
+    FOLD,
+    LIMIT_RAISE,
+    Action,
+    ActionKind,
+    BettingState,
+    parse_betting,
+)
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.cli import main as agent_main
@@ -185,22 +193,24 @@ def start_dealer(tmp_path: Path, game: str, hands: int, seed: int) -> tuple[
     return dealer, ports
 
 
-def play_through_pty(tmp_path: Path, game: str, hands: int, seed: int,
-                     choose: object) -> tuple[Terminal, list[str], list[list[str]]]:
-    """Dealer, ``builtin:call`` in seat 2, the pty player in seat 1; ``choose(choices,
-    turn)`` returns the lines to type at each turn (the last one legal). Returns the
-    terminal, the log's STATE lines and what was typed per turn."""
+def play_through_pty(tmp_path: Path, game: str, hands: int, seed: int, choose: object,
+                     opponent: str = "builtin:call") -> tuple[Terminal, list[str],
+                                                              list[list[str]]]:
+    """Dealer, ``opponent`` in seat 2, the pty player in seat 1; ``choose(choices, turn)``
+    returns the lines to type at each turn (the last one legal). Returns the terminal, the
+    log's STATE lines and what was typed per turn."""
     dealer, ports = start_dealer(tmp_path, game, hands, seed)
     bot = subprocess.Popen(
         [sys.executable, "-m", "agent.cli", game, HOST, str(ports[1]), "--strategy",
-         "builtin:call", "--quiet"], cwd=tmp_path, stderr=subprocess.PIPE,
+         opponent, "--quiet"], cwd=tmp_path, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
-    term = Terminal([game, HOST, str(ports[0]), "--human", "--opponent", "builtin:call"],
-                    tmp_path)
+    term = Terminal([game, HOST, str(ports[0]), "--human", "--opponent", opponent], tmp_path)
     typed: list[list[str]] = []
     try:
+        first = 300.0  # the opponent may compile numba kernels before it connects
         for _ in range(200):  # bounded: a handful of turns per hand
-            m = term.read_until(r"your turn: (.*)\n|acpc-agent: hands (\d+)")
+            m = term.read_until(r"your turn: (.*)\n|acpc-agent: hands (\d+)", first)
+            first = 60.0
             if m.group(1) is None:
                 break
             lines = choose(m.group(1), len(typed))  # type: ignore[operator]
@@ -218,8 +228,26 @@ def play_through_pty(tmp_path: Path, game: str, hands: int, seed: int,
         for proc in (dealer, bot, term.proc):
             if proc.poll() is None:
                 proc.kill()
+                proc.wait()
     log = (tmp_path / "m.log").read_text().splitlines()
     return term, [x for x in log if x.startswith("STATE:")], typed
+
+
+def raises_by(game_name: str, states: list[str], name: str) -> int:
+    """Raises the seat called ``name`` made, from the log's STATE lines."""
+    game = load_game(game_name)
+    count = 0
+    for line in states:
+        _, _, betting, _, _, names = line.split(":")
+        me = names.split("|").index(name)
+        state = BettingState.initial(game)
+        final = parse_betting(game, betting)
+        for acts in final.actions:
+            for action in acts:
+                if action.kind is ActionKind.RAISE and state.player == me:
+                    count += 1
+                state = state.apply(action)
+    return count
 
 
 def test_a_person_plays_nolimit_holdem_through_a_pty(tmp_path: Path) -> None:
@@ -260,19 +288,43 @@ def test_a_person_plays_nolimit_holdem_through_a_pty(tmp_path: Path) -> None:
     assert f"acpc-agent: hands 3, chips won {ours:g}" in text
 
 
-def test_a_person_plays_limit_leduc_through_a_pty(tmp_path: Path) -> None:
+def test_a_person_plays_limit_leduc_against_the_bundled_strategy(tmp_path: Path) -> None:
     def choose(choices: str, turn: int) -> list[str]:
         if "r = raise" in choices:
             return ["pot", "r 4", "r"]
-        if "f = fold" in choices and turn % 2:
+        if "f = fold" in choices and turn % 3 == 2:
             return ["f"]
         return ["c"]
 
-    term, states, typed = play_through_pty(tmp_path, "leduc.limit.2p.game", 4, 2, choose)
-    assert len(states) == 4
+    term, states, typed = play_through_pty(tmp_path, "leduc.limit.2p.game", 6, 2, choose,
+                                           opponent="leduc.limit.2p.strat")
+    assert len(states) == 6
     assert "limit game: type r to raise" in term.text
-    assert "board " in term.text
+    assert "--- round 2: " in term.text and "(opponent: leduc.limit.2p.strat)" in term.text
     raises = sum(1 for t in typed if t[-1] == "r")
     assert raises > 0
-    # every raise we typed is in the log (the opponent only calls: every r is ours)
-    assert sum(line.split(":")[2].count("r") for line in states) == raises
+    # every raise we typed is in the log, made by our seat, and no other
+    assert raises_by("leduc.limit.2p.game", states, "you") == raises
+    folds = sum(1 for t in typed if t[-1] == "f")
+    assert sum(1 for line in states if line.split(":")[2].endswith("f")) >= folds
+
+
+def test_quit_leaves_the_match_cleanly(tmp_path: Path) -> None:
+    dealer, ports = start_dealer(tmp_path, "leduc.limit.2p.game", 3, 1)
+    bot = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "leduc.limit.2p.game", HOST, str(ports[1]),
+         "--strategy", "builtin:call", "--quiet"], cwd=tmp_path, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    term = Terminal(["leduc.limit.2p.game", HOST, str(ports[0]), "--human"], tmp_path)
+    try:
+        term.read_until(r"your turn: ")
+        term.read_until(r"> ")
+        term.type("quit")
+        term.read_until(r"acpc-agent: expected an action, got 'quit': you left the match "
+                        r"after 0 hands, chips won 0")
+        assert term.close() == 0
+    finally:
+        for proc in (dealer, bot, term.proc):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
