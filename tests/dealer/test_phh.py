@@ -5,7 +5,10 @@ betting string, cards and chips won."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +38,7 @@ from dealer.phh import (
     phh_variant,
     trace_to_phhs,
 )
-from tests.support import DATA, LOGS
+from tests.support import DATA, LOGS, ROOT
 
 MAPPED_LOGS = [
     ("nl1000.log", "holdem.nolimit.2p.reverse_blinds.game"),
@@ -273,3 +276,44 @@ def test_traces_round_trip_with_unknown_cards(tmp_path: Path) -> None:
     assert logtool_main(["phh", "holdem.nolimit.2p.reverse_blinds.game", str(path),
                          "--out", str(out)]) == 0
     assert out.read_text() == text
+
+
+def test_a_real_agent_trace_is_a_prefix_of_the_dealer_log(tmp_path: Path) -> None:
+    """acpc-agent with the bundled hold'em strategy and --trace against acpc-dealer: each
+    hand's PHH from the trace replays in pokerkit as the start of the logged hand."""
+    name = "holdem.nolimit.2p.reverse_blinds.game"
+    game = load_game(name)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    dealer = subprocess.Popen([sys.executable, "-m", "dealer.cli", "m", name, "20", "5", "a",
+                               "b", "-q"], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    assert dealer.stdout is not None
+    ports = dealer.stdout.readline().split()
+    trace = tmp_path / "t.jsonl"
+    agents = [subprocess.Popen([sys.executable, "-m", "agent.cli", name, "127.0.0.1",
+                                ports[0].decode(), "--strategy", "holdem.nolimit.2p.strat",
+                                "--trace", str(trace), "--quiet"], cwd=tmp_path, env=env),
+              subprocess.Popen([sys.executable, "-m", "agent.cli", name, "127.0.0.1",
+                                ports[1].decode(), "--strategy", "builtin:random", "--seed",
+                                "3", "--quiet"], cwd=tmp_path, env=env)]
+    try:
+        assert dealer.wait(timeout=600) == 0
+        assert all(a.wait(timeout=60) == 0 for a in agents)
+    finally:
+        for proc in (dealer, *agents):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    log = {int(x.split(":")[1]): x for x in (tmp_path / "m.log").read_text().splitlines()
+           if x.startswith("STATE:")}
+    text, count = trace_to_phhs(game, trace.read_text().splitlines(), "t.jsonl")
+    assert 0 < count <= 20
+    for hh in HandHistory.loads_all(text):
+        line = log[hh.hand]
+        betting = line.split(":")[2]
+        tokens, _, _, _ = replay(hh, game)
+        want = expected_tokens(game, betting)
+        # the trace's hand is the logged hand up to the agent's last decision
+        got = [t for t in tokens if t != "/"]
+        assert got == [t for t in want if t != "/"][: len(got)], (line, hh.actions)
+        assert len(got) >= 1
