@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
     if isinstance(policy, HumanPlayer):
+        # Ctrl-C while the player types: interrupt the blocking read at once (asyncio's own
+        # handler would wait for the event loop, which the read holds)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         await play(args.host, args.port, game, policy, observer=policy.observe)
         return f"hands {policy.hands}, chips won {policy.total:g}"
     reloader = None
@@ -167,10 +170,10 @@ def _main_human(args: argparse.Namespace) -> int:
         print(f"{PROG}: connecting to {args.host}:{args.port} as a human player "
               f"(? for help, quit to leave)", flush=True)
         text = asyncio.run(_run(args, game, player))
-    except PlayerLeft as exc:
-        assert player is not None
-        print(f"{PROG}: {exc} after {player.hands} hands, chips won {player.total:g}",
-              file=sys.stderr)
+    except (PlayerLeft, KeyboardInterrupt) as exc:
+        why = str(exc) if isinstance(exc, PlayerLeft) else "interrupted: you left the match"
+        hands, total = (player.hands, player.total) if player is not None else (0, 0.0)
+        print(f"{PROG}: {why} after {hands} hands, chips won {total:g}", file=sys.stderr)
         return 0
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:

@@ -9,6 +9,7 @@ import pty
 import random
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -309,7 +310,8 @@ def test_a_person_plays_limit_leduc_against_the_bundled_strategy(tmp_path: Path)
     assert sum(1 for line in states if line.split(":")[2].endswith("f")) >= folds
 
 
-def test_quit_leaves_the_match_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["quit", "ctrl-c"])
+def test_quit_leaves_the_match_cleanly(tmp_path: Path, how: str) -> None:
     dealer, ports = start_dealer(tmp_path, "leduc.limit.2p.game", 3, 1)
     bot = subprocess.Popen(
         [sys.executable, "-m", "agent.cli", "leduc.limit.2p.game", HOST, str(ports[1]),
@@ -319,9 +321,14 @@ def test_quit_leaves_the_match_cleanly(tmp_path: Path) -> None:
     try:
         term.read_until(r"your turn: ")
         term.read_until(r"> ")
-        term.type("quit")
-        term.read_until(r"acpc-agent: expected an action, got 'quit': you left the match "
-                        r"after 0 hands, chips won 0")
+        if how == "quit":
+            term.type("quit")
+            term.read_until(r"acpc-agent: expected an action, got 'quit': you left the match "
+                            r"after 0 hands, chips won 0")
+        else:
+            term.proc.send_signal(signal.SIGINT)
+            term.read_until(r"acpc-agent: interrupted: you left the match after 0 hands")
+        assert "Traceback" not in term.text
         assert term.close() == 0
     finally:
         for proc in (dealer, bot, term.proc):
