@@ -171,9 +171,10 @@ def _main_human(args: argparse.Namespace) -> int:
               f"(? for help, quit to leave)", flush=True)
         text = asyncio.run(_run(args, game, player))
     except (PlayerLeft, KeyboardInterrupt) as exc:
-        why = str(exc) if isinstance(exc, PlayerLeft) else "interrupted: you left the match"
+        why = str(exc) if isinstance(exc, PlayerLeft) else "you left the match (Ctrl-C)"
         hands, total = (player.hands, player.total) if player is not None else (0, 0.0)
-        print(f"{PROG}: {why} after {hands} hands, chips won {total:g}", file=sys.stderr)
+        print(f"{PROG}: {why} after {hands} hand{'' if hands == 1 else 's'}, chips won "
+              f"{total:g}", file=sys.stderr)
         return 0
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:

@@ -225,7 +225,7 @@ class HumanPlayer:
             return "type an action (? for help)"
         head, rest = words[0], words[1:]
         if head in ("q", "quit", "exit"):
-            raise PlayerLeft("expected an action, got 'quit': you left the match")
+            raise PlayerLeft(f"you left the match (typed {text.strip()!r})")
         if head in ("?", "h", "help"):
             return f"choices: {self.choices(state)}"
         amount: str | None = None
@@ -288,11 +288,10 @@ class HumanPlayer:
             self.out.flush()
             line = self.inp.readline()
             if not line:
-                raise PlayerLeft("expected an action, got the end of the input: "
-                                 "you left the match")
+                raise PlayerLeft("you left the match (end of the input)")
             got = self.parse(line, state)
             if isinstance(got, Action):
                 state.check_action(got)  # parse only builds legal actions; never send one
                 return got
             self._say(got)
-        raise PlayerLeft(f"expected an action, got {MAX_PROMPTS} lines that were not one")
+        raise PlayerLeft(f"you left the match ({MAX_PROMPTS} lines that were not an action)")
