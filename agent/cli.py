@@ -15,6 +15,12 @@ decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop
 between hands, a bad file is rejected and play goes on). Kernels and tables are loaded and
 warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
 goes to stderr when the dealer closes the connection.
+
+``--human`` plays the seat from the terminal instead (:mod:`agent.human`): it shows each
+hand (cards, board, pot, stacks, every action, whose turn, the legal actions, the result) and
+reads typed actions (``f``, ``c``, ``r 600``, ``min``, ``half``, ``pot``, ``allin``, ``?``,
+``quit``); ``--opponent TEXT`` names the opponent in each hand's header. It takes none of the
+strategy options.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, po
 from agent.builtin import Policy
 from agent.client import play
 from agent.console import compile_notice, port_number
+from agent.human import HumanPlayer, PlayerLeft
 
 PROG = "acpc-agent"
 
@@ -45,7 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", help="game definition file (or the name of a bundled game)")
     p.add_argument("host", help="dealer host, e.g. 127.0.0.1")
     p.add_argument("port", type=port_number, help="this seat's port, as printed by the dealer")
-    p.add_argument("--strategy", default="builtin:random",
+    p.add_argument("--human", action="store_true",
+                   help="play the seat yourself from this terminal (typed actions)")
+    p.add_argument("--opponent", default=None, metavar="TEXT",
+                   help="with --human: who the opponent is, shown with each hand")
+    p.add_argument("--strategy", default=None,
                    help=f"a strategy file, or one of {', '.join(builtin_specs())} "
                    "(default builtin:random)")
     p.add_argument("--mapping", default=None,
@@ -72,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
+    if isinstance(policy, HumanPlayer):
+        # Ctrl-C while the player types: interrupt the blocking read at once (asyncio's own
+        # handler would wait for the event loop, which the read holds)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        await play(args.host, args.port, game, policy, observer=policy.observe)
+        return f"hands {policy.hands}, chips won {policy.total:g}"
     reloader = None
     task = None
     loop = asyncio.get_running_loop()
@@ -112,6 +129,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-agent``; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.human:
+        given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
+                                                            "trace", "seed")
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+        if given:
+            parser.error(f"{', '.join(given)} apply to an agent, not to --human (you play)")
+        return _main_human(args)
+    if args.opponent is not None:
+        parser.error("--opponent applies to --human only")
+    if args.strategy is None:
+        args.strategy = "builtin:random"
     if is_builtin(args.strategy):
         given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
                                                           "sizes_in")
@@ -139,6 +167,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if trace is not None:
             trace.close()
+    if not args.quiet:
+        print(f"{PROG}: {text}", file=sys.stderr)
+    return 0
+
+
+def _main_human(args: argparse.Namespace) -> int:
+    """``--human``: the terminal player (prints to stdout, reads stdin)."""
+    player = None
+    try:
+        game = load_game(args.game)
+        player = HumanPlayer(game, sys.stdin, sys.stdout, opponent=args.opponent)
+        print(f"{PROG}: connecting to {args.host}:{args.port} as a human player "
+              f"(? for help, quit to leave)", flush=True)
+        text = asyncio.run(_run(args, game, player))
+    except (PlayerLeft, KeyboardInterrupt) as exc:
+        why = str(exc) if isinstance(exc, PlayerLeft) else "you left the match (Ctrl-C)"
+        hands, total = (player.hands, player.total) if player is not None else (0, 0.0)
+        print(f"{PROG}: {why} after {hands} hand{'' if hands == 1 else 's'}, chips won "
+              f"{total:g}", file=sys.stderr)
+        return 0
+    except (AcpcError, ValueError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(f"{PROG}: {text}", file=sys.stderr)
     return 0

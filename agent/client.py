@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent.acpc.gamedef import Game
@@ -60,8 +61,14 @@ def final_value(ms: MatchState) -> float:
     return state.payoffs()[ms.position]
 
 
-async def play(host: str, port: int, game: Game, policy: Policy) -> Summary:
+async def play(
+    host: str, port: int, game: Game, policy: Policy,
+    observer: Callable[[MatchState], None] | None = None,
+) -> Summary:
     """Play one match as a client; return the summary when the dealer closes.
+
+    ``observer``, if given, is called with every state the dealer sends, before the policy
+    is asked to act in it (the terminal player prints the hand with it).
 
     Raises:
         OSError: if the connection cannot be made.
@@ -86,6 +93,8 @@ async def play(host: str, port: int, game: Game, policy: Policy) -> Summary:
                     return summary
                 if isinstance(event, StateReceived):
                     ms = event.state
+                    if observer is not None:
+                        observer(ms)
                     if ms.is_to_act:
                         start = time.perf_counter()
                         action = policy.act(ms)

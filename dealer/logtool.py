@@ -10,8 +10,13 @@ its line number and exits 1.
 in all-ins before the last round valued at their expectation over the remaining boards
 (exact enumeration, :mod:`dealer.match.allin`), in chips and in mbb/h.
 
+``acpc-log phh GAME FILE [--out F.phhs] [--skip-unmappable]`` writes the hands of a dealer
+log, or of an agent trace (``acpc-agent --trace``: JSON lines), as PHH hand histories, the
+format pokerkit reads (:mod:`dealer.phh`: which games map, what is written); a game with no
+PHH form is refused in one line.
+
 Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile` (``allin-ev`` imports
-:mod:`dealer.match.allin` when it runs).
+:mod:`dealer.match.allin` and ``phh`` :mod:`dealer.phh` when they run).
 """
 
 from __future__ import annotations
@@ -315,7 +320,55 @@ def _build_parser() -> argparse.ArgumentParser:
     allin.add_argument("log", type=Path, help="the dealer's MATCH.log")
     allin.add_argument("--evaluator", choices=("auto", "python", "numba"), default="auto",
                        help="hand evaluator (default auto: numba for big enumerations)")
+    phh = sub.add_parser(
+        "phh",
+        help="export a dealer log or an agent trace as PHH hand histories (pokerkit)",
+        description=(
+            "Write every hand of a dealer log (or of an acpc-agent --trace file) in the PHH "
+            "hand-history format pokerkit reads: hold'em games only (no-limit NT, limit FT)."
+        ),
+    )
+    phh.add_argument("game", help="game definition file (or the name of a bundled game)")
+    phh.add_argument("source", type=Path, help="the dealer's MATCH.log or a trace (JSON lines)")
+    phh.add_argument("--out", type=Path, default=None,
+                     help="the .phhs file to write (default: standard output)")
+    phh.add_argument("--skip-unmappable", action="store_true",
+                     help="leave out hands with no PHH form (a limit raise by a short stack "
+                     "that lowers the bet) instead of failing")
     return parser
+
+
+def _phh(game: Game, path: Path, out: Path | None, skip: bool) -> int:
+    """``acpc-log phh``: write the .phhs; returns the exit status.
+
+    Raises:
+        LogError: if the file cannot be read; PhhError: if it has no PHH form.
+    """
+    from dealer.phh import log_to_phhs, phh_variant, trace_to_phhs
+
+    phh_variant(game)  # refuse the game before reading anything
+    lines = _read_lines(path)
+    if lines and lines[-1] == "\0no final newline":
+        lines.pop()
+    first = next((x for x in lines if x.strip()), "")
+    skipped: list[int] = []
+    if first.startswith("{"):
+        text, count = trace_to_phhs(game, lines, str(path))
+        kind = "trace"
+    else:
+        text, count, skipped = log_to_phhs(game, lines, str(path), skip=skip)
+        kind = "log"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            out.write_text(text, encoding="ascii")
+        except OSError as exc:
+            raise LogError(f"could not write {str(out)!r}: {exc.strerror or exc}") from None
+    note = f", skipped hand(s) {', '.join(map(str, skipped))}" if skipped else ""
+    print(f"{PROG}: {count} hands of the {kind} {str(path)!r} as PHH"
+          f"{f' in {str(out)!r}' if out is not None else ''}{note}", file=sys.stderr)
+    return 0
 
 
 def _allin_ev(game: Game, path: Path, method: str) -> int:
@@ -354,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.command == "allin-ev":
             return _allin_ev(game, args.log, args.evaluator)
+        if args.command == "phh":
+            return _phh(game, args.source, args.out, args.skip_unmappable)
         result = verify_log(game, args.log, args.fixed, args.tlog)
     except AcpcError as exc:
         if args.debug:

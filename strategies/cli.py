@@ -31,6 +31,9 @@ Commands:
   the full game or a betting abstraction (:mod:`strategies.size`).
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
   and purifications in small no-limit games (:mod:`strategies.translation.commands`).
+* ``export-openspiel FILE --out F.json [--check]`` and ``import-openspiel F.json --out
+  F.strat [--game G] [--check]``: Kuhn and Leduc strategies to and from OpenSpiel tabular
+  policies (:mod:`strategies.interop.commands`, :mod:`strategies.interop.openspiel`).
 
 Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
 on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
@@ -61,6 +64,7 @@ from strategies.defaults import (
     TEST_SEED,
     TRAIN_SEED,
 )
+from strategies.interop import commands as interop_commands
 from strategies.recipes import DATA_DIR, RECIPES, load_manifest
 from strategies.translation import commands as translation_commands
 
@@ -228,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse counts needing more betting transitions (default 5,000,000)")
 
     translation_commands.add_parser(sub)
+    interop_commands.add_parsers(sub)
     return p
 
 
@@ -248,6 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return translation_commands.run(args)
         if args.command == "size":
             return _size(args)
+        if args.command in interop_commands.COMMANDS:
+            return interop_commands.COMMANDS[args.command](args)
         from strategies import commands
 
         if args.command == "learn-sizes":

@@ -1,0 +1,1 @@
+"""Strategies to and from other tools' formats (:mod:`strategies.interop.openspiel`)."""

@@ -1,0 +1,456 @@
+"""Tabular policies to and from OpenSpiel, for the games both have: Kuhn and Leduc.
+
+**Games.** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1, one bet of 1, player 0
+first) is the ACPC limit game with ``numPlayers = N``, one round, ``blind = 1 ... 1``,
+``raiseSize = 1``, ``firstPlayer = 1``, ``maxRaises = 1``, 1 suit, N+1 ranks, 1 hole card and
+no board (``kuhn.limit.3p.game``; ``tests/data/kuhn.limit.2p.game``); ``leduc_poker`` (2
+players, 6 cards in 3 ranks, ante 1, raises 2 then 4, at most 2 a round, player 0 first in
+both rounds, one public card) is ``leduc.limit.2p.game``. Stacks must cover the most a hand
+can cost (Kuhn 2, Leduc 13; OpenSpiel's Leduc gives each player 100). Any other game is
+refused with one line (:func:`spiel_game_for`). ACPC position ``p`` is OpenSpiel player
+``p``. Cards: OpenSpiel's Kuhn card ``c`` is the ``c``-th lowest rank; its Leduc card ``c``
+has rank ``c // 2`` and suit ``c % 2``; they map to the ACPC deck's cards of those ranks and
+suits (:func:`agent.acpc.cards.deck_for`: the highest ranks, the last suits). Actions:
+Leduc ``0 1 2`` are fold, call, raise; Kuhn ``0`` (Pass) is a check, or a fold facing the bet,
+and ``1`` (Bet) the bet, or the call facing it.
+
+**The mapping** (:func:`info_sets`) walks OpenSpiel's game tree and the strategy's abstract
+tree together (every deal, every action) and ties each OpenSpiel information state string
+(``state.information_state_string()``: ``'0pb'`` in Kuhn, ``'[Observer: 0][Private: 3]...'``
+in Leduc) to the strategy row ``(node, bucket)`` played there and each OpenSpiel action to
+the node's action. The strategy's betting abstraction must be the whole game (for these
+limit games every preset is); its card abstraction may be anything the file names: several
+OpenSpiel states share a row when their cards share a bucket (lossless buckets merge suit
+isomorphs in Leduc).
+
+**The policy file** (JSON, :data:`FORMAT`): ``{"format": "acpc-arena-openspiel-policy",
+"version": 1, "game": "leduc_poker", "parameters": {"players": 2}, "acpc_game": <the
+game definition text>, "source": {...}, "policy": {<information state string>: [[action,
+probability], ...], ...}}``, one entry per OpenSpiel information state, the legal actions
+in OpenSpiel's order. :func:`tabular_policy` turns it into an OpenSpiel ``TabularPolicy``;
+from OpenSpiel, ``{key: [[a, p] for a, p in policy.action_probabilities(state).items()]}``
+over the states gives the ``policy`` map (:func:`policy_from_openspiel` does it for any
+OpenSpiel policy object).
+
+**Import** (:func:`import_table`): each row of our table gets the mean of the OpenSpiel
+rows mapped to it; when those differ (a policy that plays suit isomorphs differently,
+which a lossless-bucket file cannot hold) the largest difference is reported, and the
+imported strategy is then not the same strategy.
+
+**Units.** Both measure chips per hand, and both call NashConv / number of players the
+exploitability (OpenSpiel's ``exploitability.exploitability``; our
+:attr:`strategies.best_response.Exploitability.exploitability`), so the figures compare
+one to one (the conversion factor is 1).
+
+Imports numpy and :mod:`agent` at import time; OpenSpiel (``pyspiel``, in the ``test``
+extra, never a dependency of acpc-arena) only inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.actions import BettingTree
+from agent.abstraction.buckets import CardAbstraction
+from agent.acpc.betting import ActionKind
+from agent.acpc.cards import NUM_RANKS, NUM_SUITS, make_card
+from agent.acpc.errors import AcpcError
+from agent.acpc.gamedef import BettingType, Game, format_gamedef, parse_gamedef
+
+FORMAT = "acpc-arena-openspiel-policy"
+VERSION = 1
+ROW_TOLERANCE = 1e-6
+"""How far from 1 an imported row may sum (it is renormalised)."""
+
+F64 = npt.NDArray[np.float64]
+
+
+class InteropError(AcpcError, ValueError):
+    """A game, strategy or policy file that cannot go to or come from OpenSpiel."""
+
+
+def _pyspiel() -> Any:
+    try:
+        import pyspiel
+    except ImportError as exc:
+        raise InteropError(f"expected OpenSpiel installed (pip install open_spiel; it is in "
+                           f"acpc-arena's test extra), got {exc}") from None
+    return pyspiel
+
+
+@dataclass(frozen=True)
+class SpielGame:
+    """An OpenSpiel game that is an ACPC game, with the card and action maps."""
+
+    name: str
+    """``kuhn_poker`` or ``leduc_poker``."""
+    players: int
+
+    @property
+    def parameters(self) -> dict[str, int]:
+        return {"players": self.players}
+
+    def load(self) -> Any:
+        """The ``pyspiel`` game."""
+        return _pyspiel().load_game(self.name, self.parameters)
+
+    @property
+    def acpc_text(self) -> str:
+        """The ACPC game definition of this game (infinite stacks: the reference default)."""
+        n = self.players
+        if self.name == "kuhn_poker":
+            return ("GAMEDEF\nlimit\n"
+                    f"numPlayers = {n}\nnumRounds = 1\nblind = {' '.join(['1'] * n)}\n"
+                    "raiseSize = 1\nfirstPlayer = 1\nmaxRaises = 1\nnumSuits = 1\n"
+                    f"numRanks = {n + 1}\nnumHoleCards = 1\nnumBoardCards = 0\nEND GAMEDEF\n")
+        return ("GAMEDEF\nlimit\nnumPlayers = 2\nnumRounds = 2\nblind = 1 1\n"
+                "raiseSize = 2 4\nfirstPlayer = 1 1\nmaxRaises = 2 2\nnumSuits = 2\n"
+                "numRanks = 3\nnumHoleCards = 1\nnumBoardCards = 0 1\nEND GAMEDEF\n")
+
+    def acpc_game(self) -> Game:
+        return parse_gamedef(self.acpc_text, f"<{self.name}>")
+
+    def card(self, outcome: int) -> int:
+        """The ACPC card of an OpenSpiel card (a chance outcome)."""
+        suits = 1 if self.name == "kuhn_poker" else 2
+        ranks = self.players + 1 if self.name == "kuhn_poker" else 3
+        rank, suit = divmod(outcome, suits)
+        return make_card(NUM_RANKS - ranks + rank, NUM_SUITS - suits + suit)
+
+    def kind(self, action: int, facing_bet: bool) -> ActionKind:
+        """What an OpenSpiel action is in ACPC terms."""
+        if self.name == "leduc_poker":
+            return (ActionKind.FOLD, ActionKind.CALL, ActionKind.RAISE)[action]
+        if action == 0:
+            return ActionKind.FOLD if facing_bet else ActionKind.CALL
+        return ActionKind.CALL if facing_bet else ActionKind.RAISE
+
+
+def spiel_game_for(game: Game) -> SpielGame:
+    """The OpenSpiel game ``game`` is.
+
+    Raises:
+        InteropError: for a game OpenSpiel has no game for (the message says what would do).
+    """
+    n = game.num_players
+    limit = game.betting_type is BettingType.LIMIT
+    if (limit and game.num_rounds == 1 and game.blind == (1,) * n and game.raise_size == (1,)
+            and game.first_player == (0,) and game.max_raises == (1,) and game.num_suits == 1
+            and game.num_ranks == n + 1 and game.num_hole_cards == 1
+            and game.num_board_cards == (0,) and min(game.stack) >= 2 and 2 <= n <= 10):
+        return SpielGame("kuhn_poker", n)
+    if (limit and n == 2 and game.num_rounds == 2 and game.blind == (1, 1)
+            and game.raise_size == (2, 4) and game.first_player == (0, 0)
+            and game.max_raises == (2, 2) and game.num_suits == 2 and game.num_ranks == 3
+            and game.num_hole_cards == 1 and game.num_board_cards == (0, 1)
+            and min(game.stack) >= 13):
+        return SpielGame("leduc_poker", 2)
+    raise InteropError(
+        "expected a game OpenSpiel has: Kuhn (kuhn_poker: limit, N players, ante 1 each, "
+        "one bet of 1, N+1 ranks of 1 suit, 1 hole card) or Leduc (leduc_poker: "
+        "leduc.limit.2p.game), got a "
+        f"{game.betting_type.value} game of {n} players, {game.num_rounds} rounds, "
+        f"{game.num_suits} suits x {game.num_ranks} ranks, blinds {list(game.blind)}")
+
+
+@dataclass(frozen=True)
+class InfoSet:
+    """One OpenSpiel information state and the strategy row played there."""
+
+    key: str
+    player: int
+    node: int
+    bucket: int
+    actions: tuple[tuple[int, int], ...]
+    """``(OpenSpiel action, index of the node's action)``, in OpenSpiel's order."""
+
+
+def _check_whole_game(tree: BettingTree) -> None:
+    for node in tree.nodes:
+        if node.is_terminal:
+            continue
+        kinds = [a.kind for a in node.actions]
+        if sorted(kinds, key=lambda k: k.value) != sorted(node.state.legal_actions(),
+                                                          key=lambda k: k.value):
+            raise InteropError(
+                f"expected a betting abstraction with every legal action (the whole game), "
+                f"got node {node.id} ({node.state.betting!r}) with {[str(k.value) for k in kinds]}")
+
+
+def info_sets(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction) -> dict[str, InfoSet]:
+    """Every OpenSpiel information state of ``spiel``, tied to the row of ``tree`` and
+    ``cards`` played there (see the module docstring).
+
+    Raises:
+        InteropError: if the abstraction leaves out actions, or one OpenSpiel state would
+            need two different rows (the two trees disagree).
+    """
+    _check_whole_game(tree)
+    game = tree.game
+    n = game.num_players
+    out: dict[str, InfoSet] = {}
+    root = spiel.load().new_initial_state()
+    stack: list[tuple[Any, int, tuple[int, ...]]] = [(root, 0, ())]
+    visited = 0
+    while stack:  # bounded: the finite game tree, each state once
+        state, node_id, dealt = stack.pop()
+        visited += 1
+        if state.is_terminal():
+            if not tree.nodes[node_id].is_terminal:
+                raise InteropError(f"expected the trees to end together, OpenSpiel ended at "
+                                   f"{state.history()} and node {node_id} did not")
+            continue
+        if state.is_chance_node():
+            for outcome, _prob in state.chance_outcomes():
+                stack.append((state.child(outcome), node_id, (*dealt, spiel.card(outcome))))
+            continue
+        node = tree.nodes[node_id]
+        p = state.current_player()
+        if node.is_terminal or node.player != p or len(dealt) - n != game.board_cards_through(
+                node.round):
+            raise InteropError(f"expected OpenSpiel's player {p} to act at node {node_id} of "
+                               f"the same round, got a different tree at {state.history()}")
+        bucket = cards.bucket(node.round, dealt[p : p + 1], dealt[n:])
+        facing = node.state.can_fold()
+        pairs = []
+        for action in state.legal_actions():
+            kind = spiel.kind(action, facing)
+            index = next((i for i, a in enumerate(node.actions) if a.kind is kind), None)
+            if index is None:
+                raise InteropError(f"expected node {node_id} to have OpenSpiel's action "
+                                   f"{action} ({kind.value}), got none")
+            pairs.append((action, index))
+            stack.append((state.child(action), node.children[index], dealt))
+        info = InfoSet(state.information_state_string(p), p, node_id, bucket, tuple(pairs))
+        seen = out.setdefault(info.key, info)
+        if seen != info:
+            raise InteropError(f"expected one row per OpenSpiel state, got {info.key!r} at "
+                               f"rows {(seen.node, seen.bucket)} and {(node_id, bucket)}")
+    return out
+
+
+def _row(table: F64, layout_offset: int, k: int, bucket: int) -> F64:
+    start = layout_offset + bucket * k
+    return table[start : start + k]
+
+
+def export_policy(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction,
+                  table: F64, source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The policy file (a JSON-ready dict) of a strategy table (float64, table layout of
+    ``tree`` and ``cards``)."""
+    from agent.strategy.fileformat import table_layout
+
+    layout = table_layout(tree, cards.buckets)
+    policy: dict[str, list[list[float]]] = {}
+    for key, info in sorted(info_sets(spiel, tree, cards).items()):
+        k = int(layout.num_actions[info.node])
+        row = _row(table, int(layout.offsets[info.node]), k, info.bucket)
+        policy[key] = [[action, float(row[i])] for action, i in info.actions]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": spiel.name,
+        "parameters": spiel.parameters,
+        "acpc_game": format_gamedef(tree.game),
+        "source": dict(source or {}),
+        "policy": policy,
+    }
+
+
+def read_policy(path: str | Path) -> dict[str, Any]:
+    """A policy file, checked for its tag, version, game and the shape of every row.
+
+    Raises:
+        InteropError: for anything else (one line: what, where, what came).
+    """
+    where = str(path)
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InteropError(f"could not read {where!r}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InteropError(f"{where}: expected a JSON policy file, got {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise InteropError(f"{where}: expected format {FORMAT!r}, got {got!r}")
+    if doc.get("version") != VERSION:
+        raise InteropError(f"{where}: expected version {VERSION}, got {doc.get('version')!r}")
+    if doc.get("game") not in ("kuhn_poker", "leduc_poker"):
+        raise InteropError(f"{where}: expected game 'kuhn_poker' or 'leduc_poker', got "
+                           f"{doc.get('game')!r}")
+    params = doc.get("parameters", {})
+    if not isinstance(params, dict) or not isinstance(params.get("players", 2), int):
+        raise InteropError(f"{where}: expected parameters {{'players': N}}, got {params!r}")
+    policy = doc.get("policy")
+    if not isinstance(policy, dict) or not policy:
+        raise InteropError(f"{where}: expected a non-empty 'policy' map, got {policy!r:.60}")
+    for key, row in policy.items():
+        ok = isinstance(row, list) and row and all(
+            isinstance(x, list) and len(x) == 2 and isinstance(x[0], int)
+            and not isinstance(x[0], bool) and isinstance(x[1], int | float)
+            and math.isfinite(x[1]) and x[1] >= 0 for x in row)
+        if not ok or abs(sum(x[1] for x in row) - 1.0) > ROW_TOLERANCE:
+            raise InteropError(f"{where}: expected [[action, probability], ...] summing to 1 "
+                               f"for {key!r}, got {row!r:.80}")
+    return doc
+
+
+def spiel_game_of(doc: Mapping[str, Any]) -> SpielGame:
+    """The OpenSpiel game a policy file is for."""
+    players = int(doc.get("parameters", {}).get("players", 2))
+    return SpielGame(str(doc["game"]), players)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A table made from an OpenSpiel policy."""
+
+    table: F64
+    """Float64, the layout of the tree and cards it was made for."""
+    disagreement: float
+    """Largest difference between OpenSpiel rows merged into one of our rows (0: the policy
+    is exactly a strategy of this abstraction)."""
+    states: int
+
+
+def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstraction,
+                 source: str = "<policy>") -> Imported:
+    """Our table for a policy file (see the module docstring).
+
+    Raises:
+        InteropError: if the file's states or actions are not the game's, or a row of ours
+            gets no OpenSpiel state.
+    """
+    from agent.strategy.fileformat import table_layout
+
+    spiel = spiel_game_of(doc)
+    if spiel_game_for(tree.game) != spiel:
+        raise InteropError(f"{source}: expected a policy for {spiel_game_for(tree.game).name} "
+                           f"{spiel_game_for(tree.game).parameters}, got {spiel.name} "
+                           f"{spiel.parameters}")
+    layout = table_layout(tree, cards.buckets)
+    sums = np.zeros(layout.total)
+    counts = np.zeros(layout.total)
+    lo = np.full(layout.total, np.inf)
+    hi = np.full(layout.total, -np.inf)
+    policy: Mapping[str, Any] = doc["policy"]
+    sets = info_sets(spiel, tree, cards)
+    unknown = sorted(set(policy) - set(sets))
+    if unknown:
+        raise InteropError(f"{source}: expected information states of {spiel.name}, got "
+                           f"{len(unknown)} others such as {unknown[0]!r}")
+    missing = sorted(set(sets) - set(policy))
+    if missing:
+        raise InteropError(f"{source}: expected every information state of {spiel.name}, "
+                           f"{len(missing)} missing such as {missing[0]!r}")
+    for key, info in sets.items():
+        given = {int(a): float(p) for a, p in policy[key]}
+        legal = [a for a, _ in info.actions]
+        if sorted(given) != sorted(legal):
+            raise InteropError(f"{source}: expected actions {legal} at {key!r}, got "
+                               f"{sorted(given)}")
+        total = sum(given.values())
+        k = int(layout.num_actions[info.node])
+        start = int(layout.offsets[info.node]) + info.bucket * k
+        for action, i in info.actions:
+            value = given[action] / total
+            sums[start + i] += value
+            counts[start + i] += 1
+            lo[start + i] = min(lo[start + i], value)
+            hi[start + i] = max(hi[start + i], value)
+    used = layout.offsets >= 0
+    for node in np.flatnonzero(used):
+        k = int(layout.num_actions[node])
+        start = int(layout.offsets[node])
+        block = counts[start : start + int(layout.rows[node]) * k]
+        if (block == 0).any():
+            raise InteropError(f"{source}: expected an OpenSpiel state for every row, node "
+                               f"{int(node)} has rows without one")
+    table = sums / counts
+    disagreement = float((hi - lo).max(initial=0.0))
+    return Imported(table, disagreement, len(sets))
+
+
+def tabular_policy(doc: Mapping[str, Any]) -> Any:
+    """The policy file as an OpenSpiel ``TabularPolicy`` of its game."""
+    from open_spiel.python import policy as spiel_policy
+
+    spiel = spiel_game_of(doc)
+    tabular = spiel_policy.TabularPolicy(spiel.load())
+    for key, row in doc["policy"].items():
+        index = tabular.state_lookup.get(key)
+        if index is None:
+            raise InteropError(f"expected information states of {spiel.name}, got {key!r}")
+        probs = tabular.action_probability_array[index]
+        probs[:] = 0.0
+        for action, p in row:
+            probs[int(action)] = float(p)
+    return tabular
+
+
+def policy_from_openspiel(game_name: str, players: int, policy: Any,
+                          source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A policy file from any OpenSpiel policy object of ``game_name`` (every information
+    state, through ``policy.action_probabilities``)."""
+    spiel = SpielGame(game_name, players)
+    rows: dict[str, list[list[float]]] = {}
+    stack = [spiel.load().new_initial_state()]
+    while stack:  # bounded: the finite game tree
+        state = stack.pop()
+        if state.is_terminal():
+            continue
+        if state.is_chance_node():
+            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+            continue
+        key = state.information_state_string(state.current_player())
+        if key not in rows:
+            probs = policy.action_probabilities(state)
+            rows[key] = [[int(a), float(probs.get(a, 0.0))] for a in state.legal_actions()]
+        stack.extend(state.child(a) for a in state.legal_actions())
+    return {"format": FORMAT, "version": VERSION, "game": spiel.name,
+            "parameters": spiel.parameters, "acpc_game": spiel.acpc_text,
+            "source": dict(source or {}), "policy": dict(sorted(rows.items()))}
+
+
+def openspiel_exploitability(doc: Mapping[str, Any]) -> tuple[float | None, float]:
+    """``(exploitability, NashConv)`` of a policy file by OpenSpiel's own module
+    (``exploitability.exploitability`` takes two-player games only: ``None`` for more)."""
+    from open_spiel.python.algorithms import exploitability as spiel_exploitability
+
+    spiel = spiel_game_of(doc)
+    game = spiel.load()
+    tabular = tabular_policy(doc)
+    nash_conv = float(spiel_exploitability.nash_conv(game, tabular))
+    if spiel.players != 2:
+        return None, nash_conv
+    return float(spiel_exploitability.exploitability(game, tabular)), nash_conv
+
+
+def default_game_text(spiel: SpielGame) -> str:
+    """The ACPC game text an import uses when none is given: the bundled game that is this
+    OpenSpiel game if there is one (``kuhn.limit.3p.game``, ``leduc.limit.2p.game``), else
+    :attr:`SpielGame.acpc_text`."""
+    from agent.acpc.gamefiles import load_game
+
+    for name in ("leduc.limit.2p.game", "kuhn.limit.3p.game"):
+        game = load_game(name)
+        try:
+            if spiel_game_for(game) == spiel:
+                return format_gamedef(game)
+        except InteropError:
+            continue
+    return spiel.acpc_text
+
+
+__all__ = ["FORMAT", "Imported", "InfoSet", "InteropError", "SpielGame",
+           "default_game_text", "export_policy", "import_table", "info_sets",
+           "openspiel_exploitability", "policy_from_openspiel", "read_policy", "spiel_game_for",
+           "spiel_game_of", "tabular_policy"]
