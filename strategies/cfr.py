@@ -91,7 +91,7 @@ from numpy.lib.npyio import NpzFile
 
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import format_gamedef
-from agent.jit import kernel
+from agent.jit import inline_kernel, kernel
 from strategies import rng as _rng
 from strategies.cache import write_npz
 from strategies.dealpool import PoolGame
@@ -380,6 +380,35 @@ def _sample_index(cumulative: F64, u: float) -> int:
     return len(cumulative) - 1
 
 
+@inline_kernel
+def _row_sigma(regrets: F64, row: int, k: int, sigma: F64, depth: int) -> None:
+    """``sigma[depth]``: the regret-matching strategy of the ``k`` regrets at ``row``."""
+    positive = 0.0
+    for b in range(k):
+        r = regrets[row + b]
+        if r > 0.0:
+            positive += r
+    for b in range(k):
+        r = regrets[row + b]
+        if positive > 0.0:
+            sigma[depth, b] = r / positive if r > 0.0 else 0.0
+        else:
+            sigma[depth, b] = 1.0 / k
+
+
+@inline_kernel
+def _draw(sigma: F64, depth: int, k: int, u: float) -> int:
+    """The action of ``sigma[depth]`` that the uniform draw ``u`` picks (the last if none)."""
+    choice = k - 1
+    c = 0.0
+    for b in range(k):
+        c += sigma[depth, b]
+        if u < c:
+            choice = b
+            break
+    return choice
+
+
 @kernel
 def _es_pass(
     g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
@@ -411,28 +440,11 @@ def _es_pass(
                 depth -= 1
                 continue
             row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            positive = 0.0
-            for b in range(k):
-                r = regrets[row + b]
-                if r > 0.0:
-                    positive += r
-            for b in range(k):
-                r = regrets[row + b]
-                if positive > 0.0:
-                    sigma[depth, b] = r / positive if r > 0.0 else 0.0
-                else:
-                    sigma[depth, b] = 1.0 / k
+            _row_sigma(regrets, row, k, sigma, depth)
             if p != traverser:
                 for b in range(k):
                     strategy_sum[row + b] += weight * sigma[depth, b]
-                u = _rng.uniform(state)
-                choice = k - 1
-                c = 0.0
-                for b in range(k):
-                    c += sigma[depth, b]
-                    if u < c:
-                        choice = b
-                        break
+                choice = _draw(sigma, depth, k, _rng.uniform(state))
                 next_action[depth] = k  # on return, pass the child's value up
                 node_at[depth + 1] = children[child_start[node] + choice]
                 next_action[depth + 1] = -1
@@ -553,17 +565,7 @@ def _cs_pass(
                 depth -= 1
                 continue
             row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            positive = 0.0
-            for b in range(k):
-                r = regrets[row + b]
-                if r > 0.0:
-                    positive += r
-            for b in range(k):
-                r = regrets[row + b]
-                if positive > 0.0:
-                    sigma[depth, b] = r / positive if r > 0.0 else 0.0
-                else:
-                    sigma[depth, b] = 1.0 / k
+            _row_sigma(regrets, row, k, sigma, depth)
             a = 0
         else:  # child ``a`` is done: its values are in value[depth + 1]
             for q in range(n_players):
@@ -657,25 +659,8 @@ def _pure_pass(
                 depth -= 1
                 continue
             row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            positive = 0.0
-            for b in range(k):
-                r = regrets[row + b]
-                if r > 0.0:
-                    positive += r
-            for b in range(k):
-                r = regrets[row + b]
-                if positive > 0.0:
-                    sigma[depth, b] = r / positive if r > 0.0 else 0.0
-                else:
-                    sigma[depth, b] = 1.0 / k
-            u = _rng.uniform(state)
-            choice = k - 1
-            c = 0.0
-            for b in range(k):
-                c += sigma[depth, b]
-                if u < c:
-                    choice = b
-                    break
+            _row_sigma(regrets, row, k, sigma, depth)
+            choice = _draw(sigma, depth, k, _rng.uniform(state))
             chosen[depth] = choice
             if p != traverser:
                 strategy_sum[row + choice] += weight
