@@ -31,6 +31,8 @@ class Summary:
     chips_won: float = 0.0
     decisions: int = 0
     decision_seconds: list[float] = field(default_factory=list)
+    big_blind: int = 0
+    """The game's big blind (for mbb/h, the unit of acpc-match); 0: chips only."""
 
     def describe(self) -> str:
         """One human line: hands, chips, decision-time statistics."""
@@ -43,8 +45,11 @@ class Summary:
         else:
             timing = "no decisions"
         per_hand = self.chips_won / self.hands if self.hands else 0.0
+        rate = f"{per_hand:+.3f} chips/hand"
+        if self.big_blind > 0:  # the unit acpc-match reports in
+            rate += f", {1000.0 * per_hand / self.big_blind:+.1f} mbb/h"
         return (
-            f"hands {self.hands}, chips won {self.chips_won:g} ({per_hand:+.3f}/hand), "
+            f"hands {self.hands}, chips won {self.chips_won:g} ({rate}), "
             f"decisions {self.decisions}, {timing}"
         )
 
@@ -80,7 +85,7 @@ async def play(
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     conn = ClientConnection(game)
     writer.write(conn.initiate())
-    summary = Summary()
+    summary = Summary(big_blind=game.big_blind)
     try:
         while True:
             data = await reader.read(READ_CHUNK)

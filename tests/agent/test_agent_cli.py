@@ -94,3 +94,12 @@ def test_strategy_files_are_found_by_bundled_name(tmp_path: Path) -> None:
         assert resolve_strategy("leduc.limit.2p.strat") == Path("leduc.limit.2p.strat")
     finally:
         os.chdir(ROOT)
+
+
+def test_summary_speaks_the_arena_unit_too() -> None:
+    """Issue 19: agent summaries were in chips per hand while matches are in mbb/h."""
+    from agent.client import Summary
+
+    text = Summary(hands=4, chips_won=-300.0, big_blind=100).describe()
+    assert "(-75.000 chips/hand, -750.0 mbb/h)" in text
+    assert "mbb/h" not in Summary(hands=4, chips_won=3.0).describe()  # no blinds: chips only
