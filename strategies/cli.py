@@ -158,7 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--betting", metavar="SPEC", help="with --game: the betting abstraction "
                    "(preset, JSON, or FILE.json such as learn-sizes writes; default fcpa)")
     s.add_argument("--solver", default=None, help="with --game: cfr, cfr+ (default), lcfr, "
-                   "dcfr or mccfr-es")
+                   "dcfr, mccfr-es, cfr-cs, pure-cfr; mccfr-es-pool for hold'em cards")
+    s.add_argument("--cards", default=None, metavar="SPEC",
+                   help="with --game: 'lossless' (default; deals enumerated) or hold'em "
+                   "buckets as JSON, e.g. '{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, "
+                   "8], \"samples\": 20000, \"pool_deals\": 100000}'")
     budget = s.add_mutually_exclusive_group()
     budget.add_argument("--iterations", type=int, help="total iterations to reach")
     budget.add_argument("--minutes", type=float, help="time budget for this run")

@@ -125,7 +125,7 @@ def solve(args: argparse.Namespace) -> int:
     from strategies.solve import solve_recipe
 
     if args.recipe is not None:
-        for option in ("betting", "solver"):
+        for option in ("betting", "solver", "cards"):
             if getattr(args, option) is not None:
                 raise UsageError(f"--{option} goes with --game, not with --recipe "
                                  f"(a recipe names its own)")
@@ -153,14 +153,75 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     if args.bundle:
         raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
     game = load_game(args.game)
-    check_enumerable(game)
     betting = parse_betting_abstraction(args.betting or "fcpa")
-    solver = args.solver or "cfr+"
-    solver_config(solver)
+    cards = parse_cards_option(args.cards)
     name = Path(args.out).stem if args.out else f"{Path(args.game).stem}.{betting.name}"
+    if cards["kind"] == "lossless":
+        check_enumerable(game)
+        solver = args.solver or "cfr+"
+        solver_config(solver)
+        return Recipe(name, args.game, json.dumps(betting.to_json()), solver,
+                      args.iterations or 10_000,
+                      description=f"{args.game} with betting {betting.name!r} ({solver})")
+    from agent.abstraction.holdem_buckets import check_holdem_game
+
+    check_holdem_game(game)
+    solver = args.solver or "mccfr-es-pool"
+    if solver != "mccfr-es-pool":
+        raise UsageError(f"expected --solver mccfr-es-pool with hold'em buckets (the deals "
+                         f"are sampled), got {solver!r}")
     return Recipe(name, args.game, json.dumps(betting.to_json()), solver,
-                  args.iterations or 10_000,
-                  description=f"{args.game} with betting {betting.name!r} ({solver})")
+                  args.iterations or 1_000_000, cards="holdem", buckets=cards["buckets"],
+                  card_samples=cards["samples"], pool_deals=cards["pool_deals"],
+                  discount_interval=cards["discount_interval"],
+                  discount_until=cards["discount_until"],
+                  description=f"{args.game} with betting {betting.name!r}, hold'em buckets "
+                  f"{list(cards['buckets'])} ({solver})")
+
+
+CARDS_KEYS = {"kind", "buckets", "samples", "pool_deals", "discount_interval", "discount_until"}
+
+
+def parse_cards_option(text: str | None) -> dict[str, Any]:
+    """``solve --cards``: ``lossless`` (default; deals enumerated) or a JSON object
+    ``{"kind": "holdem", "buckets": [169, b1, b2, b3], "samples": N, "pool_deals": N,
+    "discount_interval": N, "discount_until": N}`` (E[HS^2] buckets and a sampled deal pool,
+    as the bundled hold'em recipe; the last four optional).
+
+    Raises:
+        UsageError: with what was expected and what came.
+    """
+    if text is None or text.strip() == "lossless":
+        return {"kind": "lossless"}
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError:
+        raise UsageError(f"expected --cards lossless or a JSON object such as "
+                         f"'{{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, 8]}}', got "
+                         f"{text!r}") from None
+    if not isinstance(spec, dict) or spec.get("kind") not in ("lossless", "holdem"):
+        raise UsageError(f"expected --cards with kind 'lossless' or 'holdem', got {text!r}")
+    unknown = sorted(set(spec) - CARDS_KEYS)
+    if unknown:
+        raise UsageError(f"expected --cards keys {sorted(CARDS_KEYS)}, got unknown {unknown!r}")
+    if spec["kind"] == "lossless":
+        return {"kind": "lossless"}
+    buckets = spec.get("buckets")
+    if (not isinstance(buckets, list) or len(buckets) != 4 or buckets[0] != 169
+            or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in buckets)):
+        raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (positive integers), "
+                         f"got {buckets!r}")
+    out: dict[str, Any] = {"kind": "holdem", "buckets": tuple(buckets)}
+    for key, default in (("samples", 50_000), ("pool_deals", 200_000),
+                         ("discount_interval", 0), ("discount_until", 0)):
+        value = spec.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
+            key in ("samples", "pool_deals") and value == 0
+        ):
+            kind = "positive" if key in ("samples", "pool_deals") else "non-negative"
+            raise UsageError(f"expected a {kind} integer --cards {key!r}, got {value!r}")
+        out[key] = value
+    return out
 
 
 def _inspect_sampled(file: str, strategy: Strategy, out: TextIO) -> None:

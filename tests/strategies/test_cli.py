@@ -337,3 +337,53 @@ def test_inspect_holdem_summarises_thresholds_and_labels_buckets(
     cards = next(line for line in out.splitlines() if line.startswith("cards: "))
     assert len(cards) < 400 and "round 1: 49 from 0.0" in cards and "round 3: 49" in cards
     assert "bucket 0 (22):" in out and "bucket 1 (32o):" in out
+
+
+def test_a_recipe_is_a_named_preset_of_a_custom_solve(tmp_path: Path) -> None:
+    """Issue 19 (solve what you describe): the same game, betting, cards and solver give the
+    same table whether named by a recipe or spelled out."""
+    by_recipe = run_cli("solve", "--recipe", "leduc.limit.2p", "--iterations", "40",
+                        "--no-progress", "--out", str(tmp_path / "r.strat"), "--checkpoint",
+                        str(tmp_path / "r.npz"))
+    assert by_recipe.returncode == 0, by_recipe.stderr
+    spelled = run_cli("solve", "--game", "leduc.limit.2p.game", "--betting", "fcpa", "--cards",
+                      "lossless", "--solver", "cfr+", "--iterations", "40", "--no-progress",
+                      "--out", str(tmp_path / "c.strat"), "--checkpoint",
+                      str(tmp_path / "c.npz"))
+    assert spelled.returncode == 0, spelled.stderr
+    assert (load_strategy(tmp_path / "r.strat").checksum
+            == load_strategy(tmp_path / "c.strat").checksum)
+
+
+def test_custom_holdem_solve_with_buckets(tmp_path: Path) -> None:
+    out = run_cli("solve", "--game", "holdem.nolimit.2p.reverse_blinds.game", "--betting",
+                  '{"name": "t", "fractions": [[[1.0]]], "max_raises": [1, 1, 1, 1]}',
+                  "--cards", '{"kind": "holdem", "buckets": [169, 3, 3, 3], "samples": 500,'
+                  ' "pool_deals": 800}', "--iterations", "3000", "--no-progress", "--out",
+                  str(tmp_path / "h.strat"), "--checkpoint", str(tmp_path / "h.npz"))
+    assert out.returncode == 0, out.stderr
+    loaded = load_strategy(tmp_path / "h.strat")
+    assert loaded.cards["kind"] == "holdem" and loaded.cards["buckets"] == [169, 3, 3, 3]
+    assert loaded.meta["iterations"] == 3000 and loaded.betting.name == "t"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--game", "leduc.limit.2p.game", "--cards", '{"kind": "holdem", "buckets": [169,'
+          ' 2, 2, 2]}'], "expected a hold'em game"),
+        (["--game", "leduc.limit.2p.game", "--cards", "nope"], "expected --cards lossless"),
+        (["--game", "holdem.nolimit.2p.reverse_blinds.game", "--cards",
+          '{"kind": "holdem", "buckets": [169, 2, 2]}'], "buckets' [169, b1, b2, b3]"),
+        (["--game", "holdem.nolimit.2p.reverse_blinds.game", "--cards",
+          '{"kind": "holdem", "buckets": [169, 2, 2, 2]}', "--solver", "cfr+"],
+         "mccfr-es-pool"),
+        (["--recipe", "leduc.limit.2p", "--cards", "lossless"], "--cards goes with --game"),
+        (["--game", "holdem.nolimit.2p.reverse_blinds.game"], "deals to enumerate"),
+    ],
+)
+def test_custom_solve_errors_are_one_line(tmp_path: Path, args: list[str],
+                                          message: str) -> None:
+    out = run_cli("solve", *args, "--out", str(tmp_path / "x.strat"))
+    assert out.returncode == 1, out.stderr
+    assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
