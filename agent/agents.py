@@ -172,7 +172,7 @@ def make_policy(
         logger = json_logger(trace)
 
         def trace_fn(record: dict[str, Any]) -> None:
-            logger.info("decision", **record)
+            logger.info(record.pop("event", "decision"), **record)
 
     return StrategyPolicy(
         loaded,

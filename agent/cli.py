@@ -16,6 +16,9 @@ between hands, a bad file is rejected and play goes on). Kernels and tables are 
 warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
 goes to stderr when the dealer closes the connection.
 
+``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
+(:mod:`agent.explain`).
+
 ``--human`` plays the seat from the terminal instead (:mod:`agent.human`): it shows each
 hand (cards, board, pot, stacks, every action, whose turn, the legal actions, the result) and
 reads typed actions (``f``, ``c``, ``r 600``, ``min``, ``half``, ``pot``, ``allin``, ``?``,
@@ -35,12 +38,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
+from agent.acpc.describe import cards_text
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from agent.acpc.matchstate import MatchState
 from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
 from agent.builtin import Policy
-from agent.client import play
+from agent.client import final_value, play
 from agent.console import compile_notice, port_number
 from agent.human import HumanPlayer, PlayerLeft
 
@@ -48,7 +53,10 @@ PROG = "acpc-agent"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Play a match against an ACPC dealer.")
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Play a match against an ACPC dealer.",
+        epilog="acpc-agent explain TRACE [--hand N] [--limit K]: tell a --trace file as a "
+        "story, hand by hand (acpc-agent explain --help)")
     p.add_argument("game", help="game definition file (or the name of a bundled game)")
     p.add_argument("host", help="dealer host, e.g. 127.0.0.1")
     p.add_argument("port", type=port_number, help="this seat's port, as printed by the dealer")
@@ -103,8 +111,17 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
         task = asyncio.create_task(reloader.run())
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGHUP, reloader.request)
+    observer = None
+    trace = getattr(policy, "trace", None)
+    if trace is not None:
+        def observer(ms: MatchState) -> None:  # the trace's hand results
+            if ms.state.finished:
+                trace({"event": "result", "hand": ms.hand_number, "position": ms.position,
+                       "betting": ms.state.betting,
+                       "hole_cards": [cards_text(h) for h in ms.hole_cards],
+                       "board": cards_text(ms.board), "chips": final_value(ms)})
     try:
-        summary = await play(args.host, args.port, game, policy)
+        summary = await play(args.host, args.port, game, policy, observer=observer)
     finally:
         if task is not None:
             task.cancel()
@@ -127,6 +144,11 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-agent``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["explain"]:
+        from agent.explain import main as explain_main
+
+        return explain_main(argv[1:], sys.stdout, sys.stderr)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.human:

@@ -32,13 +32,10 @@ from typing import TextIO
 
 from agent.acpc.betsize import pot_after_call, raise_to_from_pot_fraction, round_raise_to
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
-from agent.acpc.cards import format_card
+from agent.acpc.describe import cards_text, describe_action, round_name
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import INT32_MAX, Game
 from agent.acpc.matchstate import MatchState
-
-ROUND_NAMES = {4: ("preflop", "flop", "turn", "river")}
-"""Names of the rounds by number of rounds (hold'em); other games say ``round N``."""
 
 PROMPT = "> "
 MAX_PROMPTS = 10_000
@@ -47,35 +44,6 @@ MAX_PROMPTS = 10_000
 
 class PlayerLeft(AcpcError):
     """The person typed ``quit`` or closed the input."""
-
-
-def cards_text(cards: tuple[int, ...] | list[int]) -> str:
-    """Cards separated by spaces (``As Kd``); ``--`` for none."""
-    return " ".join(format_card(c) for c in cards) if cards else "--"
-
-
-def round_name(game: Game, r: int) -> str:
-    """``preflop``/``flop``/``turn``/``river`` in hold'em, else ``round N`` (1-based)."""
-    names = ROUND_NAMES.get(game.num_rounds)
-    return names[r] if names is not None and game.num_hole_cards == 2 else f"round {r + 1}"
-
-
-def describe_action(before: BettingState, action: Action) -> str:
-    """What ``action`` does in ``before``: ``fold``, ``check``, ``call 100``, ``bet 300``,
-    ``raise to 600`` (chips are hand totals, as on the wire)."""
-    if action.kind is ActionKind.FOLD:
-        return "fold"
-    if action.kind is ActionKind.CALL:
-        owe = before.to_call()
-        return f"call {owe}" if owe else "check"
-    if before.game.is_nolimit:
-        to = action.raise_to
-    else:
-        to = min(before.max_spent + before.game.raise_size[before.round],
-                 before.game.stack[before.player])
-    verb = "bet" if before.max_spent == max(before.round_start_spent) and before.round else (
-        "raise")
-    return f"{verb} to {to}"
 
 
 class HumanPlayer:

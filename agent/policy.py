@@ -35,7 +35,27 @@ The translation lab's model of the agent (:mod:`strategies.translation.full_br`)
 these rules one for one.
 
 The policy is deterministic for a given seed: the same sequence of inputs gives the same
-actions. Every decision can be reported to a ``trace`` callback as a dict.
+actions. Every decision can be reported to a ``trace`` callback as a dict (one JSON line of
+``acpc-agent --trace``; :mod:`agent.explain` tells it as a story):
+
+* ``hand``, ``position``, ``betting`` (the real betting so far, ACPC text), ``cards`` and
+  ``board`` (``As Kd``; ``--`` for none), ``legal`` (the legal real actions in words);
+* ``translations``: the opponents' raises translated since this hand's previous decision,
+  each with ``real``/``real_text``, ``x`` (its pot fraction in the real state), ``A`` and
+  ``B`` (the bracketing abstract sizes; the call is 0, the all-in its fraction), ``between``
+  (the names of the two abstract actions: ``check/call``, ``pot``, ``all-in``, ...),
+  ``f`` (the mapping's probability of ``A``), ``u`` (the draw: ``A`` when ``u < f``),
+  ``choice``, ``mapping``, ``sizes_in`` and ``all_in_rule``; or ``{"real", "fallback":
+  "raise cap: as call"}``;
+* when the strategy decides: ``node`` and ``key`` (the abstract node and its sequence key),
+  ``bucket``, ``actions`` (the node's abstract actions in words, as each would be played in
+  the real state: ``fold``, ``call 6``, ``pot: raise to 9``; in the order of) ``raw``
+  (the strategy's row) and ``purified`` (after ``purify``), ``draw`` (the sample: the first
+  action whose cumulative purified probability exceeds it), ``abstract`` and
+  ``abstract_fraction`` (its nominal pot fraction: ``-2`` fold, ``0`` check/call, ``-1``
+  all-in);
+* always: ``real`` (the action sent, ACPC text), ``played`` (in words), ``fallback`` (why
+  the strategy was not asked, or null), ``seconds``, ``strategy`` (checksum prefix).
 """
 
 from __future__ import annotations
@@ -46,6 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.abstraction.actions import action_name
 from agent.abstraction.convention import (
     DEFAULT_SIZE_CONVENTION,
     parse_size_convention,
@@ -54,6 +75,7 @@ from agent.abstraction.convention import (
 )
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.describe import cards_text, describe_action, legal_labels
 from agent.acpc.matchstate import MatchState
 from agent.strategy.hotswap import LoadedStrategy
 from agent.strategy.purification import Purification
@@ -84,6 +106,8 @@ class _Hand:
     node: int = 0
     seen: int = 0
     translations: list[dict[str, Any]] = field(default_factory=list)
+    reported: int = 0
+    """Translations already in an earlier decision's trace record."""
     own_children: dict[int, int] = field(default_factory=dict)
     """Real action index -> abstract child chosen for it (our own actions)."""
     off_tree: bool = False
@@ -133,22 +157,29 @@ class StrategyPolicy:
             "hand": ms.hand_number,
             "position": ms.position,
             "betting": state.betting,
-            "translations": hand.translations[-4:],
+            "translations": hand.translations[hand.reported:],
         }
+        hand.reported = len(hand.translations)
+        round_ = state.round
+        visible = ms.board[: state.game.board_cards_through(round_)]
+        if self.trace is not None:
+            record.update(cards=cards_text(ms.own_cards), board=cards_text(visible),
+                          legal=legal_labels(state))
         if not hand.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
             self.stats.waiting_fallbacks += 1
+            record["played"] = describe_action(state, CALL)
             return self._finish(record, start, CALL, "abstract round ended: check/call")
         if hand.off_tree or node.is_terminal or node.player != ms.position or (
             node.round != state.round
         ):
             self._leave_tree(hand)
             self.stats.off_tree_decisions += 1
+            record["played"] = describe_action(state, CALL)
             return self._finish(record, start, CALL, "off-tree: check/call")
-        round_ = state.round
-        visible = ms.board[: state.game.board_cards_through(round_)]
         bucket = loaded.cards.bucket(round_, ms.own_cards, visible)
         if self.time_guard is not None and time.perf_counter() - start > self.time_guard:
             self.stats.timeouts += 1
+            record["played"] = describe_action(state, CALL)
             return self._finish(record, start, CALL, "time guard: check/call")
         raw = [float(p) for p in loaded.strategy.row(node.id, bucket)]
         purified = self.purification.apply(raw)
@@ -157,14 +188,21 @@ class StrategyPolicy:
         abstract = node.actions[choice]
         real = realise(state, abstract.action.kind, abstract.fraction)
         hand.own_children[hand.seen] = node.children[choice]
-        record.update(
-            node=node.id,
-            bucket=bucket,
-            raw=[round(p, 6) for p in raw],
-            purified=[round(p, 6) for p in purified],
-            abstract=str(abstract.action),
-            abstract_fraction=abstract.fraction,
-        )
+        if self.trace is not None:
+            record.update(
+                node=node.id,
+                key=node.history,
+                bucket=bucket,
+                actions=[_label(state, a.kind, a.fraction, action_name(a))
+                         for a in node.actions],
+                raw=[round(p, 6) for p in raw],
+                purify=str(self.purification),
+                purified=[round(p, 6) for p in purified],
+                draw=round(u, 6),
+                abstract=str(abstract.action),
+                abstract_fraction=abstract.fraction,
+                played=describe_action(state, real),
+            )
         return self._finish(record, start, real, None)
 
     def swap(self, loaded: LoadedStrategy) -> None:
@@ -256,6 +294,13 @@ class StrategyPolicy:
             "mapping": self.mapping_name,
             "sizes_in": self.sizes_in,
         }
+        if self.trace is not None:
+            record.update(
+                u=round(u, 6),
+                between=[action_name(node.actions[reading.options[i]])
+                         for i in (reading.low, reading.high)],
+                real_text=describe_action(real, action),
+            )
         if reading.all_in:
             record["all_in_rule"] = True  # the real all-in read as the abstract all-in
         hand.translations.append(record)
@@ -283,6 +328,15 @@ def _sample(probs: list[float], u: float) -> int:
         if target < acc:
             return i
     return last
+
+
+def _label(state: BettingState, kind: ActionKind, fraction: float, name: str) -> str:
+    """An abstract action as it would be played in the real ``state``: ``fold``,
+    ``check``/``call N``, ``pot: raise to N`` (the trace's ``actions``)."""
+    real = realise(state, kind, fraction)
+    if kind is not ActionKind.RAISE:
+        return describe_action(state, real)
+    return f"{name}: {describe_action(state, real)}"
 
 
 def realise(state: BettingState, kind: ActionKind, fraction: float) -> Action:

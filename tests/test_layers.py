@@ -55,6 +55,7 @@ AGENT_LEVELS = {
     "agent.agents": 5,
     "agent.client": 5,
     "agent.human": 5,
+    "agent.explain": 5,
     "agent.cli": 6,
 }
 """The agent's floors, bottom up: a module may import its own floor and those below."""

@@ -490,3 +490,19 @@ def describe_path(tree: BettingTree, node_id: int) -> str:
 def fractions_of(actions: Sequence[AbstractAction]) -> list[float]:
     """The real pot fractions of a node's non-fold actions (call first, then raises)."""
     return [a.x for a in actions if a.kind is not ActionKind.FOLD]
+
+
+
+def action_name(action: AbstractAction) -> str:
+    """An abstract action's name for people: ``fold``, ``check/call``, ``pot``, ``0.5 pot``,
+    ``all-in``, ``raise`` (limit). The trace (``acpc-agent --trace``) uses these."""
+    kind = action.kind
+    if kind is ActionKind.FOLD:
+        return "fold"
+    if kind is ActionKind.CALL:
+        return "check/call"
+    if action.action == LIMIT_RAISE:
+        return "raise"
+    if action.fraction == ALL_IN:
+        return "all-in"
+    return "pot" if action.fraction == 1.0 else f"{action.fraction:g} pot"

@@ -1,0 +1,240 @@
+"""``acpc-agent explain TRACE [--hand N]``: a decision trace told as a story, hand by hand.
+
+A trace (``acpc-agent --trace FILE``) is one JSON line per decision, and one per finished
+hand (``event: result``); the fields are listed in :mod:`agent.policy`. For each hand this
+prints what came in (cards, board, the betting so far and the legal actions), how the
+opponents' raises were read (the real size ``x`` as a pot fraction, the abstract sizes ``A``
+and ``B`` around it, the mapping's probability of ``A`` and the draw that decided), what
+the strategy said (the abstract node, the bucket, the distribution before and after
+purification beside each action's name), what was played and why (the draw, or the
+fallback that played instead), and how the hand ended.
+
+Traces written before the fields for people existed (no ``cards``, ``actions``) are told
+with what they have. Imports the stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent.acpc.errors import UsageError
+
+PROG = "acpc-agent explain"
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    """The records of a trace file, checked: one JSON object with an integer ``hand`` per
+    line (blank lines skipped).
+
+    Raises:
+        UsageError: for a line that is not such an object (the file and line are named).
+        OSError: if the file cannot be read.
+    """
+    records: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict) or not isinstance(record.get("hand"), int):
+                raise UsageError(
+                    f"expected a JSON object with an integer 'hand' per line of an agent "
+                    f"trace (acpc-agent --trace) at {path}:{number}, got {line.strip()[:80]!r}")
+            records.append(record)
+    return records
+
+
+def hands(records: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """The records grouped by hand number, in the order they came."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        out.setdefault(int(record["hand"]), []).append(record)
+    return out
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "?"
+
+
+def tell_translation(t: dict[str, Any]) -> str:
+    """One opponent raise and how it was read."""
+    real = t.get("real_text") or t.get("real", "?")
+    if "fallback" in t:
+        return f"the opponent's {real}: no more raises in the abstraction, read as a call"
+    between = t.get("between")
+    a_name, b_name = between if isinstance(between, list) and len(between) == 2 else (
+        "A", "B")
+    head = f"the opponent's {real} is {_num(t.get('x'))} pots (x)"
+    if t.get("all_in_rule"):
+        return f"{head}: a real all-in, read as the abstract all-in"
+    if t.get("A") == t.get("B"):
+        return f"{head}, read as {a_name} ({_num(t.get('A'))})"
+    text = (f"{head}, between A = {a_name} ({_num(t.get('A'))}) and "
+            f"B = {b_name} ({_num(t.get('B'))})")
+    mapping = t.get("mapping") or "the mapping"
+    f = t.get("f")
+    if not isinstance(f, (int, float)):
+        return f"{text} -> {t.get('choice')}"
+    if f in (0.0, 1.0):
+        return f"{text}; {mapping} reads it as {a_name if f == 1.0 else b_name} for sure"
+    u = t.get("u")
+    if not isinstance(u, (int, float)):
+        return f"{text}; {mapping} gives P(A) = {_num(f)} -> {t.get('choice')}"
+    return (f"{text}; {mapping} gives P(A) = {_num(f)}, draw u = {_num(u)} "
+            f"{'<' if u < f else '>='} P(A) -> {a_name if u < f else b_name}")
+
+
+def _table(record: dict[str, Any]) -> list[str]:
+    raw = record.get("raw") or []
+    purified = record.get("purified") or []
+    names = record.get("actions") or [f"action {i}" for i in range(len(raw))]
+    width = max([len("action")] + [len(str(n)) for n in names])
+    chosen = record.get("abstract_index")
+    lines = [f"{'action':<{width}}  strategy  purified ({record.get('purify', '?')})"]
+    for i, name in enumerate(names):
+        p = raw[i] if i < len(raw) else None
+        q = purified[i] if i < len(purified) else None
+        mark = "  <-" if chosen == i else ""
+        lines.append(f"{name!s:<{width}}  {_num(p):>8}  {_num(q):>8}{mark}")
+    return lines
+
+
+def _chosen_index(record: dict[str, Any]) -> int | None:
+    """Which action the draw picked: the first whose cumulative purified mass exceeds it
+    (the policy's own rule), or None when the record cannot say."""
+    purified = record.get("purified")
+    u = record.get("draw")
+    if not isinstance(purified, list) or not isinstance(u, (int, float)) or not purified:
+        return None
+    total = sum(purified)
+    acc = 0.0
+    last = 0
+    for i, p in enumerate(purified):
+        if p <= 0:
+            continue
+        last = i
+        acc += p
+        if u * total < acc:
+            return i
+    return last
+
+
+def tell_decision(record: dict[str, Any]) -> list[str]:
+    """One decision: what came in, how it was read, what was played and why."""
+    lines = [f"betting {record.get('betting', '')!r}, board {record.get('board', '?')}; "
+             f"legal: {', '.join(record.get('legal') or ['?'])}"]
+    for t in record.get("translations") or []:
+        lines.append("  " + tell_translation(t))
+    fallback = record.get("fallback")
+    played = record.get("played") or record.get("real", "?")
+    if fallback:
+        why = {
+            "off-tree: check/call": "the abstract history has left the real one: "
+                                    "check/call to the end of the hand",
+            "abstract round ended: check/call": "the abstract round ended before the real "
+                                                "one: check/call until the next round",
+            "time guard: check/call": "the decision overran its time guard: check/call",
+        }.get(str(fallback), str(fallback))
+        lines.append(f"  {why}; played {played}")
+        return lines
+    lines.append(f"  abstract node {record.get('node')} (sequence {record.get('key', '?')!r}),"
+                 f" bucket {record.get('bucket')}")
+    record = dict(record, abstract_index=_chosen_index(record))
+    lines.extend("    " + row for row in _table(record))
+    choice = record["abstract_index"]
+    names = record.get("actions") or []
+    name = names[choice] if isinstance(choice, int) and choice < len(names) else \
+        record.get("abstract", "?")
+    lines.append(f"  draw {_num(record.get('draw'))} -> {name}; played {played} "
+                 f"({_num(1000 * record['seconds'], 2) if 'seconds' in record else '?'} ms)")
+    return lines
+
+
+def tell_hand(number: int, records: Sequence[dict[str, Any]]) -> list[str]:
+    """A whole hand: its decisions and, when the trace has it, the result."""
+    decisions = [r for r in records if r.get("event", "decision") == "decision"]
+    results = [r for r in records if r.get("event") == "result"]
+    first = (decisions or list(records))[0]
+    seat = first.get("position")
+    head = f"hand {number}: position {seat}"
+    if first.get("cards"):
+        head += f", cards {first['cards']}"
+    if decisions and decisions[0].get("strategy"):
+        head += f" (strategy {decisions[0]['strategy']})"
+    lines = [head]
+    for record in decisions:
+        lines.extend("  " + line for line in tell_decision(record))
+    for result in results:
+        chips = result.get("chips")
+        if isinstance(chips, (int, float)):
+            amount = f"{abs(chips):g} chip{'' if abs(chips) == 1 else 's'}"
+            verdict = f"won {amount}" if chips > 0 else f"lost {amount}" if chips < 0 else \
+                "broke even"
+        else:
+            verdict = "result unknown"
+        shown = " | ".join(result.get("hole_cards") or [])
+        lines.append(f"  {verdict}: betting {result.get('betting', '')!r}, cards {shown}, "
+                     f"board {result.get('board', '--')}")
+    return lines
+
+
+def explain(records: Sequence[dict[str, Any]], out: TextIO, *,
+            only: Sequence[int] | None = None, limit: int | None = None) -> int:
+    """Print the story of the selected hands of ``records``; returns how many were told.
+
+    Raises:
+        UsageError: if a hand asked for is not in the trace.
+    """
+    grouped = hands(records)
+    if only:
+        missing = [n for n in only if n not in grouped]
+        if missing:
+            have = sorted(grouped)
+            span = f"{have[0]}..{have[-1]}" if have else "none"
+            raise UsageError(f"expected hands the trace holds ({span}), got --hand "
+                             f"{missing[0]!r}")
+        numbers = list(only)
+    else:
+        numbers = list(grouped)
+    if limit is not None:
+        numbers = numbers[:limit]
+    for i, number in enumerate(numbers):
+        if i:
+            out.write("\n")
+        out.write("\n".join(tell_hand(number, grouped[number])) + "\n")
+    return len(numbers)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Tell a decision trace (acpc-agent --trace) hand by hand.")
+    p.add_argument("trace", type=Path, help="a trace file written by acpc-agent --trace")
+    p.add_argument("--hand", type=int, action="append", default=None, metavar="N",
+                   help="tell hand N only (repeatable; default: every hand)")
+    p.add_argument("--limit", type=int, default=None, metavar="K",
+                   help="tell at most K hands")
+    return p
+
+
+def main(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """``acpc-agent explain``; returns the exit status (1 for a bad file or hand)."""
+    args = build_parser().parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        build_parser().error(f"expected --limit of at least 1, got {args.limit!r}")
+    try:
+        told = explain(read_trace(args.trace), out, only=args.hand, limit=args.limit)
+    except (UsageError, OSError) as exc:
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
+    if not told:
+        print(f"{PROG}: error: expected decisions in {args.trace}, got an empty trace",
+              file=err)
+        return 1
+    return 0
