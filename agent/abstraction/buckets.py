@@ -164,9 +164,9 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
 
         cards = RankGroupCards.from_spec(game, spec)
     elif kind == "graft":
-        from agent.abstraction.graft_cards import GraftCards  # imports this module
+        from agent.abstraction.graft_cards import GraftCards
 
-        cards = GraftCards.from_spec(game, spec)
+        cards = GraftCards.from_spec(game, spec, card_abstraction_from_spec)
     else:
         raise AbstractionError(
             f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'rank-groups' or "

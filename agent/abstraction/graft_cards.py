@@ -22,22 +22,39 @@ bucket), then each graft active in that round in spec order (``start + inner buc
 The same partition applies to every position (a card abstraction does not know the seat);
 a position that was not grafted simply has the base's rows copied into its graft rows.
 
-Imports :mod:`agent.abstraction.buckets` (to rebuild the inner specs) and the core only.
+Imports :mod:`agent.abstraction.rank_cards` and the core only; :mod:`agent.abstraction.buckets`
+passes its spec builder in (so there is no import circle).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from agent.abstraction.buckets import CardAbstraction, card_abstraction_from_spec
 from agent.abstraction.rank_cards import check_ranks
 from agent.acpc.cards import RANK_CHARS, rank_of
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 
 KIND = "graft"
+
+
+class CardAbstraction(Protocol):
+    """:class:`agent.abstraction.buckets.CardAbstraction`, restated (that module rebuilds
+    this one from specs, so this one does not import it)."""
+
+    @property
+    def buckets(self) -> tuple[int, ...]: ...
+
+    @property
+    def spec(self) -> dict[str, Any]: ...
+
+    def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int: ...
+
+
+SpecBuilder = Callable[[Game, dict[str, Any]], CardAbstraction]
+""":func:`agent.abstraction.buckets.card_abstraction_from_spec`, passed in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +140,9 @@ class GraftCards:
         self._buckets = tuple(counts)
 
     @classmethod
-    def from_spec(cls, game: Game, spec: dict[str, Any]) -> GraftCards:
-        """Rebuild from :attr:`spec`, validating the base and every graft.
+    def from_spec(cls, game: Game, spec: dict[str, Any], build: SpecBuilder) -> GraftCards:
+        """Rebuild from :attr:`spec`, validating the base and every graft (``build`` rebuilds
+        the inner specs: :func:`agent.abstraction.buckets.card_abstraction_from_spec`).
 
         Raises:
             AbstractionError: for a missing or bad key, a nested graft, overlapping grafts.
@@ -133,7 +151,7 @@ class GraftCards:
         if not isinstance(base_spec, dict) or base_spec.get("kind") == KIND:
             raise AbstractionError(f"expected 'base' to be a card abstraction spec other than "
                                    f"{KIND!r}, got {base_spec!r}")
-        base = card_abstraction_from_spec(game, base_spec)
+        base = build(game, base_spec)
         grafts = spec.get("grafts")
         parts = check_parts(game, grafts if isinstance(grafts, list) else [])
         inner: list[CardAbstraction] = []
@@ -142,7 +160,7 @@ class GraftCards:
             if not isinstance(cards, dict) or cards.get("kind") == KIND:
                 raise AbstractionError(f"graft {j}: expected 'cards' to be a card abstraction "
                                        f"spec other than {KIND!r}, got {cards!r}")
-            inner.append(card_abstraction_from_spec(game, cards))
+            inner.append(build(game, cards))
         return cls(game, base, parts, inner)
 
     @property

@@ -7,10 +7,10 @@ own bucketing (:func:`oracle_best_response`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,8 +36,8 @@ from strategies.crossplay import best_response_value, cross_value, real_exploita
 from strategies.game import AbstractGame, build_abstract_game
 from strategies.grafting import (
     FrozenSolver,
-    GraftGames,
     Grafted,
+    GraftGames,
     build_graft_games,
     expand_base,
     frozen_mask,
@@ -164,15 +164,20 @@ def oracle_best_response(g: AbstractGame, table: F64, responder: int,
                                                    frozen) for d in range(g.num_deals))
 
 
+_PARENTS: dict[int, dict[int, int]] = {}
+
+
 def reach_to(g: AbstractGame, table: F64, target: int, deal: int, responder: int) -> float:
     """Chance times the other player's reach of ``target`` in ``deal``."""
     path = [target]
-    parent = {c: n for n in range(g.num_nodes) for c in _children(g, n)}
+    parent = _PARENTS.get(id(g))
+    if parent is None:
+        parent = _PARENTS[id(g)] = {c: n for n in range(g.num_nodes) for c in _children(g, n)}
     while path[-1] != 0:
         path.append(parent[path[-1]])
     path.reverse()
     reach = float(g.deal_prob[deal])
-    for node, child in zip(path, path[1:], strict=False):
+    for node, child in itertools.pairwise(path):
         p = int(g.player[node])
         if p != responder:
             reach *= table[_row(g, node, deal, p) + _children(g, node).index(child)]
@@ -370,7 +375,9 @@ def test_each_graft_is_an_equilibrium_of_its_graft_game(
         nash_conv = graft_nash_conv(gg, avg, r.player, frozen)
         assert nash_conv == pytest.approx(r.nash_conv, abs=1e-12)
         assert nash_conv <= TARGET
-        # the same, measured by the slow oracles
+        if r is not result.results[-1]:
+            continue
+        # the last one also measured by the slow oracles
         v = expected_values(gg, avg)
         slow = (oracle_best_response(gg, avg, 1 - r.player) - v[1 - r.player]
                 + oracle_best_response(gg, avg, r.player, frozen=frozen) - v[r.player])
@@ -535,7 +542,3 @@ def test_lossless_partition_cards_are_sized_for_the_game(leduc: Game) -> None:
                         parse_partition(leduc, "flop:A"))
     assert cards.inner[0].buckets == LosslessCards(leduc).buckets
     assert cards.buckets == (3, 6 + 15)
-
-
-def _unused(x: Any) -> None:  # keep the oracle helpers' signatures honest for mypy users
-    del x
