@@ -234,6 +234,21 @@ def spread_markdown(results: list[dict[str, Any]]) -> str:
     for name in names:
         cells = [f"{r['mean'][name]:+.1f} / {r['exploitability'][name]:.1f}" for r in results]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Each grafted strategy against its own base, head to head (mbb/h):", "", head,
+              "|---|" + "---:|" * len(results)]
+    for name in names:
+        if name in ABSTRACTIONS:
+            continue
+        base = name.split(" ")[0]
+        cells = [f"{r['round_robin'][names.index(name)][names.index(base)]:+.1f}"
+                 for r in results]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Convergence (chips/hand): largest abstract-game NashConv of a base / "
+              "largest graft-game NashConv of a graft:", "", head,
+              "|---|" + "---:|" * len(results),
+              "| NashConv | " + " | ".join(
+                  f"{max(r['base_nash_conv'].values()):.2g} / "
+                  f"{max(r['graft_nash_conv'].values()):.2g}" for r in results) + " |"]
     return "\n".join(lines)
 
 
