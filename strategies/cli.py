@@ -21,6 +21,9 @@ Commands:
   :mod:`strategies.sampled_br` (``--train-deals``, ``--test-deals``, seeds, ``--z``), for
   the stored strategy and the file's default purification; ``--record`` writes it into the
   manifest entry of a bundled file.
+* ``graft --base FILE --partition SPEC --out FILE [--iterations N] [--workers W]``: strategy
+  grafting (:mod:`strategies.grafting`, work in :mod:`strategies.graft_cmd`): solve each
+  graft of the partition against the base and write the grafted strategy file.
 * ``list``: the bundled files with their manifest figures.
 * ``cards [--round flop|turn|river|all] [--buckets N] [--file F]``: E[HS^2] of every
   lossless hold'em class of a round (:mod:`strategies.cardtables`, cached), the exact
@@ -206,6 +209,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="the bundled strategy files and their figures")
 
+    gr = sub.add_parser("graft", help="strategy grafting: solve grafts with finer cards "
+                        "against a base strategy and write the grafted strategy file")
+    gr.add_argument("--base", required=True, help="the base strategy file (two players, "
+                    "deals enumerable: Kuhn, Leduc)")
+    gr.add_argument("--partition", required=True, metavar="SPEC",
+                    help="'preflop' or 'flop' (one graft per rank; 'flop:KA' for some "
+                    "ranks), JSON or FILE.json: {\"grafts\": [{\"ranks\": \"A\", "
+                    "\"from_round\": 1}], \"cards\": {\"kind\": \"lossless\"}, "
+                    "\"players\": [0, 1]}")
+    gr.add_argument("--out", required=True, help="the grafted strategy file to write")
+    gr.add_argument("--iterations", type=int, default=2000,
+                    help="most iterations per graft (default 2000)")
+    gr.add_argument("--target", type=float, default=1e-3,
+                    help="stop a graft once its graft-game NashConv is at most this, chips "
+                    "per hand (default 0.001)")
+    gr.add_argument("--solver", choices=["cfr", "cfr+", "lcfr", "dcfr"], default="cfr+",
+                    help="full-width solver of the graft games (default cfr+)")
+    gr.add_argument("--workers", type=int, default=1,
+                    help="processes solving grafts in parallel (default 1)")
+    gr.add_argument("--no-progress", action="store_true", help="no progress lines")
+
     c = sub.add_parser("cards", help="hold'em E[HS^2] tables over the lossless classes, "
                        "exact percentile thresholds, a file's bucket shares")
     c.add_argument("--round", choices=["flop", "turn", "river", "all"], default="flop",
@@ -261,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return interop_commands.COMMANDS[args.command](args)
         from strategies import commands
 
+        if args.command == "graft":
+            from strategies import graft_cmd
+
+            return graft_cmd.graft(args)
         if args.command == "learn-sizes":
             from strategies import learn_cmd
 

@@ -261,6 +261,10 @@ def inspect(args: argparse.Namespace) -> int:
     print("meta:", file=out)
     for key, value in strategy.meta.items():
         print(f"  {key}: {value}", file=out)
+    if strategy.cards.get("kind") == "graft":
+        from strategies.graft_cmd import print_grafts
+
+        print_grafts(strategy, out)
     abstract: AbstractGame | None = None
     if _sampled(strategy):
         _inspect_sampled(args.file, strategy, out)

@@ -9,6 +9,8 @@ they are the same on every machine.
 
 Every card abstraction has a JSON-able ``spec`` (stored in strategy files as ``cards``) with
 ``kind`` and ``buckets`` (per round), and :func:`card_abstraction_from_spec` rebuilds it.
+Other kinds: ``rank-groups`` (:mod:`agent.abstraction.rank_cards`, Leduc's private-rank
+groups) and ``graft`` (:mod:`agent.abstraction.graft_cards`, a grafted strategy's buckets).
 """
 
 from __future__ import annotations
@@ -145,6 +147,8 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
     Raises:
         ValueError: for an unknown kind or a spec that does not match the game.
     """
+    if not isinstance(spec, dict):
+        raise AbstractionError(f"expected a card abstraction spec (a JSON object), got {spec!r}")
     kind = spec.get("kind")
     cards: CardAbstraction
     if kind == "lossless":
@@ -155,9 +159,18 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
         from agent.abstraction.holdem_buckets import HoldemCards  # numba: only when needed
 
         cards = HoldemCards.from_spec(game, spec)
+    elif kind == "rank-groups":
+        from agent.abstraction.rank_cards import RankGroupCards
+
+        cards = RankGroupCards.from_spec(game, spec)
+    elif kind == "graft":
+        from agent.abstraction.graft_cards import GraftCards
+
+        cards = GraftCards.from_spec(game, spec, card_abstraction_from_spec)
     else:
         raise AbstractionError(
-            f"expected card abstraction kind 'lossless', 'blind' or 'holdem', got {kind!r}"
+            f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'rank-groups' or "
+            f"'graft', got {kind!r}"
         )
     want = tuple(int(b) for b in spec.get("buckets", ()))
     if want != cards.buckets:

@@ -1,0 +1,200 @@
+"""The card abstraction of a grafted strategy: which graft a hand is in, and its bucket there.
+
+Strategy grafting (Waugh, Bard, Bowling 2009; ``DOMAIN.md``) splits a player's histories into
+a base part G_0, played by a base strategy, and grafts G_1..G_p, each played by its own
+strategy with a finer card abstraction. A grafted strategy is an ordinary strategy file
+whose card abstraction is of kind ``graft``::
+
+    {"kind": "graft",
+     "base": {"kind": "rank-groups", "groups": ["QK", "A"], "buckets": [2, 4]},
+     "grafts": [{"ranks": "A", "from_round": 1,
+                 "cards": {"kind": "lossless", "buckets": [3, 15]}}, ...],
+     "buckets": [2, 19]}
+
+A hand is in graft ``j`` in round ``r`` when the rank of its highest hole card is one of the
+graft's ``ranks`` and ``r >= from_round`` (``from_round`` 0: the whole hand, a *preflop
+graft*; 1: the rounds after the first, a *flop graft*, the base plays the first round).
+Once a hand enters a graft it stays there, as a grafting partition requires. Buckets of a
+round are numbered base first (``0 .. base - 1``: hands outside every graft, with their base
+bucket), then each graft active in that round in spec order (``start + inner bucket``), so
+``buckets[r]`` is the base's plus every active graft's inner count.
+
+The same partition applies to every position (a card abstraction does not know the seat);
+a position that was not grafted simply has the base's rows copied into its graft rows.
+
+Imports :mod:`agent.abstraction.rank_cards` and the core only; :mod:`agent.abstraction.buckets`
+passes its spec builder in (so there is no import circle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent.abstraction.rank_cards import check_ranks
+from agent.acpc.cards import RANK_CHARS, rank_of
+from agent.acpc.errors import AbstractionError
+from agent.acpc.gamedef import Game
+
+KIND = "graft"
+
+
+class CardAbstraction(Protocol):
+    """:class:`agent.abstraction.buckets.CardAbstraction`, restated (that module rebuilds
+    this one from specs, so this one does not import it)."""
+
+    @property
+    def buckets(self) -> tuple[int, ...]: ...
+
+    @property
+    def spec(self) -> dict[str, Any]: ...
+
+    def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int: ...
+
+
+SpecBuilder = Callable[[Game, dict[str, Any]], CardAbstraction]
+""":func:`agent.abstraction.buckets.card_abstraction_from_spec`, passed in."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraftPart:
+    """One graft of a partition: the hands whose highest hole card has one of ``ranks``,
+    from round ``from_round`` on."""
+
+    ranks: str
+    from_round: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ranks": self.ranks, "from_round": self.from_round}
+
+    @property
+    def label(self) -> str:
+        """``'A from round 1'``."""
+        return f"{self.ranks} from round {self.from_round}"
+
+
+def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tuple[GraftPart, ...]:
+    """Validated graft parts from their JSON (``{"ranks": ..., "from_round": ...}``).
+
+    Raises:
+        AbstractionError: for a missing or bad key, or two grafts sharing a rank.
+    """
+    if isinstance(parts, str) or not isinstance(parts, Sequence) or not parts:
+        raise AbstractionError(f"{where}: expected a non-empty list of grafts, got {parts!r}")
+    out: list[GraftPart] = []
+    seen: dict[str, int] = {}
+    for j, part in enumerate(parts):
+        here = f"{where} {j}"
+        if not isinstance(part, dict):
+            raise AbstractionError(f"{here}: expected an object with 'ranks' and "
+                                   f"'from_round', got {part!r}")
+        ranks = check_ranks(game, part.get("ranks"), here)
+        start = part.get("from_round", 0)
+        if isinstance(start, bool) or not isinstance(start, int) \
+                or not 0 <= start < game.num_rounds:
+            raise AbstractionError(f"{here}: expected 'from_round' in 0..{game.num_rounds - 1}, "
+                                   f"got {start!r}")
+        for c in ranks:
+            if c in seen:
+                raise AbstractionError(f"{here}: rank {c!r} is already in graft {seen[c]}: "
+                                       f"expected disjoint grafts")
+            seen[c] = j
+        out.append(GraftPart(ranks, start))
+    return tuple(out)
+
+
+class GraftCards:
+    """Base buckets outside the grafts, each graft's own buckets inside (module docstring)."""
+
+    def __init__(
+        self, game: Game, base: CardAbstraction, parts: Sequence[GraftPart],
+        inner: Sequence[CardAbstraction],
+    ) -> None:
+        """
+        Raises:
+            AbstractionError: if ``parts`` and ``inner`` differ in length.
+        """
+        if len(parts) != len(inner) or not parts:
+            raise AbstractionError(f"expected one inner card abstraction per graft, got "
+                                   f"{len(parts)} grafts and {len(inner)} abstractions")
+        self.game = game
+        self.base = base
+        self.parts = tuple(parts)
+        self.inner = tuple(inner)
+        self._graft_of_rank: dict[int, int] = {
+            RANK_CHARS.index(c): j for j, p in enumerate(self.parts) for c in p.ranks
+        }
+        starts: list[list[int]] = []
+        counts: list[int] = []
+        for r in range(game.num_rounds):
+            total = int(base.buckets[r])
+            row = []
+            for part, cards in zip(self.parts, self.inner, strict=True):
+                row.append(total if r >= part.from_round else -1)
+                if r >= part.from_round:
+                    total += int(cards.buckets[r])
+            starts.append(row)
+            counts.append(total)
+        self._starts = tuple(tuple(s) for s in starts)
+        self._buckets = tuple(counts)
+
+    @classmethod
+    def from_spec(cls, game: Game, spec: dict[str, Any], build: SpecBuilder) -> GraftCards:
+        """Rebuild from :attr:`spec`, validating the base and every graft (``build`` rebuilds
+        the inner specs: :func:`agent.abstraction.buckets.card_abstraction_from_spec`).
+
+        Raises:
+            AbstractionError: for a missing or bad key, a nested graft, overlapping grafts.
+        """
+        base_spec = spec.get("base")
+        if not isinstance(base_spec, dict) or base_spec.get("kind") == KIND:
+            raise AbstractionError(f"expected 'base' to be a card abstraction spec other than "
+                                   f"{KIND!r}, got {base_spec!r}")
+        base = build(game, base_spec)
+        grafts = spec.get("grafts")
+        parts = check_parts(game, grafts if isinstance(grafts, list) else [])
+        inner: list[CardAbstraction] = []
+        for j, item in enumerate(grafts or []):
+            cards = item.get("cards")
+            if not isinstance(cards, dict) or cards.get("kind") == KIND:
+                raise AbstractionError(f"graft {j}: expected 'cards' to be a card abstraction "
+                                       f"spec other than {KIND!r}, got {cards!r}")
+            inner.append(build(game, cards))
+        return cls(game, base, parts, inner)
+
+    @property
+    def buckets(self) -> tuple[int, ...]:
+        return self._buckets
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {
+            "kind": KIND,
+            "base": dict(self.base.spec),
+            "grafts": [{**p.to_json(), "cards": dict(c.spec)}
+                       for p, c in zip(self.parts, self.inner, strict=True)],
+            "buckets": list(self._buckets),
+        }
+
+    def part_of(self, hole: Sequence[int]) -> int:
+        """The graft whose ranks hold the highest hole card (-1: none)."""
+        return self._graft_of_rank.get(max(rank_of(c) for c in hole), -1)
+
+    def graft_of(self, round_: int, hole: Sequence[int]) -> int:
+        """The graft playing ``hole`` in ``round_`` (-1: the base)."""
+        j = self.part_of(hole)
+        return j if j >= 0 and round_ >= self.parts[j].from_round else -1
+
+    def graft_range(self, round_: int, graft: int) -> tuple[int, int]:
+        """Buckets ``[start, stop)`` of ``graft`` in ``round_`` (empty before it starts)."""
+        start = self._starts[round_][graft]
+        if start < 0:
+            return (0, 0)
+        return (start, start + int(self.inner[graft].buckets[round_]))
+
+    def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
+        j = self.graft_of(round_, hole)
+        if j < 0:
+            return self.base.bucket(round_, hole, board)
+        return self._starts[round_][j] + self.inner[j].bucket(round_, hole, board)
