@@ -6,10 +6,13 @@ table header. This module writes them from what acpc-arena records:
 * dealer logs (:func:`log_to_phhs`): every ``STATE:`` line is a whole hand with every hole
   card, the board, the actions and the chips won;
 * agent traces (:func:`trace_to_phhs`, the JSON lines of ``acpc-agent --trace``): one hand per
-  hand number, the betting up to and including the agent's last decision; traces carry no
-  cards, so every card is the PHH unknown card ``??`` and the hand stops where the trace does
-  (when the last action reaches a showdown, which unknown cards cannot settle, it is written
-  as a PHH comment, ``# pK cc: reaches a showdown of unknown cards``).
+  hand number. A hand with its result record (``"event": "result"``, written by
+  ``acpc-agent`` at the end of every hand) is the whole hand, with the agent's cards, the
+  opponents' cards where they were shown (else the PHH unknown card ``??``) and the board;
+  a hand without one (a trace cut short, or written by an older version) is the betting up
+  to and including the agent's last decision with every card ``??`` (when that last action
+  reaches a showdown, which unknown cards cannot settle, it is written as a PHH comment,
+  ``# pK cc: reaches a showdown of unknown cards``).
 
 **Which games map** (:func:`phh_variant`): hold'em as pokerkit knows it: 4 suits, 13 ranks,
 2 hole cards, 4 rounds with 0, 3, 1, 1 board cards, no-limit (``NT``) or limit (``FT``, raise
@@ -349,13 +352,14 @@ def log_to_phhs(game: Game, lines: Sequence[str], source: str = "<log>", *,
 
 
 def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> list[Hand]:
-    """The hands of an agent trace: per hand number, the last decision's betting followed
-    by its real action (cards unknown).
+    """The hands of an agent trace: per hand number, the whole hand from its result record,
+    or else the last decision's betting followed by its real action (cards unknown).
 
     Raises:
-        PhhError: for a line that is not a decision record of ``game``.
+        PhhError: for a line that is not a decision or result record of ``game``.
     """
     last: dict[int, tuple[str, str, str]] = {}
+    results: dict[int, Hand] = {}
     for no, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -365,13 +369,20 @@ def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> li
         except json.JSONDecodeError as exc:
             raise PhhError(f"{where}: expected a JSON trace record, got {line[:60]!r}: "
                            f"{exc.msg}") from None
+        if isinstance(record, dict) and record.get("event") == "result":
+            hand = _result_hand(game, record, where)
+            results[hand.number] = hand
+            continue
         if not isinstance(record, dict) or not all(
                 k in record for k in ("hand", "betting", "real")):
             raise PhhError(f"{where}: expected a decision record with hand, betting and real, "
                            f"got {line[:60]!r}")
         last[int(record["hand"])] = (str(record["betting"]), str(record["real"]), where)
     hands = []
-    for number in sorted(last):
+    for number in sorted(set(last) | set(results)):
+        if number in results:
+            hands.append(results[number])
+            continue
         betting, real, where = last[number]
         try:
             state = parse_betting(game, betting)
@@ -381,6 +392,27 @@ def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> li
                            f"{betting!r} then {real!r}: {exc}") from None
         hands.append(Hand(number, state, (None,) * game.num_players, None))
     return hands
+
+
+def _result_hand(game: Game, record: dict[str, object], where: str) -> Hand:
+    """A trace's result record as a whole hand (``--``: cards not shown)."""
+    hole_cards, board, betting = (record.get(k) for k in ("hole_cards", "board", "betting"))
+    if not isinstance(record.get("hand"), int) or not isinstance(betting, str) or not (
+            isinstance(hole_cards, list) and len(hole_cards) == game.num_players
+            and all(isinstance(h, str) for h in hole_cards)) or not isinstance(board, str):
+        raise PhhError(f"{where}: expected a result record with hand, betting, "
+                       f"{game.num_players} hole_cards and board, got {str(record)[:80]!r}")
+    try:
+        state = parse_betting(game, betting)
+    except ValueError as exc:
+        raise PhhError(f"{where}: expected a legal betting in this game, got {betting!r}: "
+                       f"{exc}") from None
+    if not state.finished:
+        raise PhhError(f"{where}: expected a finished hand, got betting {betting!r}")
+    hole = tuple(None if h == "--" else _parse_cards(h.replace(" ", ""), where)
+                 for h in hole_cards)
+    cards = () if board == "--" else _parse_cards(board.replace(" ", ""), where)
+    return Hand(int(str(record["hand"])), state, hole, cards)
 
 
 def trace_to_phhs(game: Game, lines: Sequence[str], source: str = "<trace>"

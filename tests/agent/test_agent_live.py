@@ -160,7 +160,8 @@ async def test_hot_swap_mid_match(tmp_path: Path) -> None:
     )
     assert codes == [0, 0], agent_errs
     assert "WARNING" not in err
-    records = [json.loads(x) for x in trace.read_text().splitlines()]
+    records = [r for x in trace.read_text().splitlines()
+               if (r := json.loads(x))["event"] == "decision"]
     per_hand: dict[int, set[str]] = {}
     for r in records:
         per_hand.setdefault(r["hand"], set()).add(r["strategy"])

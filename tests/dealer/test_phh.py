@@ -306,14 +306,26 @@ def test_a_real_agent_trace_is_a_prefix_of_the_dealer_log(tmp_path: Path) -> Non
                 proc.wait()
     log = {int(x.split(":")[1]): x for x in (tmp_path / "m.log").read_text().splitlines()
            if x.startswith("STATE:")}
-    text, count = trace_to_phhs(game, trace.read_text().splitlines(), "t.jsonl")
+    lines = trace.read_text().splitlines()
+    text, count = trace_to_phhs(game, lines, "t.jsonl")
+    assert count == 20  # every hand has its result record
+    for hh in HandHistory.loads_all(text):  # the whole logged hand, with the cards shown
+        line = log[hh.hand]
+        betting = line.split(":")[2]
+        tokens, hole, board, _ = replay(hh, game)
+        assert tokens == expected_tokens(game, betting), (line, hh.actions)
+        seat = line.split(":")[5].split("|").index("a")  # the traced agent is 'a'
+        cards = line.split(":")[3]
+        assert hole[seat] == cards.split("/")[0].split("|")[seat], (line, hh.actions)
+        assert "".join(board) == "".join(cards.split("/")[1:])[: 2 * len(board)]
+    # without the result records (a trace cut short): the hand up to the last decision
+    decisions = [x for x in lines if '"event": "result"' not in x]
+    text, count = trace_to_phhs(game, decisions, "t.jsonl")
     assert 0 < count <= 20
     for hh in HandHistory.loads_all(text):
         line = log[hh.hand]
-        betting = line.split(":")[2]
         tokens, _, _, _ = replay(hh, game)
-        want = expected_tokens(game, betting)
-        # the trace's hand is the logged hand up to the agent's last decision
+        want = expected_tokens(game, line.split(":")[2])
         got = [t for t in tokens if t != "/"]
         assert got == [t for t in want if t != "/"][: len(got)], (line, hh.actions)
         assert len(got) >= 1

@@ -396,7 +396,7 @@ def _mutated(spec: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[st
 @pytest.mark.parametrize(
     ("path", "value", "match"),
     [
-        (("kind",), "holdem2", "kind 'lossless', 'blind' or 'holdem'"),
+        (("kind",), "holdem2", "kind 'lossless', 'blind', 'holdem'"),
         (("metric",), "ehs", "metric 'ehs2', got 'ehs'"),
         (("metric",), KeyError, "key 'metric', it is missing"),
         (("thresholds",), KeyError, "key 'thresholds', it is missing"),
