@@ -155,14 +155,18 @@ def warm_up(*, say: Callable[[str], None] | None = None) -> float:
     return time.perf_counter() - start
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``acpc-arena``; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="acpc-arena's maintenance "
                                      "commands.")
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
     w.add_argument("--quiet", action="store_true", help="print only the total")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``acpc-arena``; returns the exit status."""
+    args = build_parser().parse_args(argv)
 
     def say(text: str) -> None:
         print(f"{PROG} warmup: {text}", file=sys.stderr, flush=True)
