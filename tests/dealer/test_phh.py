@@ -278,9 +278,10 @@ def test_traces_round_trip_with_unknown_cards(tmp_path: Path) -> None:
     assert out.read_text() == text
 
 
-def test_a_real_agent_trace_is_a_prefix_of_the_dealer_log(tmp_path: Path) -> None:
+def test_a_real_agent_trace_exports_the_logged_hands(tmp_path: Path) -> None:
     """acpc-agent with the bundled hold'em strategy and --trace against acpc-dealer: each
-    hand's PHH from the trace replays in pokerkit as the start of the logged hand."""
+    hand's PHH from the trace (its result record) replays in pokerkit as the logged hand,
+    with the agent's cards and the board; without the result records, as the start of it."""
     name = "holdem.nolimit.2p.reverse_blinds.game"
     game = load_game(name)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
