@@ -77,16 +77,20 @@ def check_builtin(spec: str) -> str:
     return name
 
 
-def policy_kernels(spec: str) -> list[Any]:
-    """The numba kernels that building (and playing) the agent of ``spec`` compiles, for
-    :func:`agent.jit.compile_notice`; empty for built-ins without kernels (this imports the
-    kernel modules only when there are some)."""
+def policy_kernels(spec: str, game: Game | None = None) -> list[Any]:
+    """The numba kernels that building (and playing) the agent of ``spec`` in ``game``
+    compiles, for :func:`agent.jit.compile_notice`; empty for built-ins without kernels
+    (this imports the kernel modules only when there are some). The hold'em evaluator and
+    strength kernels count only for games with the 52-card deck (or an unknown game): a
+    kernel listed but never compiled would bring the first-use notice back on every run."""
     if is_builtin(spec) and spec != BUILTIN_PREFIX + "equity":
         return []
-    from agent import handeval
-    from agent.abstraction import holdem_buckets
+    found: list[Any] = []
+    if game is None or (game.num_suits, game.num_ranks) == (4, 13):
+        from agent import handeval
+        from agent.abstraction import holdem_buckets
 
-    found: list[Any] = [handeval._evaluate7_kernel, holdem_buckets.strength_moments]
+        found += [handeval._evaluate7_kernel, holdem_buckets.strength_moments]
     if not is_builtin(spec):
         from agent.strategy import kernels
 

@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        with compile_notice(PROG, policy_kernels(args.strategy)):
+        with compile_notice(PROG, policy_kernels(args.strategy, game)):
             policy = make_policy(
                 args.strategy, game, seed=args.seed, mapping=args.mapping,
                 purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,

@@ -464,7 +464,8 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         pending = [j for j in jobs if j.match_id not in done]
         already = len(jobs) - len(pending)
         playing = [v for v in config.variants if v.name in {n for j in pending for n in j.group}]
-        kernels = [k for v in playing if v.strategy for k in policy_kernels(v.strategy)]
+        kernels = [k for v in playing if v.strategy
+                   for k in policy_kernels(v.strategy, config.game)]
         with compile_notice("acpc-match", kernels):  # strategies load only if a match is left
             for v in playing:
                 check_variant(v, config.settings.game_spec, config.settings.transport)

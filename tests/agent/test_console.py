@@ -55,3 +55,18 @@ def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> N
                  "deal-pool solver", "sampled best response", "strength tables",
                  "translation lab", "done in"):
         assert f"acpc-arena warmup: {step}" in err
+
+
+def test_policy_kernels_are_those_the_game_compiles() -> None:
+    """A Leduc strategy never compiles the hold'em kernels: listing them would bring the
+    first-use notice back on every run."""
+    from agent import handeval
+    from agent.acpc.gamefiles import load_game
+    from agent.agents import policy_kernels
+
+    leduc = policy_kernels("leduc.limit.2p.strat", load_game("leduc.limit.2p.game"))
+    holdem = policy_kernels("holdem.nolimit.2p.strat",
+                            load_game("holdem.nolimit.2p.reverse_blinds.game"))
+    assert handeval._evaluate7_kernel not in leduc and len(leduc) == 2
+    assert handeval._evaluate7_kernel in holdem and len(holdem) == 4
+    assert policy_kernels("builtin:call", load_game("leduc.limit.2p.game")) == []
