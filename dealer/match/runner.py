@@ -37,6 +37,7 @@ import json
 import multiprocessing
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -360,6 +361,10 @@ class RayUnavailable(AcpcError, ImportError):
     """Ray is not installed."""
 
 
+class RayClusterError(AcpcError, ConnectionError):
+    """The Ray cluster named by ``--address`` cannot be joined."""
+
+
 def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
              address: str | None) -> None:
     try:
@@ -374,6 +379,26 @@ def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
         _drive_ray(ray, jobs, rec, workers, address)
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """For a ``HOST:PORT`` address: fail at once, in one line, if nothing listens there
+    (Ray itself would retry for minutes). Other forms (``auto``, ``ray://...``) are left to
+    Ray.
+
+    Raises:
+        RayClusterError: if the port refuses the connection or does not answer in time.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in address:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise RayClusterError(f"expected a running Ray cluster at --address {address!r} "
+                              f"(ray start --head on that machine), got: "
+                              f"{exc.strerror or exc}") from None
+
+
 def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
                address: str | None) -> None:
     settings = rec.config.settings
@@ -381,9 +406,21 @@ def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
     if started_here:
         kwargs: dict[str, Any] = {"address": address, "log_to_driver": False,
                                   "include_dashboard": False}
-        if address is None:
+        if address is None:  # a private Ray for this run (never another cluster found on
+            kwargs["address"] = "local"  # the machine), on loopback only
             kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
+            kwargs["_node_ip_address"] = "127.0.0.1"
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        if address is not None:
+            _check_reachable(address)
+        try:
+            ray.init(**kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            if address is None:
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RayClusterError(f"expected a running Ray cluster at --address {address!r} "
+                                  f"(ray start --head on that machine), got: {first}") from None
     # Strategy files travel through Ray's object store as plain bytes, once each, and are
     # kept on each node under their sha256 (checked there): no shared file system needed.
     shipped: dict[str, tuple[str, Any]] = {}

@@ -211,3 +211,18 @@ def test_a_killed_driver_resumes(tmp_path: Path, cluster: tuple[str, Path]) -> N
     rows = _rows(ray_dir)
     assert len(rows) == 18 and set(kept) <= set(rows)  # nothing lost, nothing twice
     _same_as_local(tmp_path, ray_dir, again.stdout, STRAT, hands=400, matches=3)
+
+
+def test_an_unreachable_cluster_is_one_line_at_once(tmp_path: Path) -> None:
+    """Nothing listens at --address: one line and exit 1 in seconds (Ray alone retries for
+    minutes)."""
+    port = _free_port()  # bound, then closed: refuses connections
+    argv = [*_argv(tmp_path / "r", STRAT, hands=10, matches=1), "--backend", "ray",
+            "--address", f"127.0.0.1:{port}"]
+    start = time.monotonic()
+    done = _run(argv, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "expected a running Ray cluster at --address " in done.stderr
+    assert f"'127.0.0.1:{port}'" in done.stderr
+    assert time.monotonic() - start < 60
