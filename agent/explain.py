@@ -10,7 +10,8 @@ purification beside each action's name), what was played and why (the draw, or t
 fallback that played instead), and how the hand ended.
 
 Traces written before the fields for people existed (no ``cards``, ``actions``) are told
-with what they have. Imports the stdlib only.
+with what they have. Imports the stdlib, :mod:`agent.acpc` and the purification module
+(stdlib only).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.acpc.errors import UsageError
+from agent.strategy.purification import sample_index
 
 PROG = "acpc-agent explain"
 
@@ -107,23 +109,13 @@ def _table(record: dict[str, Any]) -> list[str]:
 
 
 def _chosen_index(record: dict[str, Any]) -> int | None:
-    """Which action the draw picked: the first whose cumulative purified mass exceeds it
-    (the policy's own rule), or None when the record cannot say."""
+    """Which action the draw picked (the policy's own rule, :func:`sample_index`), or None
+    when the record cannot say."""
     purified = record.get("purified")
     u = record.get("draw")
     if not isinstance(purified, list) or not isinstance(u, (int, float)) or not purified:
         return None
-    total = sum(purified)
-    acc = 0.0
-    last = 0
-    for i, p in enumerate(purified):
-        if p <= 0:
-            continue
-        last = i
-        acc += p
-        if u * total < acc:
-            return i
-    return last
+    return sample_index(purified, u)
 
 
 def tell_decision(record: dict[str, Any]) -> list[str]:

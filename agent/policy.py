@@ -78,7 +78,7 @@ from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, Bett
 from agent.acpc.describe import cards_text, describe_action, legal_labels
 from agent.acpc.matchstate import MatchState
 from agent.strategy.hotswap import LoadedStrategy
-from agent.strategy.purification import Purification
+from agent.strategy.purification import Purification, sample_index
 
 TraceFn = Callable[[dict[str, Any]], None]
 
@@ -184,7 +184,7 @@ class StrategyPolicy:
         raw = [float(p) for p in loaded.strategy.row(node.id, bucket)]
         purified = self.purification.apply(raw)
         u = self.rng.random()
-        choice = _sample(purified, u)
+        choice = sample_index(purified, u)
         abstract = node.actions[choice]
         real = realise(state, abstract.action.kind, abstract.fraction)
         hand.own_children[hand.seen] = node.children[choice]
@@ -313,21 +313,6 @@ def waits_for_round(terminal: bool, abstract_round: int, real_round: int) -> boo
     Shared with the translation lab's model of the policy
     (:mod:`strategies.translation.full_br`)."""
     return not terminal and abstract_round > real_round
-
-
-def _sample(probs: list[float], u: float) -> int:
-    total = sum(probs)
-    acc = 0.0
-    target = u * total
-    last = 0
-    for i, p in enumerate(probs):
-        if p <= 0.0:
-            continue
-        last = i
-        acc += p
-        if target < acc:
-            return i
-    return last
 
 
 def _label(state: BettingState, kind: ActionKind, fraction: float, name: str) -> str:

@@ -69,3 +69,23 @@ def parse_purification(spec: str) -> Purification:
             return Purification("threshold", t)
     raise AbstractionError(f"expected a purification 'none', 'full' or 'threshold:T' with "
                            f"0 < T <= 1, got {spec!r}")
+
+
+def sample_index(probs: Sequence[float], u: float) -> int:
+    """The action a draw ``u`` in [0, 1) picks from ``probs``: the first whose cumulative
+    probability exceeds ``u`` times the total (zero-probability actions are never picked;
+    rounding past the end gives the last positive one). The agent's rule, and the trace
+    reader's (:mod:`agent.explain`) to say which action a recorded draw chose."""
+    total = sum(probs)
+    acc = 0.0
+    target = u * total
+    last = 0
+    for i, p in enumerate(probs):
+        if p <= 0.0:
+            continue
+        last = i
+        acc += p
+        if target < acc:
+            return i
+    return last
+
