@@ -145,6 +145,23 @@ def _add_learn_sizes(sub: Any) -> None:
 
 
 
+def _add_lbr(sub: Any) -> None:
+    """``lbr``'s options (the work is :mod:`strategies.lbr_cmd`)."""
+    p = sub.add_parser("lbr", help="local best response against a strategy file's agent, "
+                       "exact in small no-limit games, beside the exact best response")
+    p.add_argument("file", help="a strategy file of a small no-limit game (or its bundled "
+                   "name), e.g. leduc.nolimit.2p.fcpa.strat")
+    p.add_argument("--mappings", default=None,
+                   help="comma-separated translation mappings, or all (default: the file's)")
+    p.add_argument("--purify", default=None,
+                   help="comma-separated purifications, or all (default: the file's)")
+    p.add_argument("--sizes-in", default="abstract", help="the agent's size convention: "
+                   "abstract (default) or real")
+    p.add_argument("--fractions", default="0.5,1", help="LBR's bet sizes besides the "
+                   "all-in, pot fractions (default 0.5,1)")
+    p.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``acpc-strategy``."""
     p = argparse.ArgumentParser(prog=PROG, description="Build, inspect and measure strategy "
@@ -259,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--max-transitions", type=positive_int, default=None,
                    help="refuse counts needing more betting transitions (default 5,000,000)")
 
+    _add_lbr(sub)
     translation_commands.add_parser(sub)
     interop_commands.add_parsers(sub)
     return p
@@ -289,6 +307,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from strategies import graft_cmd
 
             return graft_cmd.graft(args)
+        if args.command == "lbr":
+            from strategies import lbr_cmd as lbr_run
+
+            return lbr_run.lbr(args)
         if args.command == "learn-sizes":
             from strategies import learn_cmd
 
