@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -217,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default 30000)")
     p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",
                    help="wall-clock limit per match (default 120 + 0.1 s per hand)")
+    p.add_argument("--exact", action="store_true",
+                   help="no matches: the exact result of each pair over every deal and both "
+                   "seats, the agents' randomness integrated out (two-player no-limit games "
+                   "whose deals enumerate: no-limit Kuhn, Leduc; strategy files and the "
+                   "built-ins random, call, fold, minraise)")
     p.add_argument("--json", type=Path, default=None, metavar="FILE",
                    help="write the results as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="FILE",
@@ -318,6 +324,68 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     return config
 
 
+EXACT_EXCLUDES = ("hands", "matches", "seed", "transport", "jobs", "address", "run_dir",
+                  "unit", "allin_ev", "match_timeout", "csv", "plot")
+"""Options that only apply to played matches: errors with ``--exact``."""
+
+
+def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``acpc-match --exact``: every pair's exact result (:mod:`strategies.exact_match`)."""
+    given = [f"--{n.replace('_', '-')}" for n in EXACT_EXCLUDES if getattr(args, n) is not None]
+    if args.backend != "local":
+        given.append("--backend")
+    if given:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: {', '.join(given)} apply to played matches, not to --exact",
+              file=sys.stderr)
+        return 2
+    from dealer.match.schedule import make_groups
+    from dealer.match.variants import Variant, load_toml, parse_variant
+
+    try:
+        variants: list[Variant] = []
+        toml_game = None
+        if args.variants is not None:
+            variants, settings = load_toml(args.variants)
+            toml_game = settings.get("game")
+        variants += [parse_variant(text) for text in args.variant]
+        game_text = args.game or toml_game
+        if game_text is None or not variants:
+            raise CliError("expected --game and variants (-v NAME=SPEC) with --exact")
+        game = load_game(_resolve_game_spec(str(game_text)))
+        groups = make_groups(variants, game.num_players, args.pair)
+        for v in variants:
+            if v.kind == "cmd":
+                raise CliError(f"expected strategy files or built-ins with --exact (an "
+                               f"external command cannot be valued exactly), got {v.spec!r}")
+        from strategies.exact_match import Player, exact_results
+
+        players = [Player(v.name, v.strategy or "", v.mapping, v.purify, v.sizes)
+                   for v in variants]
+        start = time.perf_counter()
+        results = exact_results(game, players, [(g[0], g[1]) for g in groups])
+    except (AcpcError, OSError) as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    width = max(len(f"{r.a} vs {r.b}") for r in results)
+    lines = [f"{'pair':<{width}}  {'mbb/h':>10}  {'chips/hand':>11}  {'a in seat 0':>11}  "
+             f"{'a in seat 1':>11}"]
+    for r in results:
+        lines.append(f"{r.a + ' vs ' + r.b:<{width}}  {r.mbb:>+10.2f}  {r.chips:>+11.6f}  "
+                     f"{r.seats[0]:>+11.6f}  {r.seats[1]:>+11.6f}")
+    lines.append(f"(exact: every deal, both seats, the agents' randomness integrated out; "
+                 f"{time.perf_counter() - start:.1f} s)")
+    sys.stdout.write("\n".join(lines) + "\n")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"game": str(game_text), "exact": [
+            {"a": r.a, "b": r.b, "mbb_per_hand": r.mbb, "chips_per_hand": r.chips,
+             "seats": list(r.seats)} for r in results]}, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-match``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -336,6 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     from dealer.match.runner import run
 
+    if args.exact:
+        return _exact(args, parser)
     try:
         if args.plot is not None:
             check_plot_target(args.plot)  # before any match is played
