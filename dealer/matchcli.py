@@ -219,10 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",
                    help="wall-clock limit per match (default 120 + 0.1 s per hand)")
     p.add_argument("--exact", action="store_true",
-                   help="no matches: the exact result of each pair over every deal and both "
-                   "seats, the agents' randomness integrated out (two-player no-limit games "
-                   "whose deals enumerate: no-limit Kuhn, Leduc; strategy files and the "
-                   "built-ins random, call, fold, minraise)")
+                   help="no matches: the exact result of each group over every deal and "
+                   "rotation, the agents' randomness integrated out (games whose deals and "
+                   "betting enumerate: Kuhn, Leduc; strategy files and the built-ins random, "
+                   "call, fold, minraise)")
     p.add_argument("--json", type=Path, default=None, metavar="FILE",
                    help="write the results as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="FILE",
@@ -363,26 +363,28 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         players = [Player(v.name, v.strategy or "", v.mapping, v.purify, v.sizes)
                    for v in variants]
         start = time.perf_counter()
-        results = exact_results(game, players, [(g[0], g[1]) for g in groups])
+        results = exact_results(game, players, groups)
     except (AcpcError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
-    width = max(len(f"{r.a} vs {r.b}") for r in results)
-    lines = [f"{'pair':<{width}}  {'mbb/h':>10}  {'chips/hand':>11}  {'a in seat 0':>11}  "
-             f"{'a in seat 1':>11}"]
+    width = max(len(",".join(r.group)) for r in results)
+    lines = [f"{'group':<{width}}  {'variant':<10} {'mbb/h':>10}  {'chips/hand':>11}  "
+             f"per rotation (chips/hand)"]
     for r in results:
-        lines.append(f"{r.a + ' vs ' + r.b:<{width}}  {r.mbb:>+10.2f}  {r.chips:>+11.6f}  "
-                     f"{r.seats[0]:>+11.6f}  {r.seats[1]:>+11.6f}")
-    lines.append(f"(exact: every deal, both seats, the agents' randomness integrated out; "
-                 f"{time.perf_counter() - start:.1f} s)")
+        per = "  ".join(f"{v:+.6f}" for v in r.positions)
+        lines.append(f"{','.join(r.group):<{width}}  {r.variant:<10} {r.mbb:>+10.2f}  "
+                     f"{r.chips:>+11.6f}  {per}")
+    lines.append(f"(exact: every deal, every rotation of each group, the agents' randomness "
+                 f"integrated out; {time.perf_counter() - start:.1f} s)")
     sys.stdout.write("\n".join(lines) + "\n")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"game": str(game_text), "exact": [
-            {"a": r.a, "b": r.b, "mbb_per_hand": r.mbb, "chips_per_hand": r.chips,
-             "seats": list(r.seats)} for r in results]}, indent=2) + "\n", encoding="utf-8")
+            {"group": list(r.group), "variant": r.variant, "mbb_per_hand": r.mbb,
+             "chips_per_hand": r.chips, "per_rotation": list(r.positions)}
+            for r in results]}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

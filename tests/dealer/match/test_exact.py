@@ -37,14 +37,18 @@ def test_exact_equals_the_played_matches_within_their_interval(tmp_path: Path) -
     assert exact.returncode == 0, exact.stderr
     sampled = {(r["variant"], r["opponents"][0]): r["raw"]
                for r in json.loads((tmp_path / "p.json").read_text())["results"]}
-    for row in json.loads((tmp_path / "e.json").read_text())["exact"]:
-        raw = sampled[(row["a"], row["b"])]
+    rows = json.loads((tmp_path / "e.json").read_text())["exact"]
+    assert len(rows) == 4
+    for row in rows:
+        other = next(n for n in row["group"] if n != row["variant"])
+        raw = sampled[(row["variant"], other)]
         eps = 1e-9  # float summation of an exact -1000
         assert raw["ci_low"] - eps <= row["mbb_per_hand"] <= raw["ci_high"] + eps, (row, raw)
-    by_pair = {(r["a"], r["b"]): r for r in json.loads((tmp_path / "e.json").read_text())["exact"]}
+    by = {r["variant"]: r for r in rows}
     # the folder loses its ante every hand, whoever acts first
-    assert by_pair[("fold", "mr")]["chips_per_hand"] == pytest.approx(-1.0)
-    assert by_pair[("fold", "mr")]["seats"] == pytest.approx([-1.0, -1.0])
+    assert by["fold"]["chips_per_hand"] == pytest.approx(-1.0)
+    assert by["fold"]["per_rotation"] == pytest.approx([-1.0, -1.0])
+    assert by["pshar"]["chips_per_hand"] == pytest.approx(-by["rnd"]["chips_per_hand"])
 
 
 def test_known_values() -> None:
@@ -88,10 +92,41 @@ def test_what_cannot_be_valued_is_one_line(args: list[str], code: int, message: 
         assert done.stderr.count("\n") == 1, done.stderr
 
 
-def test_limit_and_big_games_are_refused() -> None:
-    for game in ("leduc.limit.2p.game", "holdem.nolimit.2p.reverse_blinds.game"):
+def test_big_games_are_refused() -> None:
+    for game in ("holdem.nolimit.2p.reverse_blinds.game", "holdem.limit.2p.reverse_blinds.game"):
         done = subprocess.run([sys.executable, "-m", "dealer.matchcli", "--game", game,
                                "-v", "a=builtin:call", "-v", "b=builtin:fold", "--exact"],
                               capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert "expected" in done.stderr
+
+
+def test_limit_and_three_player_games(tmp_path: Path) -> None:
+    """Limit Leduc: the bundled file against itself is worth its game value in each
+    position; three-player Kuhn: every rotation of the group is valued and the three
+    variants' results sum to 0 (zero sum), equal to the played matches within their
+    interval."""
+    leduc = load_game("leduc.limit.2p.game")
+    arena = ExactArena(leduc)
+    file = Player("f", str(ROOT / "strategies" / "data" / "leduc.limit.2p.strat"))
+    v0, v1 = arena.group_values([file, file])[0]
+    assert v0 == pytest.approx(-0.08561, abs=1e-4) and v1 == pytest.approx(-v0)
+    kuhn = ["--game", "kuhn.limit.3p.game", "-v", "s=kuhn.limit.3p.strat",
+            "-v", "c=builtin:call", "-v", "r=builtin:random"]
+    exact = subprocess.run([sys.executable, "-m", "dealer.matchcli", *kuhn, "--exact",
+                            "--json", str(tmp_path / "e.json")],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert exact.returncode == 0, exact.stderr
+    rows = json.loads((tmp_path / "e.json").read_text())["exact"]
+    assert len(rows) == 3 and all(len(r["per_rotation"]) == 3 for r in rows)
+    assert sum(r["chips_per_hand"] for r in rows) == pytest.approx(0.0, abs=1e-12)
+    played = subprocess.run([sys.executable, "-m", "dealer.matchcli", *kuhn, "--hands",
+                             "1000", "--matches", "4", "--transport", "inproc", "--run-dir",
+                             str(tmp_path / "run"), "--json", str(tmp_path / "p.json"),
+                             "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert played.returncode == 0, played.stderr
+    sampled = {r["variant"]: r["raw"]
+               for r in json.loads((tmp_path / "p.json").read_text())["results"]}
+    for row in rows:
+        raw = sampled[row["variant"]]
+        assert raw["ci_low"] <= row["mbb_per_hand"] <= raw["ci_high"], (row, raw)
