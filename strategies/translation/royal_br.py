@@ -47,7 +47,11 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.actions import BettingTree
-from agent.abstraction.buckets import CardAbstraction, card_abstraction_from_spec
+from agent.abstraction.buckets import (
+    CardAbstraction,
+    LosslessCards,
+    card_abstraction_from_spec,
+)
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
 from agent.abstraction.translation import MappingFn
 from agent.acpc.cards import deck_for
@@ -59,6 +63,8 @@ from agent.strategy.fileformat import QUANT, Strategy, table_layout
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
 from strategies.translation.full_br import (
+    EDGE_AGENT,
+    EDGE_CERTAIN,
     PairGraph,
     build_full_tree,
     translation_probs,
@@ -238,16 +244,24 @@ def table_agent(tree: BettingTree, cards: CardAbstraction, table: npt.ArrayLike,
 
 
 @functools.lru_cache(maxsize=4)
-def _cards_cached(game: Game, kind: str, buckets: tuple[int, ...]) -> CardAbstraction:
-    return card_abstraction_from_spec(game, {"kind": kind, "buckets": list(buckets)})
+def lossless_cards(game: Game) -> LosslessCards:
+    """:class:`LosslessCards` of ``game``, cached (Royal's takes seconds to enumerate)."""
+    return LosslessCards(game)
 
 
 def _cards(game: Game, spec: dict[str, object]) -> CardAbstraction:
-    """The card abstraction of a spec; lossless ones are cached (Royal's takes seconds)."""
+    """The card abstraction of a spec (lossless ones from the cache).
+
+    Raises:
+        ValueError: as :func:`agent.abstraction.buckets.card_abstraction_from_spec`.
+    """
     if spec.get("kind") == "lossless":
-        buckets = spec.get("buckets", ())
-        assert isinstance(buckets, list | tuple)
-        return _cards_cached(game, "lossless", tuple(int(b) for b in buckets))
+        cards = lossless_cards(game)
+        want = spec.get("buckets", ())
+        if not isinstance(want, list | tuple) or tuple(int(b) for b in want) != cards.buckets:
+            raise UsageError(f"expected buckets {list(cards.buckets)} for this game, the spec "
+                             f"says {want!r}")
+        return cards
     return card_abstraction_from_spec(game, dict(spec))
 
 
@@ -283,17 +297,61 @@ class SeatModel:
 
 def seat_model(agent: TranslatedAgent, seat: int,
                sizes_in: str = DEFAULT_SIZE_CONVENTION) -> SeatModel:
-    """Walk the real tree with ``agent`` in ``seat``.
+    """Walk the real tree with ``agent`` in ``seat`` (the other seat may bet every chip).
 
     Raises:
         ValueError: for a bad seat or convention, or a game this module does not handle.
     """
-    game = agent.game
-    check_game(game)
+    check_game(agent.game)
     if seat not in (0, 1):
         raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
-    rtree = real_tree(game)
+    rtree = real_tree(agent.game)
     graph = walk_pairs(rtree, agent.tree, agent.offsets, seat, parse_size_convention(sizes_in))
+    return _compact(agent, seat, rtree, graph)
+
+
+def abstract_seat_model(agent: TranslatedAgent, seat: int) -> SeatModel:
+    """``agent`` in ``seat`` of its own abstract game: the other seat is restricted to the
+    abstract actions (for the abstract-game best response and exploitability).
+
+    Raises:
+        ValueError: for a bad seat or a game this module does not handle.
+    """
+    check_game(agent.game)
+    if seat not in (0, 1):
+        raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
+    tree = agent.tree
+    src: list[int] = []
+    dst: list[int] = []
+    kind: list[int] = []
+    index: list[int] = []
+    ks: list[int] = []
+    rounds: list[int] = []
+    for node in tree.nodes:
+        if node.is_terminal:
+            continue
+        mine = node.player == seat
+        for i, c in enumerate(node.children):
+            assert c > node.id, "expected the tree in pre-order"
+            src.append(node.id)
+            dst.append(c)
+            kind.append(EDGE_AGENT if mine else EDGE_CERTAIN)
+            index.append(int(agent.offsets[node.id]) + i if mine else 0)
+            ks.append(len(node.children) if mine else 0)
+            rounds.append(node.round if mine else 0)
+    n = len(tree.nodes)
+    graph = PairGraph(
+        pair_real=np.arange(n, dtype=np.int32), pair_abstract=np.arange(n, dtype=np.int32),
+        edge_src=np.array(src, dtype=np.int32), edge_dst=np.array(dst, dtype=np.int32),
+        edge_kind=np.array(kind, dtype=np.int32), edge_index=np.array(index, dtype=np.int64),
+        edge_k=np.array(ks, dtype=np.int32), edge_round=np.array(rounds, dtype=np.int32),
+        translations=np.zeros((0, 3)), misread_edges=np.zeros(0, dtype=np.int64))
+    return _compact(agent, seat, tree, graph)
+
+
+def _compact(agent: TranslatedAgent, seat: int, tree: BettingTree,
+             graph: PairGraph) -> SeatModel:
+    """The public states of ``tree`` the graph's pairs reach, with their kinds and payoffs."""
     nodes = np.unique(graph.pair_real).astype(np.int32)
     compact = {int(n): i for i, n in enumerate(nodes)}
     other = 1 - seat
@@ -303,7 +361,7 @@ def seat_model(agent: TranslatedAgent, seat: int,
     starts = [0]
     kids: list[int] = []
     for i, n in enumerate(nodes):
-        node = rtree.nodes[int(n)]
+        node = tree.nodes[int(n)]
         state = node.state
         if node.is_terminal:
             on_board[i] = True
@@ -643,3 +701,13 @@ class RoyalLab:
         # the agent in seat 1 is exploited by a responder in seat 0, and vice versa
         return RoyalFigures((best_response_value(m1, mapping, progress=progress),
                              best_response_value(m0, mapping, progress=progress)))
+
+    def abstract(self) -> RoyalFigures:
+        """Best responses in both seats within the agent's own abstract game."""
+        m0, m1 = abstract_seat_model(self.agent, 0), abstract_seat_model(self.agent, 1)
+        return RoyalFigures((best_response_value(m1, _no_mapping),
+                             best_response_value(m0, _no_mapping)))
+
+
+def _no_mapping(a: float, b: float, x: float) -> float:
+    raise AssertionError("an abstract game has no translation")
