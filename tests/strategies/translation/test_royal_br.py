@@ -13,12 +13,17 @@
   best response equal to its abstract-game one and to the project's best response.
 * The head-to-head value of two translating agents equals the enumerated value of their
   induced real-game behaviours, both seats; an agent against itself sums to zero over seats.
+* The tables script on two small strategy files: cells equal direct measurements, the
+  round robin is antisymmetric with a zero diagonal, PNGs and markdown are written.
 * Bad input: one-line errors.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -248,3 +253,42 @@ def test_bad_input() -> None:
             "one-round"))
     with pytest.raises(UsageError, match="values"):
         rb.table_agent(agent.tree, agent.cards, np.ones(3))
+
+
+def test_tables_script(tmp_path: Path) -> None:
+    from agent.strategy.fileformat import dump_strategy
+    from strategies.royal_cfr import RoyalCfr
+
+    game = small_royal()
+    files = []
+    for name in ("fcpa", "fchpa"):
+        solver = RoyalCfr(game, PRESETS[name])
+        solver.iterate(10)
+        path = dump_strategy(tmp_path / f"{name}.strat", game, PRESETS[name],
+                             solver.cards.spec, solver.average(), tree=solver.tree)
+        files.append(f"{name}={path}")
+    spec = importlib.util.spec_from_file_location(
+        "royal_tables_script", Path(__file__).parents[3] / "scripts" / "royal_tables.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "out"
+    args = ["--out", str(out), "--quiet", "--mappings", "rand-pshar,det-arith"]
+    assert script.main([*args, "--strategy", files[0], "--strategy", files[1]]) == 0
+    data = json.loads((out / "royal_tables.json").read_text())
+    assert data["complete"] and data["names"] == ["fcpa", "fchpa"]
+    assert len(data["exploitability"]) == 2 * 2 * 2
+    cell = data["exploitability"][0]
+    strategy = load_strategy(tmp_path / "fcpa.strat")
+    want = rb.RoyalLab(rb.translated_agent(strategy, NONE)).measure(
+        get_mapping("rand-pshar")).best_responses
+    assert (cell["abstraction"], cell["purification"], cell["mapping"]) == (
+        "fcpa", "none", "rand-pshar")
+    assert cell["best_responses"] == pytest.approx(want, abs=1e-12)
+    rr = {(r["row"], r["column"]): r["value"] for r in data["round_robin"]}
+    assert rr[("fcpa", "fcpa")] == pytest.approx(0.0, abs=1e-12)
+    assert rr[("fcpa", "fchpa")] == pytest.approx(-rr[("fchpa", "fcpa")], abs=1e-12)
+    assert (out / "royal_exploitability.png").stat().st_size > 1000
+    assert (out / "royal_round_robin.png").stat().st_size > 1000
+    assert "| fcpa | none |" in (out / "royal_tables.md").read_text()
+    assert script.main([*args, "--strategy", "nofile"]) == 1
