@@ -209,13 +209,13 @@ RECIPES: dict[str, Recipe] = {
             "cards; CFR+ on the public tree",
         ),
         Recipe(
-            "royal.nolimit.2p.fcmhpa", "royal.nolimit.2p.game", ROYAL_FCMHPA, "cfr+", 300,
+            "royal.nolimit.2p.fcmhpa", "royal.nolimit.2p.game", ROYAL_FCMHPA, "cfr+", 400,
             cards="royal",
             description="Royal no-limit hold'em: fold, call, min raise, half pot, pot, "
             "all-in; lossless cards; CFR+ on the public tree (not bundled: 160 MB)",
         ),
         Recipe(
-            "royal.nolimit.2p.fcmhqtpa", "royal.nolimit.2p.game", ROYAL_FCMHQTPA, "cfr+", 100,
+            "royal.nolimit.2p.fcmhqtpa", "royal.nolimit.2p.game", ROYAL_FCMHQTPA, "cfr+", 120,
             cards="royal",
             description="Royal no-limit hold'em: fold, call, min, quarter, half, "
             "three-quarter and pot, all-in; lossless cards; CFR+ on the public tree (not "

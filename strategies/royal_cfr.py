@@ -22,9 +22,12 @@ Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -235,6 +238,15 @@ def _cfr_first_round(
                     strat_sum[base + i] += own * sigma[base + i]
 
 
+@kernel
+def _add_images(rows: I32, cfv: F64, images: I32, values: F64) -> None:
+    """``values[row, images[j, h]] += cfv[row, h]`` for every board of the class ``j``."""
+    for j in range(images.shape[0]):
+        for row in rows:
+            for h in range(cfv.shape[1]):
+                values[row, images[j, h]] += cfv[row, h]
+
+
 # --------------------------------------------------------------------------- solver
 
 
@@ -270,6 +282,14 @@ class RoyalCfr:
                 owner[start : start + int(self.layout.rows[node.id]) *
                       len(node.children)] = node.player
         self.owner = owner
+        a = self.arrays
+        boundary = {int(c) for n in range(len(a.player)) if a.kind[n] < 0 and
+                    not a.on_board[n]
+                    for c in a.children[a.child_start[n] : a.child_start[n + 1]]
+                    if a.on_board[c]}
+        self.boundary = np.array(sorted(boundary), dtype=np.int32)
+        """Board-dependent nodes whose parent is a first-round decision: the only rows the
+        first round reads."""
         self.bucket0 = np.array([cards.bucket(0, [int(c) for c in hand], [])
                                  for hand in self.deals.hand_cards], dtype=np.int32)
         self.board_buckets: list[I32] = []
@@ -304,8 +324,7 @@ class RoyalCfr:
                        a.num_actions, a.round, a.payoff[p], self.sigma, hb, cards,
                        board.order, board.ranks, float(len(board.images)), wt, reach_own,
                        reach_opp, cfv, delta, self.strat_sum, scratch)
-            for image in board.images:
-                values[:, image] += cfv
+            _add_images(self.boundary, cfv, board.images, values)
         _cfr_first_round(p, a.player, a.on_board, a.child_start, a.children, a.offset,
                          a.num_actions, self.sigma, self.bucket0, wt,
                          np.zeros((n, self.deals.num_hands)), values, delta, self.strat_sum)
@@ -316,26 +335,39 @@ class RoyalCfr:
     def iterate(self, iterations: int | None = None, seconds: float | None = None,
                 on_iteration: IterationFn = _quiet) -> None:
         """Run CFR+ iterations until ``iterations`` more are done or ``seconds`` passed
-        (at least one); Ctrl-C stops after the iteration in progress is discarded."""
+        (at least one).
+
+        Raises:
+            KeyboardInterrupt: after the iteration in progress is finished, if Ctrl-C
+                (SIGINT) came during the run (in the main thread); the state is whole.
+        """
         start = time.monotonic()
         done = 0
-        while True:
-            if iterations is not None and done >= iterations:
-                break
-            if seconds is not None and done > 0 and time.monotonic() - start >= seconds:
-                break
-            saved = (self.regrets.copy(), self.strat_sum.copy(), self.sigma.copy())
-            try:
+        stop = False
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            nonlocal stop
+            stop = True
+
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, on_sigint) if main else None
+        try:
+            while not stop:
+                if iterations is not None and done >= iterations:
+                    break
+                if seconds is not None and done > 0 and time.monotonic() - start >= seconds:
+                    break
                 self._pass(0)
                 self._pass(1)
-            except KeyboardInterrupt:
-                self.regrets, self.strat_sum, self.sigma = saved
-                self.seconds += time.monotonic() - start
-                raise
-            self.iterations += 1
-            done += 1
-            on_iteration(self.iterations, self.seconds + time.monotonic() - start)
-        self.seconds += time.monotonic() - start
+                self.iterations += 1
+                done += 1
+                on_iteration(self.iterations, self.seconds + time.monotonic() - start)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+            self.seconds += time.monotonic() - start
+        if stop:
+            raise KeyboardInterrupt
 
     def average(self) -> F64:
         """The average strategy (rows of no weight uniform)."""
