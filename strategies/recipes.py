@@ -73,6 +73,9 @@ class Recipe:
     """``holdem``: iterations between linear discounts (0: none)."""
     discount_until: int = 0
     """``holdem``: last iteration with a discount."""
+    bundled: bool = True
+    """False for files too big to ship (over 50 MB): rebuilt by the recipe only, with no
+    manifest entry (``--bundle`` is refused)."""
     purification: str = "none"
     """``holdem``: the file's ``default_purification`` (what ``acpc-agent`` plays unless
     ``--purify`` says otherwise)."""
@@ -210,13 +213,13 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "royal.nolimit.2p.fcmhpa", "royal.nolimit.2p.game", ROYAL_FCMHPA, "cfr+", 400,
-            cards="royal",
+            cards="royal", bundled=False,
             description="Royal no-limit hold'em: fold, call, min raise, half pot, pot, "
             "all-in; lossless cards; CFR+ on the public tree (not bundled: 160 MB)",
         ),
         Recipe(
             "royal.nolimit.2p.fcmhqtpa", "royal.nolimit.2p.game", ROYAL_FCMHQTPA, "cfr+", 120,
-            cards="royal",
+            cards="royal", bundled=False,
             description="Royal no-limit hold'em: fold, call, min, quarter, half, "
             "three-quarter and pot, all-in; lossless cards; CFR+ on the public tree (not "
             "bundled: 471 MB)",

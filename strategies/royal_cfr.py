@@ -412,6 +412,9 @@ def solve_royal_recipe(recipe: Recipe, *, iterations: int | None, minutes: float
     from strategies.defaults import PROG
     from strategies.recipes import update_manifest
 
+    if bundle and not recipe.bundled:
+        raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
+                         f"write it with --out F")
     game = recipe.load_game()
     betting = recipe.betting_abstraction()
     out_path, _ = recipe.solve_paths(out, bundle, None, False)

@@ -5,11 +5,14 @@
   flags: alternating, regret matching+, linear averaging), boards grouped by suit classes.
 * Its abstract-game exploitability equals the project's best response and falls with
   iterations.
-* The Royal recipes exist, are public-tree recipes, and ``solve --recipe`` writes a loadable
-  file on the reduced game (via ``--out``) with its exploitability in the header.
+* The Royal recipes exist, are public-tree recipes, and the recipe solve writes a loadable
+  file (on the reduced game: the solver's average, its exploitability in the header); the
+  big recipes refuse ``--bundle``; the bundled Royal files match their manifest entries.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,12 +20,13 @@ import pytest
 from agent.abstraction.actions import PRESETS
 from agent.abstraction.buckets import BlindCards, LosslessCards
 from agent.acpc.errors import UsageError
+from agent.strategy.fileformat import load_strategy
 from strategies.best_response import exploitability
 from strategies.cfr import Solver
 from strategies.game import build_abstract_game
-from strategies.recipes import RECIPES
-from strategies.royal_cfr import RoyalCfr
-from tests.strategies.translation.test_royal_br import small_royal
+from strategies.recipes import RECIPES, Recipe, load_manifest
+from strategies.royal_cfr import RoyalCfr, solve_royal_recipe
+from tests.strategies.translation.test_royal_br import SMALL_ROYAL, small_royal
 
 
 @pytest.mark.parametrize("betting", ["fcpa", "fchpa"])
@@ -66,3 +70,36 @@ def test_recipes_and_errors() -> None:
     assert sizes == [(1.0,), (0.5,), (1e-9, 0.5, 1.0), (1e-9, 0.25, 0.5, 0.75, 1.0)]
     with pytest.raises(UsageError, match="lossless"):
         RoyalCfr(small_royal(), PRESETS["fcpa"], BlindCards(small_royal()))
+
+
+def test_solve_recipe_writes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game_file = tmp_path / "small.game"
+    game_file.write_text(SMALL_ROYAL)
+    recipe = Recipe("small", str(game_file), "fcpa", "cfr+", 30, cards="royal")
+    out = tmp_path / "small.strat"
+    assert solve_royal_recipe(recipe, iterations=None, minutes=None, out=str(out),
+                              bundle=False, progress=False) == 0
+    strategy = load_strategy(out)
+    assert strategy.meta["iterations"] == 30 and strategy.cards["kind"] == "lossless"
+    solver = RoyalCfr(small_royal(), PRESETS["fcpa"])
+    solver.iterate(30)
+    stored = np.asarray(strategy.table, dtype=np.float64)
+    np.testing.assert_allclose(stored, solver.average(), atol=1e-6)
+    assert strategy.meta["best_responses"] == pytest.approx(solver.exploitability(), abs=1e-6)
+    assert "abstract-game exploitability" in capsys.readouterr().out
+    big = Recipe("big", str(game_file), "fcpa", "cfr+", 1, cards="royal", bundled=False)
+    with pytest.raises(UsageError, match="not bundled"):
+        solve_royal_recipe(big, iterations=None, minutes=None, out=None, bundle=True,
+                           progress=False)
+
+
+@pytest.mark.parametrize("name", ["royal.nolimit.2p.fcpa", "royal.nolimit.2p.fcha"])
+def test_bundled_royal_file_matches_manifest(name: str) -> None:
+    recipe = RECIPES[name]
+    entry = load_manifest()["files"][name]
+    strategy = load_strategy(recipe.bundled_path)
+    assert strategy.checksum == entry["checksum"]
+    assert recipe.bundled_path.stat().st_size == entry["bytes"] <= 50_000_000
+    assert strategy.meta["iterations"] == entry["iterations"] == recipe.iterations
+    assert strategy.cards == entry["cards"] == {"kind": "lossless", "buckets": [25, 7760]}
+    assert strategy.meta["exploitability"] == entry["exploitability"] < 0.002
