@@ -7,13 +7,17 @@ and the round robin of the abstractions against each other (Rand-psHar), all exa
 PNGs. Each abstraction's file is the bundled one (``strategies/data``), else
 ``royal.nolimit.2p.NAME.strat`` in ``--strategy-dir`` (what ``acpc-strategy solve --recipe
 royal.nolimit.2p.NAME`` writes); missing ones are skipped with a note. ``--strategy
-NAME=FILE`` (repeatable) measures those files instead. Ctrl-C writes what is done.
+NAME=FILE`` (repeatable) measures those files instead. Ctrl-C writes what is done;
+``--resume`` reuses the cells of ``DIR/royal_tables.json`` measured on the same files.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from agent import console
@@ -38,7 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rr-purify", default="none")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the cells of OUT/royal_tables.json for the same files")
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C (SIGINT) writes what is done, even if started with SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         files: dict[str, Path] = {}
         for name in NAMES if not args.strategy else ():
@@ -66,9 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         def tick(done: int, total: int) -> None:
             bar.update(done, n=f"of {total}")
 
+        previous = None
+        old = Path(args.out) / "royal_tables.json"
+        if args.resume and old.exists():
+            previous = json.loads(old.read_text(encoding="utf-8"))
         try:
             tables = measure_tables(strategies, mappings, purifications, args.rr_mapping,
-                                    args.rr_purify, note=lambda s: None, tick=tick)
+                                    args.rr_purify, note=lambda s: None, tick=tick,
+                                    previous=previous)
         finally:
             bar.close()
         paths = write_tables(tables, Path(args.out), plots=not args.no_plots)

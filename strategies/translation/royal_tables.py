@@ -45,13 +45,16 @@ class RoyalTables:
 
     names: list[str]
     big_blind: float
+    checksums: dict[str, str] = field(default_factory=dict)
+    """Per abstraction: its strategy file's table checksum (what ``previous`` matches)."""
     exploitability: list[dict[str, Any]] = field(default_factory=list)
     round_robin: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     complete: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "big_blind": self.big_blind, "units": "chips per hand",
+        return {"names": self.names, "checksums": self.checksums,
+                "big_blind": self.big_blind, "units": "chips per hand",
                 "exploitability": self.exploitability, "round_robin": self.round_robin,
                 "seconds": round(self.seconds, 2), "complete": self.complete}
 
@@ -60,8 +63,12 @@ def measure_tables(
     strategies: Sequence[tuple[str, Strategy]], mappings: Sequence[str],
     purifications: Sequence[str], rr_mapping: str = "rand-pshar", rr_purify: str = "none",
     note: NoteFn = _quiet, tick: Callable[[int, int], None] | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> RoyalTables:
     """Measure every table cell; Ctrl-C returns what is done (``complete`` False).
+
+    ``previous`` (an earlier run's JSON) supplies the cells it has for the same strategy
+    files (same table checksums), mappings and purifications: a run can be continued.
 
     Raises:
         ValueError: for strategies of different games or unknown mappings/purifications.
@@ -75,7 +82,16 @@ def measure_tables(
                              f"another")
     maps = {m: get_mapping(m) for m in [*mappings, rr_mapping]}
     pures = {p: parse_purification(p) for p in [*purifications, rr_purify]}
-    out = RoyalTables([n for n, _ in strategies], float(game.big_blind))
+    out = RoyalTables([n for n, _ in strategies], float(game.big_blind),
+                      {n: s.checksum for n, s in strategies})
+    old_sums = dict(previous.get("checksums", {})) if previous else {}
+    same = {n for n in out.names if old_sums.get(n) == out.checksums[n]}
+    old_cells = {(r["abstraction"], r["purification"], r["mapping"]): r
+                 for r in (previous or {}).get("exploitability", [])
+                 if r.get("abstraction") in same}
+    old_rr = {(r["row"], r["column"], r["mapping"], r["purification"]): r
+              for r in (previous or {}).get("round_robin", [])
+              if r.get("row") in same and r.get("column") in same}
     total = len(strategies) * len(purifications) * len(mappings) + len(strategies) ** 2
     done = 0
     start = time.monotonic()
@@ -91,6 +107,10 @@ def measure_tables(
             for p in purifications:
                 lab = rb.RoyalLab(rb.translated_agent(strategy, pures[p], name=name))
                 for m in mappings:
+                    if (name, p, m) in old_cells:
+                        out.exploitability.append(old_cells[name, p, m])
+                        step()
+                        continue
                     t = time.monotonic()
                     fig = lab.measure(maps[m])
                     out.exploitability.append({
@@ -104,6 +124,10 @@ def measure_tables(
         rr = maps[rr_mapping]
         for i, row in enumerate(out.names):
             for j, col in enumerate(out.names):
+                if (row, col, rr_mapping, rr_purify) in old_rr:
+                    out.round_robin.append(old_rr[row, col, rr_mapping, rr_purify])
+                    step()
+                    continue
                 # the row agent in seat q against the column agent in the other seat
                 seats = [rb.head_to_head(models[j][1 - q], models[i][q], rr, rr)
                          for q in (0, 1)]

@@ -14,7 +14,8 @@
 * The head-to-head value of two translating agents equals the enumerated value of their
   induced real-game behaviours, both seats; an agent against itself sums to zero over seats.
 * The tables script on two small strategy files: cells equal direct measurements, the
-  round robin is antisymmetric with a zero diagonal, PNGs and markdown are written.
+  round robin is antisymmetric with a zero diagonal, PNGs and markdown are written;
+  ``--resume`` reuses the cells of an earlier run on the same files.
 * Bad input: one-line errors.
 """
 
@@ -291,4 +292,11 @@ def test_tables_script(tmp_path: Path) -> None:
     assert (out / "royal_exploitability.png").stat().st_size > 1000
     assert (out / "royal_round_robin.png").stat().st_size > 1000
     assert "| fcpa | none |" in (out / "royal_tables.md").read_text()
+    # --resume reuses every cell measured on the same files
+    (out / "royal_tables.json").write_text(json.dumps(
+        {**data, "exploitability": [{**r, "average": 123.0} for r in data["exploitability"]]}))
+    assert script.main([*args, "--resume", "--strategy", files[0], "--strategy", files[1]]) == 0
+    again = json.loads((out / "royal_tables.json").read_text())
+    assert [r["average"] for r in again["exploitability"]] == [123.0] * 8
+    assert again["round_robin"] == data["round_robin"]
     assert script.main([*args, "--strategy", "nofile"]) == 1
