@@ -169,6 +169,20 @@ def format_tables(t: RoyalTables) -> str:
                 best = min(values)
                 text = [f"**{v:.1f}**" if v == best else f"{v:.1f}" for v in values]
                 lines.append(f"| {name} | {p} | " + " | ".join(text) + " |")
+        lines += ["", "Per seat, mbb/h: what a best responder in seat 0 (resp. 1) wins "
+                  "against the agent in seat 1 (resp. 0); seat 0 posts the big blind:", "",
+                  "| abstraction | purification | " + " | ".join(
+                      f"{m} br0 / br1" for m in mappings) + " |",
+                  "|---|---|" + "---|" * len(mappings)]
+        for name in t.names:
+            for p in purifications:
+                row = [cells.get((name, p, m)) for m in mappings]
+                if all(c is None for c in row):
+                    continue
+                lines.append(f"| {name} | {p} | " + " | ".join(
+                    f"{_mbb(c['best_responses'][0], t.big_blind):.1f} / "
+                    f"{_mbb(c['best_responses'][1], t.big_blind):.1f}" if c else ""
+                    for c in row) + " |")
         lines.append("")
     if t.round_robin:
         rr = t.round_robin[0]
@@ -183,9 +197,9 @@ def format_tables(t: RoyalTables) -> str:
             found: list[float | None] = [cells2.get((a, b)) for b in t.names]
             others = [v for b, v in zip(t.names, found, strict=True)
                       if v is not None and b != a]
-            mean = f"{_mbb(float(np.mean(others)), t.big_blind):+.1f}" if others else ""
+            mean = f"{_mbb(float(np.mean(others)), t.big_blind):+.3f}" if others else ""
             lines.append(f"| {a} | " + " | ".join(
-                f"{_mbb(v, t.big_blind):+.1f}" if v is not None else "" for v in found)
+                f"{_mbb(v, t.big_blind):+.3f}" if v is not None else "" for v in found)
                 + f" | {mean} |")
         lines.append("")
     return "\n".join(lines)
@@ -233,7 +247,7 @@ def plot_tables(t: RoyalTables, out_dir: Path) -> list[Path]:
         lim = float(np.nanmax(np.abs(grid))) or 1.0
         im = ax.imshow(grid, cmap="RdBu", vmin=-lim, vmax=lim)
         for (y, x), v in np.ndenumerate(grid):
-            ax.text(x, y, f"{v:+.0f}", ha="center", va="center", fontsize=9)
+            ax.text(x, y, f"{v:+.3f}", ha="center", va="center", fontsize=9)
         ax.set_xticks(range(len(names)), names)
         ax.set_yticks(range(len(names)), names)
         rr = t.round_robin[0]
