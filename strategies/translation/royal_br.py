@@ -569,7 +569,26 @@ def _h2h_board(terminals: I32, a_rows: I32, b_rows: I32, reach_a: F64, reach_b: 
     return total
 
 
+@kernel
+def _add_images(rows: I32, local: F64, images: I32, values: F64) -> None:
+    """``values[row, images[j, h]] += local[row, h]`` for every board ``j`` of the class."""
+    for j in range(images.shape[0]):
+        for row in rows:
+            for h in range(local.shape[1]):
+                values[row, images[j, h]] += local[row, h]
+
+
 # --------------------------------------------------------------------------- public API
+
+
+def _boundary(model: SeatModel) -> I32:
+    """Board-dependent compact nodes whose parent is a first-round decision node: the
+    only rows of the boards' values the first round reads."""
+    rows = {int(c) for n in range(len(model.kind))
+            if model.kind[n] in (KIND_AGENT, KIND_RESPONDER) and not model.on_board[n]
+            for c in model.children[model.child_start[n] : model.child_start[n + 1]]
+            if model.on_board[c]}
+    return np.array(sorted(rows), dtype=np.int32)
 
 
 def _hand_buckets(agent: TranslatedAgent, deals: Deals, board: Board) -> I32:
@@ -615,14 +634,14 @@ def best_response_value(
     probs = translation_probs(model.graph, mapping)
     values = np.zeros((len(model.nodes), deals.num_hands))
     scratch = _scratch(deals.game)
+    boundary = _boundary(model)
     for i, board in enumerate(deals.boards):
         reach = _agent_reach(model, mapping, deals, board, probs)
         local = np.zeros_like(reach)
         cards = np.ascontiguousarray(deals.hand_cards[board.hands])
         _backward(model.kind, model.on_board, model.child_start, model.children,
                   model.payoff, reach, cards, board.order, board.ranks, local, scratch)
-        for image in board.images:
-            values[:, image] += local
+        _add_images(boundary, local, board.images, values)
         progress(i + 1, len(deals.boards))
     _first_round(model.kind, model.on_board, model.child_start, model.children, values)
     return float(values[0].sum()) / (deals.num_hands * deals.per_hand)
