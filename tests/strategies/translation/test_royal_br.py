@@ -246,12 +246,12 @@ def test_bad_input() -> None:
     m0 = rb.seat_model(agent, 0)
     with pytest.raises(UsageError, match="different seats"):
         rb.head_to_head(m0, m0, get_mapping("rand-pshar"), get_mapping("rand-pshar"))
+    one_round = SMALL_ROYAL.replace("numRounds = 2", "numRounds = 1").replace(
+        "numBoardCards = 0 3", "numBoardCards = 0").replace("firstPlayer = 2 1", "firstPlayer = 2")
     with pytest.raises(UsageError, match="two rounds"):
-        rb.check_game(load_game("kuhn.limit.3p.game") if False else parse_gamedef(
-            SMALL_ROYAL.replace("numRounds = 2", "numRounds = 1").replace(
-                "numBoardCards = 0 3", "numBoardCards = 0").replace(
-                "blind = 2 1", "blind = 2 1").replace("firstPlayer = 2 1", "firstPlayer = 2"),
-            "one-round"))
+        rb.check_game(parse_gamedef(one_round, "one-round"))
+    with pytest.raises(UsageError, match="two-player no-limit"):
+        rb.check_game(load_game("leduc.limit.2p.game"))
     with pytest.raises(UsageError, match="values"):
         rb.table_agent(agent.tree, agent.cards, np.ones(3))
 
