@@ -59,8 +59,10 @@ class Recipe:
     seed: int = 0
     description: str = ""
     cards: str = "lossless"
-    """``lossless`` (enumerated deals, :mod:`strategies.game`) or ``holdem`` (E[HS^2]
-    buckets and a sampled deal pool, :mod:`strategies.dealpool`)."""
+    """``lossless`` (enumerated deals, :mod:`strategies.game`), ``holdem`` (E[HS^2]
+    buckets and a sampled deal pool, :mod:`strategies.dealpool`) or ``royal`` (lossless
+    cards, CFR+ on the public tree with one board per suit class: :mod:`strategies.royal_cfr`,
+    for games with too many deals to enumerate; ``solver`` is ignored)."""
     buckets: tuple[int, ...] = ()
     """``holdem``: buckets per round, ``(169, n1, n2, n3)``."""
     card_samples: int = 50_000
@@ -71,6 +73,9 @@ class Recipe:
     """``holdem``: iterations between linear discounts (0: none)."""
     discount_until: int = 0
     """``holdem``: last iteration with a discount."""
+    bundled: bool = True
+    """False for files too big to ship (over 50 MB): rebuilt by the recipe only, with no
+    manifest entry (``--bundle`` is refused)."""
     purification: str = "none"
     """``holdem``: the file's ``default_purification`` (what ``acpc-agent`` plays unless
     ``--purify`` says otherwise)."""
@@ -152,6 +157,16 @@ HOLDEM_BETTING = (
 HOLDEM_ITERATIONS = 152_545_433
 """Iterations of the bundled hold'em file (see its manifest entry for the time)."""
 
+ROYAL_FCHA = '{"name": "fcha", "fold": true, "all_in": true, "fractions": [[[0.5]]]}'
+"""Royal FCHA: fold, call, half pot, all-in."""
+ROYAL_FCMHPA = ('{"name": "fcmhpa", "fold": true, "all_in": true, '
+                '"fractions": [[[1e-9, 0.5, 1.0]]]}')
+"""Royal FCMHPA: fold, call, min raise (the fraction 1e-9, clamped up), half pot, pot,
+all-in."""
+ROYAL_FCMHQTPA = ('{"name": "fcmhqtpa", "fold": true, "all_in": true, '
+                  '"fractions": [[[1e-9, 0.25, 0.5, 0.75, 1.0]]]}')
+"""Royal FCMHQTPA: min raise, quarter, half, three-quarter and pot, fold, call, all-in."""
+
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
@@ -183,6 +198,34 @@ RECIPES: dict[str, Recipe] = {
             "a round half pot, pot or all-in, raises pot or all-in, at most 4/3/3/3 raises; "
             "external-sampling MCCFR over a pool of 2,000,000 sampled deals "
             "(strategies.dealpool); played fully purified (the most likely action) by default",
+        ),
+        Recipe(
+            "royal.nolimit.2p.fcpa", "royal.nolimit.2p.game", "fcpa", "cfr+", 1500,
+            cards="royal",
+            description="Royal no-limit hold'em (20 cards, stacks 20, blinds 1/2 reversed): "
+            "fold, call, pot, all-in; lossless cards; CFR+ on the public tree",
+        ),
+        Recipe(
+            "royal.nolimit.2p.fcha", "royal.nolimit.2p.game", ROYAL_FCHA, "cfr+", 1000,
+            cards="royal",
+            description="Royal no-limit hold'em: fold, call, half pot, all-in; lossless "
+            "cards; CFR+ on the public tree",
+        ),
+        Recipe(
+            "royal.nolimit.2p.fcmhpa", "royal.nolimit.2p.game", ROYAL_FCMHPA, "cfr+", 163,
+            cards="royal", bundled=False,
+            description="Royal no-limit hold'em: fold, call, min raise, half pot, pot, "
+            "all-in; lossless cards; CFR+ on the public tree (not bundled: 160 MB); 163 "
+            "iterations = what 29 minutes reached on 2 shared cores (abstract-game "
+            "exploitability 0.0111 chips/hand)",
+        ),
+        Recipe(
+            "royal.nolimit.2p.fcmhqtpa", "royal.nolimit.2p.game", ROYAL_FCMHQTPA, "cfr+", 76,
+            cards="royal", bundled=False,
+            description="Royal no-limit hold'em: fold, call, min, quarter, half, "
+            "three-quarter and pot, all-in; lossless cards; CFR+ on the public tree (not "
+            "bundled: 471 MB); 76 iterations = what 33 minutes reached on 2 shared cores "
+            "(abstract-game exploitability 0.0595 chips/hand)",
         ),
     )
 }

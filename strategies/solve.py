@@ -253,6 +253,11 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     Raises:
         ValueError, CheckpointError, OSError: for bad options, checkpoints or files.
     """
+    if recipe.cards == "royal":
+        from strategies.royal_cfr import solve_royal_recipe
+
+        return solve_royal_recipe(recipe, iterations=iterations, minutes=minutes, out=out,
+                                  bundle=bundle, progress=progress)
     pool_setup: PoolSetup | None = None
     game: AbstractGame | PoolGame
     if recipe.enumerated:

@@ -230,33 +230,39 @@ def agent_game(strategy: Strategy) -> AbstractGame:
     return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
 
 
-def build_agent_model(
-    real: AbstractGame, agent: AbstractGame, seat: int,
+@dataclass(frozen=True, eq=False)
+class PairGraph:
+    """The agent's possible abstract histories along a real tree: pairs and edges.
+
+    The card-independent part of :class:`AgentModel` (its fields of the same names), built
+    by :func:`walk_pairs` from the two betting trees alone: no deals are enumerated, so it
+    serves games whose deals cannot be (:mod:`strategies.translation.royal_br`).
+    """
+
+    pair_real: I32
+    pair_abstract: I32
+    edge_src: I32
+    edge_dst: I32
+    edge_kind: I32
+    edge_index: I64
+    edge_k: I32
+    edge_round: I32
+    translations: F64
+    misread_edges: I64
+
+
+def walk_pairs(
+    rtree: BettingTree, atree: BettingTree, aoffset: I64, seat: int,
     sizes_in: str = DEFAULT_SIZE_CONVENTION,
-) -> AgentModel:
-    """Walk the real tree with the agent in ``seat`` (see the module docstring).
+) -> PairGraph:
+    """Walk the real tree ``rtree`` with the agent (tree ``atree``, table offsets
+    ``aoffset``) in ``seat``: the pairs and edges of the module docstring's step 2.
 
-    ``sizes_in`` is the agent's size convention (:mod:`agent.abstraction.convention`): the
-    opponent's raises are read with :func:`agent.abstraction.convention.read_bet`, the
-    function the policy calls.
-
-    Raises:
-        ValueError: for another game, a bad seat, a game with more than two players or an
-            unknown convention.
+    Edges come in topological order (pairs are created in the real tree's pre-order).
     """
     sizes_in = parse_size_convention(sizes_in)
-    game = real.game
-    if game.num_players != 2:
-        raise UsageError(f"expected a two-player game, got {game.num_players} players")
-    if agent.game.fingerprint != game.fingerprint:
-        raise UsageError("expected the agent's strategy to be for the real game, got another")
-    if seat not in (0, 1):
-        raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
-    if not np.array_equal(real.deal_cards, agent.deal_cards):
-        raise UsageError("expected the real and the agent's games to enumerate the same deals")
-    rnodes = real.tree.nodes
-    anodes = agent.tree.nodes
-    aoffset = agent.offset
+    rnodes = rtree.nodes
+    anodes = atree.nodes
     pair_real: list[int] = [0]
     pair_abstract: list[int] = [0]
     src: list[int] = []
@@ -363,6 +369,48 @@ def build_agent_model(
                 edge(p, pair_of(c, high), EDGE_TRANSLATION, 2 * t + 1,
                      misread=real_all_in and high != abstract_all_in)
 
+    return PairGraph(
+        pair_real=np.array(pair_real, dtype=np.int32),
+        pair_abstract=np.array(pair_abstract, dtype=np.int32),
+        edge_src=np.array(src, dtype=np.int32),
+        edge_dst=np.array(dst, dtype=np.int32),
+        edge_kind=np.array(kind, dtype=np.int32),
+        edge_index=np.array(index, dtype=np.int64),
+        edge_k=np.array(ks, dtype=np.int32),
+        edge_round=np.array(rounds, dtype=np.int32),
+        translations=np.array(translations, dtype=np.float64).reshape(-1, 3),
+        misread_edges=np.array(misreads, dtype=np.int64),
+    )
+
+
+
+
+
+def build_agent_model(
+    real: AbstractGame, agent: AbstractGame, seat: int,
+    sizes_in: str = DEFAULT_SIZE_CONVENTION,
+) -> AgentModel:
+    """Walk the real tree with the agent in ``seat`` (see the module docstring).
+
+    ``sizes_in`` is the agent's size convention (:mod:`agent.abstraction.convention`): the
+    opponent's raises are read with :func:`agent.abstraction.convention.read_bet`, the
+    function the policy calls.
+
+    Raises:
+        ValueError: for another game, a bad seat, a game with more than two players or an
+            unknown convention.
+    """
+    sizes_in = parse_size_convention(sizes_in)
+    game = real.game
+    if game.num_players != 2:
+        raise UsageError(f"expected a two-player game, got {game.num_players} players")
+    if agent.game.fingerprint != game.fingerprint:
+        raise UsageError("expected the agent's strategy to be for the real game, got another")
+    if seat not in (0, 1):
+        raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
+    if not np.array_equal(real.deal_cards, agent.deal_cards):
+        raise UsageError("expected the real and the agent's games to enumerate the same deals")
+    graph = walk_pairs(real.tree, agent.tree, agent.offset, seat, sizes_in)
     # the agent's observation sequences (its buckets by round), and one per real bucket
     agent_buckets = np.ascontiguousarray(agent.deal_bucket[:, seat, :])
     key_buckets, deal_key = np.unique(agent_buckets, axis=0, return_inverse=True)
@@ -383,20 +431,20 @@ def build_agent_model(
         real=real,
         agent=agent,
         seat=seat,
-        pair_real=np.array(pair_real, dtype=np.int32),
-        pair_abstract=np.array(pair_abstract, dtype=np.int32),
-        edge_src=np.array(src, dtype=np.int32),
-        edge_dst=np.array(dst, dtype=np.int32),
-        edge_kind=np.array(kind, dtype=np.int32),
-        edge_index=np.array(index, dtype=np.int64),
-        edge_k=np.array(ks, dtype=np.int32),
-        edge_round=np.array(rounds, dtype=np.int32),
-        translations=np.array(translations, dtype=np.float64).reshape(-1, 3),
+        pair_real=graph.pair_real,
+        pair_abstract=graph.pair_abstract,
+        edge_src=graph.edge_src,
+        edge_dst=graph.edge_dst,
+        edge_kind=graph.edge_kind,
+        edge_index=graph.edge_index,
+        edge_k=graph.edge_k,
+        edge_round=graph.edge_round,
+        translations=graph.translations,
         key_buckets=np.ascontiguousarray(key_buckets, dtype=np.int32),
         deal_key=deal_key.astype(np.int32),
         rep_key=rep_key,
         sizes_in=sizes_in,
-        misread_edges=np.array(misreads, dtype=np.int64),
+        misread_edges=graph.misread_edges,
     )
 
 
@@ -482,7 +530,7 @@ def purify_table(game: AbstractGame, table: F64, purification: Purification) -> 
     return out
 
 
-def translation_probs(model: AgentModel, mapping: MappingFn) -> F64:
+def translation_probs(model: AgentModel | PairGraph, mapping: MappingFn) -> F64:
     """``[2 t]``: ``f(A, B, x)`` of translation ``t``; ``[2 t + 1]``: ``1 - f``.
 
     Raises:
