@@ -4,6 +4,7 @@ Usage::
 
     python scripts/size_conventions.py [--out size-conventions] [--abstractions fcpa,fchpa]
                                        [--mappings all] [--purify none,full]
+                                       [--game nl-leduc|royal]
 
 For each bundled no-limit Leduc file (stacks 12, every whole-chip bet for the best
 responder), every mapping and purification, the agent's exploitability per seat and on
@@ -14,6 +15,11 @@ something other than its abstract all-in (:func:`strategies.translation.full_br.
 all_in_misreads`). Writes ``conventions.txt`` (the tables as printed),
 ``conventions.csv/json`` (the records) and ``conventions.png`` (average exploitability per
 mapping, one bar per convention). Takes about half a minute.
+
+``--game royal`` measures the bundled Royal files instead (``fcpa,fcha``; stacks 20, the
+exact full-game best response by boards of :mod:`strategies.translation.royal_br`): the
+seat averages per convention (per-seat exploitability needs Royal's game value, which is
+not known; misreads are not counted there). A few minutes.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="bundled no-limit Leduc files or strategy file paths")
     p.add_argument("--mappings", default="all")
     p.add_argument("--purify", default="none,full")
+    p.add_argument("--game", choices=("nl-leduc", "royal"), default="nl-leduc")
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -45,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
     rows: list[lab.Measurement] = []
-    for spec in lab.parse_list(args.abstractions, ("fcpa", "fchpa")):
+    if args.game == "royal":
+        rows = _royal(args.abstractions, mappings, purifications, note)
+    for spec in ([] if args.game == "royal" else
+                 lab.parse_list(args.abstractions, ("fcpa", "fchpa"))):
         strategy = lab.load_leduc(spec)
         value = lab.strategy_real_value(strategy.game)
         rows += lab.measure_strategy(strategy, mappings, purifications, value=value,
@@ -57,6 +67,35 @@ def main(argv: list[str] | None = None) -> int:
     plots.plot_conventions(out / "conventions.png", rows)
     note(f"written to {out} in {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def _royal(abstractions: str, mappings: list[str], purifications: list[str],
+           note: lab.ProgressFn) -> list[lab.Measurement]:
+    from agent.abstraction.translation import get_mapping
+    from agent.strategy.fileformat import load_strategy
+    from agent.strategy.purification import parse_purification
+    from strategies.recipes import DATA_DIR
+    from strategies.translation.royal_br import RoyalLab, translated_agent
+
+    names = lab.parse_list(None if abstractions == "fcpa,fchpa" else abstractions,
+                           ("fcpa", "fcha"))
+    rows = []
+    for name in names:
+        path = Path(name) if Path(name).exists() else \
+            DATA_DIR / f"royal.nolimit.2p.{name}.strat"
+        strategy = load_strategy(path)
+        for pur_name in purifications:
+            royal = RoyalLab(translated_agent(strategy, parse_purification(pur_name)))
+            for sizes_in in SIZE_CONVENTIONS:
+                for m in mappings:
+                    fig = royal.measure(get_mapping(m), sizes_in)
+                    rows.append(lab.Measurement("royal", strategy.betting.name, m, pur_name,
+                                                float(strategy.game.stack[0]),
+                                                fig.best_responses, None,
+                                                units="chips per hand", sizes_in=sizes_in))
+                note(f"royal {strategy.betting.name} {pur_name} sizes in {sizes_in}: "
+                     f"{len(mappings)} mappings")
+    return rows
 
 
 if __name__ == "__main__":
