@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -66,6 +67,27 @@ def run_jobs(
             raise
 
 
+def _check_reachable(address: str) -> None:
+    """A quick TCP connection to ``host:port`` (Ray itself would retry for minutes).
+
+    Raises:
+        UsageError: if nothing listens there.
+    """
+    text = address.removeprefix("ray://")
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        if address == "auto":
+            return
+        raise UsageError(f"expected --address HOST:PORT (e.g. 127.0.0.1:6379), got "
+                         f"{address!r}")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5.0):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot reach the Ray cluster at {address!r}: "
+                         f"{exc.strerror or exc}") from None
+
+
 def _run_ray(solve: Callable[[J], R], jobs: Sequence[J], done: Callable[[R], None],
              address: str | None) -> None:
     try:
@@ -73,6 +95,8 @@ def _run_ray(solve: Callable[[J], R], jobs: Sequence[J], done: Callable[[R], Non
     except ImportError:
         raise UsageError("expected Ray for --backend ray: pip install -e '.[cluster]'") from None
     started = False
+    if address is not None and not ray.is_initialized():
+        _check_reachable(address)
     if not ray.is_initialized():
         try:
             ray.init(address=address, log_to_driver=False, include_dashboard=False,

@@ -197,7 +197,8 @@ def graft_holdem(args: argparse.Namespace, base: Strategy) -> int:
         pool_deals=pool_deals, pool_seed=args.pool_seed, iterations=iterations,
         config=config, seed=args.seed, warm=warm, workers=args.workers,
         backend=args.backend, address=args.address, pool_workers=args.workers,
-        log=say, progress=progress, keep=keep, save=save)
+        log=say, progress=progress, keep=keep, save=save, verbose=not quiet,
+        chunk=max(1, min(iterations // 10, 5_000_000)) if iterations else 1)
     meta: dict[str, Any] = {
         "solver": POOL_SOLVER,
         "solver_config": config.to_json(),

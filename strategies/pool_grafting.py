@@ -40,6 +40,7 @@ Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod
 from __future__ import annotations
 
 import bisect
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -570,6 +571,8 @@ class PoolGraftJob:
     seed: int
     warm: float
     chunk: int = 1_000_000
+    verbose: bool = False
+    """Print a progress line on stderr after every chunk (from the worker)."""
 
 
 @dataclass(frozen=True)
@@ -615,11 +618,15 @@ def solve_pool_graft(job: PoolGraftJob, pg: PoolGrafts | None = None,
     frozen = frozen_rows(game, job.player, pg.base.buckets)
     solver = PoolFrozenSolver(game, frozen, fixed, SolverConfig.from_json(job.config),
                               seed=job.seed, warm=job.warm)
+    if log is None and job.verbose:
+        def log(text: str) -> None:
+            print(f"acpc-strategy: {text}", file=sys.stderr, flush=True)
     while solver.iteration < job.iterations:
         solver.iterate(min(job.chunk, job.iterations - solver.iteration))
         if log is not None:
             log(f"position {job.player} graft {job.graft}: {solver.iteration:,}/"
-                f"{job.iterations:,} iterations ({solver.seconds:.0f} s)")
+                f"{job.iterations:,} iterations ({solver.seconds:.0f} s, sampled value of "
+                f"position 0 {solver.value_sum / solver.iteration:+.2f})")
     src, dst = graft_index(pg, game, job.player, job.graft)
     table = solver.average_strategy()
     return PoolGraftResult(job.player, job.graft, solver.iteration,
@@ -675,6 +682,7 @@ def pool_graft_strategy(
     pool_deals: int, pool_seed: int = 0, iterations: int, config: Any = "mccfr-es-pool",
     seed: int = 0, warm: float = 0.0, workers: int = 1, backend: str = "local",
     address: str | None = None, pool_workers: int = 1, chunk: int = 1_000_000,
+    verbose: bool = False,
     log: Callable[[str], None] | None = None,
     progress: Callable[[PoolGraftResult, int, int], None] | None = None,
     keep: Callable[[PoolGraftJob], PoolGraftResult | None] | None = None,
@@ -714,7 +722,7 @@ def pool_graft_strategy(
         PoolGraftJob(format_gamedef(game), tree.abstraction.to_json(), base.spec, fine.spec,
                      [p.to_json() for p in pg.parts], pool.buckets, pool.result, pool_seed,
                      table, player, j, iterations, cfg.to_json(), seed + 1000 * player + j,
-                     warm, chunk)
+                     warm, chunk, verbose)
         for player in players for j in range(len(pg.parts))
     ]
     results: list[PoolGraftResult] = []
@@ -740,3 +748,47 @@ def pool_graft_strategy(
     grafted = assemble(pg, table, results)
     return PoolGrafted(pg.cards.spec, grafted, tuple(results), pg.parts, pool_deals,
                        pool_seconds)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def pool_cards_of(cards: GraftCards) -> HoldemCards:
+    """The cards a pool for a grafted hold'em file is built under: the grafts' (every
+    graft has the same fine cards, which refine the base's).
+
+    Raises:
+        UsageError: for grafts of other kinds or of different cards.
+    """
+    base = cards.base
+    inner = cards.inner
+    if not isinstance(base, HoldemCards) or any(not isinstance(c, HoldemCards) for c in inner) \
+            or any(c.spec != inner[0].spec for c in inner):
+        raise UsageError("expected a grafted hold'em file whose grafts share one holdem card "
+                         "abstraction")
+    fine = inner[0]
+    assert isinstance(fine, HoldemCards)
+    refinement(base, fine)
+    return fine
+
+
+def grafted_pool(cards: GraftCards, pool: DealPool) -> DealPool:
+    """``pool`` (built under :func:`pool_cards_of`) with the grafted file's buckets, as
+    :meth:`GraftCards.bucket` gives them."""
+    fine = pool_cards_of(cards)
+    assert isinstance(cards.base, HoldemCards)
+    base_of = refinement(cards.base, fine)
+    of = cards.graft_of_class
+    if of is None:
+        raise UsageError("expected hold'em grafts by preflop 'classes'")
+    graft = np.asarray(of, dtype=np.int64)[pool.buckets[:, :, 0].astype(np.int64)]
+    fb = pool.buckets.astype(np.int64)
+    out = np.empty_like(fb)
+    for r in range(4):
+        out[:, :, r] = base_of[r][fb[:, :, r]]
+        for j, part in enumerate(cards.parts):
+            if r >= part.from_round:
+                inside = graft == j
+                out[:, :, r][inside] = cards.graft_range(r, j)[0] + fb[:, :, r][inside]
+    return DealPool(np.ascontiguousarray(out.astype(np.uint16)), pool.result, pool.seed,
+                    cards.spec, pool.seconds)

@@ -391,3 +391,29 @@ def play(policies: list[StrategyPolicy], game: Any, hands: int) -> None:
                     action = FOLD if kind is ActionKind.FOLD else CALL
             state = state.apply(action)
     assert sum(pol.stats.decisions for pol in policies) > 0
+
+
+def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file: Path,
+                                                tmp_path: Path) -> None:
+    from strategies.sampled_br import sampled_exploitability
+
+    out = tmp_path / "g.strat"
+    spec = json.dumps({"grafts": [{"classes": "equity:1/2", "from_round": 1}],
+                       "cards": {"kind": "holdem", "buckets": [169, 4, 6, 4]}})
+    assert cli.main(["graft", "--base", str(base_file), "--partition", spec, "--out", str(out),
+                     "--iterations", "500", "--pool-deals", "100", "--no-progress"]) == 0
+    loaded = load_strategy(out)
+    cards = card_abstraction_from_spec(loaded.game, loaded.cards)
+    assert isinstance(cards, GraftCards)
+    fine = P.pool_cards_of(cards)
+    pool = H.build_pool(fine, 60, seed=2)
+    grafted = P.grafted_pool(cards, pool)
+    for i in range(pool.size):
+        dealt = H.deal_cards(2, i)
+        for p in range(2):
+            for r, n in enumerate((0, 3, 4, 5)):
+                assert grafted.buckets[i, p, r] == cards.bucket(
+                    r, list(dealt[2 * p : 2 * p + 2]), list(dealt[4 : 4 + n]))
+    result = sampled_exploitability(loaded, train_deals=300, test_deals=200, train_seed=5,
+                                    test_seed=6, workers=1)
+    assert np.isfinite(result.exploitability)
