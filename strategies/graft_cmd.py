@@ -19,6 +19,7 @@ import hashlib
 import json
 import shutil
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -192,13 +193,20 @@ def graft_holdem(args: argparse.Namespace, base: Strategy) -> int:
             f"{result.iterations:,} iterations ({result.seconds:.1f} s), sampled value of "
             f"position 0 {result.value0:+.2f} chips/hand")
 
-    grafted = pool_graft_strategy(
-        game, base.tree, cards, table, partition.parts, partition.cards, partition.players,
-        pool_deals=pool_deals, pool_seed=args.pool_seed, iterations=iterations,
-        config=config, seed=args.seed, warm=warm, workers=args.workers,
-        backend=args.backend, address=args.address, pool_workers=args.workers,
-        log=say, progress=progress, keep=keep, save=save, verbose=not quiet,
-        chunk=max(1, min(iterations // 10, 5_000_000)) if iterations else 1)
+    try:
+        grafted = pool_graft_strategy(
+            game, base.tree, cards, table, partition.parts, partition.cards,
+            partition.players, pool_deals=pool_deals, pool_seed=args.pool_seed,
+            iterations=iterations, config=config, seed=args.seed, warm=warm,
+            workers=args.workers, backend=args.backend, address=args.address,
+            pool_workers=args.workers, log=say, progress=progress, keep=keep, save=save,
+            verbose=not quiet,
+            chunk=max(1, min(iterations // 10, 5_000_000)) if iterations else 1)
+    except (KeyboardInterrupt, BrokenProcessPool):
+        kept = len(list(keep_dir.glob("graft-*.npz"))) if keep_dir.exists() else 0
+        print(f"{PROG}: interrupted: {kept} finished graft(s) kept in {keep_dir}; the same "
+              f"command solves the rest", file=sys.stderr)
+        return 130
     meta: dict[str, Any] = {
         "solver": POOL_SOLVER,
         "solver_config": config.to_json(),
