@@ -417,3 +417,29 @@ def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file
     result = sampled_exploitability(loaded, train_deals=300, test_deals=200, train_seed=5,
                                     test_seed=6, workers=1)
     assert np.isfinite(result.exploitability)
+
+
+def test_kept_grafts_are_not_solved_again(setup: dict[str, Any],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    game, base, tree, table = setup["game"], setup["base"], setup["tree"], setup["table"]
+    stored: dict[tuple[int, int], P.PoolGraftResult] = {}
+    args = (game, tree, base, table, parts_of(), {"kind": "holdem", "buckets": [169, 4, 6, 4]},
+            (0, 1))
+    kw: dict[str, Any] = {"pool_deals": 300, "pool_seed": 3, "iterations": 500,
+                          "config": config()}
+    first = P.pool_graft_strategy(
+        *args, **kw, save=lambda job, r: stored.__setitem__((job.player, job.graft), r))
+    assert len(stored) == 4
+    del stored[(1, 0)]  # as if interrupted before this one finished
+    solved: list[tuple[int, int]] = []
+    real = P.solve_pool_graft
+
+    def spy(job: P.PoolGraftJob, *a: Any, **k: Any) -> P.PoolGraftResult:
+        solved.append((job.player, job.graft))
+        return real(job, *a, **k)
+
+    monkeypatch.setattr(P, "solve_pool_graft", spy)
+    again = P.pool_graft_strategy(
+        *args, **kw, keep=lambda job: stored.get((job.player, job.graft)))
+    assert solved == [(1, 0)]
+    np.testing.assert_array_equal(again.table, first.table)
