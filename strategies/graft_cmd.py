@@ -249,7 +249,14 @@ def print_grafts(strategy: Strategy, out: TextIO) -> None:
         if isinstance(base, dict):
             print(f"  base file {base.get('file')} (checksum {base.get('checksum')})", file=out)
         for g in info.get("grafts", []):
-            if isinstance(g, dict):
+            if isinstance(g, dict) and "nash_conv" in g:
                 print(f"  position {g.get('player')} graft {g.get('graft')}: "
                       f"{g.get('iterations')} iterations, graft-game NashConv "
                       f"{float(g.get('nash_conv', float('nan'))):.3g} chips/hand", file=out)
+            elif isinstance(g, dict):
+                print(f"  position {g.get('player')} graft {g.get('graft')}: "
+                      f"{g.get('iterations')} iterations of {strategy.meta.get('solver')} "
+                      f"({float(g.get('seconds', float('nan'))):.0f} s), sampled graft-game "
+                      f"value of position 0 "
+                      f"{float(g.get('sampled_value_p0', float('nan'))):+.2f} chips/hand",
+                      file=out)
