@@ -417,6 +417,8 @@ def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file
     result = sampled_exploitability(loaded, train_deals=300, test_deals=200, train_seed=5,
                                     test_seed=6, workers=1)
     assert np.isfinite(result.exploitability)
+    assert cli.main(["exploit", str(out), "--train-deals", "300", "--test-deals", "200",
+                     "--train-seed", "5", "--test-seed", "6", "--workers", "1"]) == 0
 
 
 def test_kept_grafts_are_not_solved_again(setup: dict[str, Any],
