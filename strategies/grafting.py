@@ -11,7 +11,10 @@ grafted for each position in ``players``. Spec (JSON)::
      "cards": {"kind": "lossless"}, "players": [0, 1]}
 
 or a preset: ``preflop`` / ``flop`` (one graft per rank of the deck), optionally limited to
-some ranks, ``flop:KA`` (one graft per rank listed).
+some ranks, ``flop:KA`` (one graft per rank listed). Hold'em grafts name preflop classes
+(``{"classes": [...] or "pairs" / "equity:1/2" ..., "from_round": 1}``, default cards
+``{"kind": "holdem", "buckets": [169, 100, 100, 100]}``; presets ``holdem-flop:N``,
+``holdem-preflop:N``) and are solved over a deal pool by :mod:`strategies.pool_grafting`.
 
 **Graft games.** The grafted card abstraction (:class:`~agent.abstraction.graft_cards.
 GraftCards`) numbers base buckets first, so a table in its layout can play the base
