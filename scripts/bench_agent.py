@@ -11,6 +11,7 @@ hand). Targets (benchmark, not test): decision p99 <= 0.5 ms; swap <= 100 ms.
 
     .venv/bin/python scripts/bench_agent.py            # 1 GB, 100,000 states
     .venv/bin/python scripts/bench_agent.py --size-gb 0.1 --states 20000   # quick look
+    .venv/bin/python scripts/bench_agent.py --strategy FILE.strat --purify full  # a real file
 """
 
 from __future__ import annotations
@@ -128,26 +129,35 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=100_000)
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files")
     parser.add_argument("--keep", action="store_true", help="keep the strategy files")
+    parser.add_argument("--strategy", type=Path, default=None,
+                        help="time this hold'em strategy file (for the reverse-blinds game) "
+                        "instead of a random one; the swap reloads the same file")
+    parser.add_argument("--purify", default="none",
+                        help="the purification the policy plays (default none)")
     args = parser.parse_args()
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="bench_agent_"))
     workdir.mkdir(parents=True, exist_ok=True)
     first, second = workdir / "a.strat", workdir / "b.strat"
     try:
-        built, _ = write_big_strategy(first, args.size_gb, seed=1)
-        write_big_strategy(second, args.size_gb, seed=2)
-        size = first.stat().st_size
-        print(f"strategy file: {size / 1e9:.2f} GB (built in {built:.1f} s)")
+        if args.strategy is not None:
+            first = second = args.strategy
+            print(f"strategy file: {first} ({first.stat().st_size / 1e6:.1f} MB)")
+        else:
+            built, _ = write_big_strategy(first, args.size_gb, seed=1)
+            write_big_strategy(second, args.size_gb, seed=2)
+            size = first.stat().st_size
+            print(f"strategy file: {size / 1e9:.2f} GB (built in {built:.1f} s)")
         game = load_game(GAME)
         t0 = time.perf_counter()
         loaded: LoadedStrategy = load_for_game(first, game)
         print(f"initial load + validation: {time.perf_counter() - t0:.2f} s "
               f"(tree, card tables, checksum, every row)")
-        policy = StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification("none"),
+        policy = StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification(args.purify),
                                 seed=3)
         states = random_states(args.states, seed=4)
         for ms in states[:2000]:  # warm caches and kernels as a live agent does first
             policy.act(ms)
-        policy = StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification("none"),
+        policy = StrategyPolicy(loaded, get_mapping("rand-pshar"), parse_purification(args.purify),
                                 seed=3)
         times = []
         for ms in states:

@@ -228,16 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     gr = sub.add_parser("graft", help="strategy grafting: solve grafts with finer cards "
                         "against a base strategy and write the grafted strategy file")
-    gr.add_argument("--base", required=True, help="the base strategy file (two players, "
-                    "deals enumerable: Kuhn, Leduc)")
+    gr.add_argument("--base", required=True, help="the base strategy file (two players: "
+                    "Kuhn, Leduc, or a hold'em file with E[HS^2] buckets)")
     gr.add_argument("--partition", required=True, metavar="SPEC",
                     help="'preflop' or 'flop' (one graft per rank; 'flop:KA' for some "
                     "ranks), JSON or FILE.json: {\"grafts\": [{\"ranks\": \"A\", "
                     "\"from_round\": 1}], \"cards\": {\"kind\": \"lossless\"}, "
                     "\"players\": [0, 1]}")
     gr.add_argument("--out", required=True, help="the grafted strategy file to write")
-    gr.add_argument("--iterations", type=int, default=2000,
-                    help="most iterations per graft (default 2000)")
+    gr.add_argument("--iterations", type=int, default=None,
+                    help="most iterations per graft (default 2000; hold'em: the iterations "
+                    "of each graft, default 10,000,000)")
     gr.add_argument("--target", type=float, default=1e-3,
                     help="stop a graft once its graft-game NashConv is at most this, chips "
                     "per hand (default 0.001)")
@@ -245,6 +246,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="full-width solver of the graft games (default cfr+)")
     gr.add_argument("--workers", type=int, default=1,
                     help="processes solving grafts in parallel (default 1)")
+    gr.add_argument("--backend", choices=["local", "ray"], default="local",
+                    help="where grafts are solved: local processes (default) or Ray tasks")
+    gr.add_argument("--address", default=None,
+                    help="--backend ray: the cluster address (default: a local Ray, or "
+                    "RAY_ADDRESS)")
+    gr.add_argument("--pool-deals", type=int, default=None,
+                    help="hold'em: deals in the graft games' pool (default 1,000,000)")
+    gr.add_argument("--pool-seed", type=int, default=11,
+                    help="hold'em: the pool's seed (default 11)")
+    gr.add_argument("--seed", type=int, default=0, help="hold'em: the solver's seed")
+    gr.add_argument("--warm", type=float, default=None,
+                    help="hold'em: start the free rows at the base (regrets and average sums "
+                    "WARM x base; default 0: uniform)")
+    gr.add_argument("--discount", default=None, metavar="INTERVAL,UNTIL",
+                    help="hold'em: linear discounting every INTERVAL iterations up to UNTIL "
+                    "(default none)")
     gr.add_argument("--no-progress", action="store_true", help="no progress lines")
 
     c = sub.add_parser("cards", help="hold'em E[HS^2] tables over the lossless classes, "

@@ -304,11 +304,15 @@ def inspect(args: argparse.Namespace) -> int:
 
 def _sampled(strategy: Strategy) -> bool:
     """True for files whose deals cannot be enumerated but a sampled best response can
-    measure (two players, hold'em card abstraction)."""
+    measure (two players, hold'em card abstraction, or hold'em grafts)."""
     try:
         check_enumerable(strategy.game)
     except ValueError:
-        return strategy.game.num_players == 2 and strategy.cards.get("kind") == "holdem"
+        cards = strategy.cards
+        holdem = cards.get("kind") == "holdem" or (
+            cards.get("kind") == "graft" and isinstance(cards.get("base"), dict)
+            and cards["base"].get("kind") == "holdem")
+        return strategy.game.num_players == 2 and holdem
     return False
 
 

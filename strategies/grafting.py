@@ -11,7 +11,10 @@ grafted for each position in ``players``. Spec (JSON)::
      "cards": {"kind": "lossless"}, "players": [0, 1]}
 
 or a preset: ``preflop`` / ``flop`` (one graft per rank of the deck), optionally limited to
-some ranks, ``flop:KA`` (one graft per rank listed).
+some ranks, ``flop:KA`` (one graft per rank listed). Hold'em grafts name preflop classes
+(``{"classes": [...] or "pairs" / "equity:1/2" ..., "from_round": 1}``, default cards
+``{"kind": "holdem", "buckets": [169, 100, 100, 100]}``; presets ``holdem-flop:N``,
+``holdem-preflop:N``) and are solved over a deal pool by :mod:`strategies.pool_grafting`.
 
 **Graft games.** The grafted card abstraction (:class:`~agent.abstraction.graft_cards.
 GraftCards`) numbers base buckets first, so a table in its layout can play the base
@@ -27,7 +30,8 @@ regret matching) until the graft game's NashConv (:func:`graft_nash_conv`) is at
 target or the iterations run out, and reports the NashConv it reached.
 
 **Assembly.** :func:`graft_strategy` solves every (player, graft) pair, in a process pool
-when ``workers > 1`` (only JSON specs and numpy arrays cross the process boundary; no file
+when ``workers > 1`` or as Ray tasks (``backend="ray"``, :mod:`strategies.graft_backends`)
+(only JSON specs and numpy arrays cross the process boundary; no file
 is pickled) and writes each graft's rows of its player into the expanded base: the grafted
 strategy, an ordinary table whose card spec is the ``graft`` kind.
 
@@ -41,9 +45,7 @@ Imports numpy, numba (via :mod:`strategies.cfr`'s kernels), :mod:`agent` and
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
-import multiprocessing
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -70,6 +72,8 @@ I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
 
 PRESETS = ("preflop", "flop")
+HOLDEM_GRAFT_CARDS: dict[str, Any] = {"kind": "holdem", "buckets": [169, 100, 100, 100]}
+"""The default cards inside a hold'em graft (refining the base's 50 buckets per round)."""
 DEFAULT_TARGET = 1e-3
 """Default NashConv target of a graft game, chips per hand (0.5 millibets per hand)."""
 
@@ -102,11 +106,18 @@ def partition_from_json(game: Game, data: object) -> Partition:
     if unknown:
         raise UsageError(f"expected partition keys 'grafts', 'cards', 'players', got "
                          f"{sorted(unknown)!r}")
+    grafts = data.get("grafts", [])
+    by_class = isinstance(grafts, list) and any(
+        isinstance(g, dict) and "classes" in g for g in grafts)
+    if by_class:
+        from strategies.pool_grafting import expand_class_presets
+
+        grafts = expand_class_presets(grafts)
     try:
-        parts = check_parts(game, data.get("grafts", []), "partition graft")
+        parts = check_parts(game, grafts if isinstance(grafts, list) else [], "partition graft")
     except AbstractionError as exc:
         raise UsageError(str(exc)) from None
-    cards = data.get("cards", {"kind": "lossless"})
+    cards = data.get("cards", HOLDEM_GRAFT_CARDS if by_class else {"kind": "lossless"})
     if not isinstance(cards, dict) or cards.get("kind") in (None, "graft"):
         raise UsageError(f"expected partition 'cards' to be a card abstraction spec (not a "
                          f"graft), got {cards!r}")
@@ -128,6 +139,17 @@ def parse_partition(game: Game, text: str) -> Partition:
         UsageError: for an unknown preset, bad JSON, an unreadable file or a bad spec.
     """
     text = text.strip()
+    if text.startswith("holdem-"):
+        from strategies.pool_grafting import pool_preset
+
+        try:
+            found = pool_preset(text)
+        except AbstractionError as exc:
+            raise UsageError(str(exc)) from None
+        if found is not None:
+            if game.num_ranks != 13 or game.num_hole_cards != 2:
+                raise UsageError(f"expected a hold'em game for the partition {text!r}")
+            return Partition(found, dict(HOLDEM_GRAFT_CARDS))
     name, _, ranks = text.partition(":")
     if name in PRESETS:
         try:
@@ -146,7 +168,8 @@ def parse_partition(game: Game, text: str) -> Partition:
         path = Path(text)
         if path.suffix != ".json":
             raise UsageError(f"expected a partition preset ({', '.join(PRESETS)}, e.g. "
-                             f"'flop:KA'), JSON, or a .json file, got {text!r}")
+                             f"'flop:KA'; hold'em: 'holdem-flop:N', 'holdem-preflop:N'), "
+                             f"JSON, or a .json file, got {text!r}")
         source = str(path)
         try:
             raw = path.read_text()
@@ -457,6 +480,8 @@ def graft_strategy(
     workers: int = 1,
     check_every: int = 100,
     progress: Callable[[GraftResult, int, int], None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> Grafted:
     """Graft ``partition`` onto the base strategy (``base_table`` in ``base_cards``'s
     layout) and assemble the grafted strategy (module docstring).
@@ -486,16 +511,13 @@ def graft_strategy(
         if progress is not None:
             progress(result, len(results), len(jobs))
 
-    if workers == 1 or len(jobs) == 1:
+    if backend == "local" and (workers == 1 or len(jobs) == 1):
         for job in jobs:
             done(solve_graft(job, games))
     else:
-        context = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                                    mp_context=context) as pool:
-            futures = [pool.submit(solve_graft, job) for job in jobs]
-            for future in cf.as_completed(futures):
-                done(future.result())
+        from strategies.graft_backends import run_jobs
+
+        run_jobs(solve_graft, jobs, done, workers=workers, backend=backend, address=address)
     results.sort(key=lambda r: (r.player, r.graft))
     for r in results:
         table[r.index] = r.values

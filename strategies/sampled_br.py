@@ -58,7 +58,7 @@ from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
-from strategies.dealpool import cached_pool
+from strategies.dealpool import DealPool, cached_pool
 from strategies.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
@@ -365,7 +365,7 @@ def sampled_exploitability(
     game = strategy.game
     if game.num_players != 2:
         raise UsageError(f"expected a 2-player game, got {game.num_players} players")
-    if strategy.cards.get("kind") != "holdem":
+    if strategy.cards.get("kind") not in ("holdem", "graft"):
         raise UsageError(f"expected a hold'em card abstraction, got kind "
                          f"{strategy.cards.get('kind')!r}")
     if train_deals < 2 or test_deals < 2:
@@ -375,17 +375,27 @@ def sampled_exploitability(
         raise UsageError(f"expected different training and test seeds, got {train_seed} twice")
     t0 = time.perf_counter()
     cards = card_abstraction_from_spec(game, strategy.cards)
-    assert isinstance(cards, HoldemCards)
+    regraft: Callable[[DealPool], DealPool] = lambda pool: pool  # noqa: E731
+    if isinstance(cards, HoldemCards):
+        pool_cards = cards
+    else:
+        from agent.abstraction.graft_cards import GraftCards
+        from strategies.pool_grafting import grafted_pool, pool_cards_of
+
+        assert isinstance(cards, GraftCards)
+        pool_cards = pool_cards_of(cards)
+        graft_cards = cards
+        regraft = lambda pool: grafted_pool(graft_cards, pool)  # noqa: E731
     flat = flatten_tree(strategy.tree, cards.buckets)
     table = strategy_values(strategy, purification)
     pools = []
     for name, size, seed in (("training", train_deals, train_seed),
                              ("test", test_deals, test_seed)):
         t = time.perf_counter()
-        pool = cached_pool(cards, size, seed=seed, workers=workers)
+        pool = cached_pool(pool_cards, size, seed=seed, workers=workers)
         how = f"built in {time.perf_counter() - t:.1f} s" if pool.seconds else "cached"
         say(f"{name} deals: {size:,} (pool seed {seed}, {how})")
-        pools.append(pool)
+        pools.append(regraft(pool))
     train, test = pools
     choices = [_choice_table(flat), _choice_table(flat)]
 

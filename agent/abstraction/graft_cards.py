@@ -12,12 +12,26 @@ whose card abstraction is of kind ``graft``::
      "buckets": [2, 19]}
 
 A hand is in graft ``j`` in round ``r`` when the rank of its highest hole card is one of the
-graft's ``ranks`` and ``r >= from_round`` (``from_round`` 0: the whole hand, a *preflop
+graft's ``ranks`` (or, in hold'em, when its preflop class is one of the graft's
+``classes``) and ``r >= from_round`` (``from_round`` 0: the whole hand, a *preflop
 graft*; 1: the rounds after the first, a *flop graft*, the base plays the first round).
 Once a hand enters a graft it stays there, as a grafting partition requires. Buckets of a
 round are numbered base first (``0 .. base - 1``: hands outside every graft, with their base
 bucket), then each graft active in that round in spec order (``start + inner bucket``), so
 ``buckets[r]`` is the base's plus every active graft's inner count.
+
+**Hold'em grafts** name preflop classes instead of ranks (the 169 suit-isomorphism classes of
+:func:`agent.abstraction.holdem_buckets.preflop_class`: ``13 * row + col``, 0 = 22,
+168 = AA)::
+
+    {"kind": "graft",
+     "base": {"kind": "holdem", "buckets": [169, 50, 50, 50], ...},
+     "grafts": [{"classes": [168, 155, ...], "from_round": 1,
+                 "cards": {"kind": "holdem", "buckets": [169, 100, 100, 100], ...}}, ...],
+     "buckets": [169, 250, 250, 250]}
+
+A graft has either ``ranks`` or ``classes`` (sorted distinct ints in 0..168, disjoint between
+grafts; hold'em games only). Leduc files (``ranks``) read as before.
 
 The same partition applies to every position (a card abstraction does not know the seat);
 a position that was not grafted simply has the base's rows copied into its graft rows.
@@ -57,40 +71,112 @@ SpecBuilder = Callable[[Game, dict[str, Any]], CardAbstraction]
 """:func:`agent.abstraction.buckets.card_abstraction_from_spec`, passed in."""
 
 
+NUM_CLASSES = 169
+"""Hold'em preflop classes (:func:`agent.abstraction.holdem_buckets.preflop_class`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GraftPart:
-    """One graft of a partition: the hands whose highest hole card has one of ``ranks``,
-    from round ``from_round`` on."""
+    """One graft of a partition: the hands whose highest hole card has one of ``ranks``
+    (or, in hold'em, whose preflop class is one of ``classes``), from round ``from_round``
+    on."""
 
     ranks: str
     from_round: int
+    classes: tuple[int, ...] = ()
+    """Hold'em: the preflop classes of the graft (then ``ranks`` is empty)."""
 
     def to_json(self) -> dict[str, Any]:
+        if self.classes:
+            return {"classes": list(self.classes), "from_round": self.from_round}
         return {"ranks": self.ranks, "from_round": self.from_round}
 
     @property
     def label(self) -> str:
-        """``'A from round 1'``."""
+        """``'A from round 1'`` or ``'12 preflop classes (AA, KK, ...) from round 1'``."""
+        if self.classes:
+            return f"{len(self.classes)} preflop classes ({_class_names(self.classes)}) " \
+                   f"from round {self.from_round}"
         return f"{self.ranks} from round {self.from_round}"
 
 
-def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tuple[GraftPart, ...]:
-    """Validated graft parts from their JSON (``{"ranks": ..., "from_round": ...}``).
+def _class_names(classes: Sequence[int], most: int = 4) -> str:
+    chars = "23456789TJQKA"
+    names = []
+    for index in sorted(classes, reverse=True)[:most]:
+        row, col = divmod(index, 13)
+        names.append(chars[row] * 2 if row == col else
+                     chars[row] + chars[col] + "s" if row > col else chars[col] + chars[row] + "o")
+    return ", ".join(names) + (", ..." if len(classes) > most else "")
+
+
+def _is_holdem(game: Game) -> bool:
+    return (game.num_ranks, game.num_suits, game.num_hole_cards, game.num_rounds) == \
+        (13, 4, 2, 4) and tuple(game.num_board_cards) == (0, 3, 1, 1)
+
+
+def check_classes(game: Game, classes: object, where: str) -> tuple[int, ...]:
+    """Validated preflop classes of a hold'em graft (a non-empty list of distinct ints in
+    0..168), sorted.
 
     Raises:
-        AbstractionError: for a missing or bad key, or two grafts sharing a rank.
+        AbstractionError: for another game or a bad list.
+    """
+    if not _is_holdem(game):
+        raise AbstractionError(f"{where}: expected a hold'em game for a graft by preflop "
+                               f"'classes' (use 'ranks')")
+    if isinstance(classes, str) or not isinstance(classes, Sequence) or not classes or any(
+        isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < NUM_CLASSES
+        for c in classes
+    ):
+        raise AbstractionError(f"{where}: expected 'classes' to be a non-empty list of "
+                               f"preflop classes in 0..168, got {classes!r:.200}")
+    if len(set(classes)) != len(classes):
+        raise AbstractionError(f"{where}: expected distinct preflop classes, got "
+                               f"{classes!r:.200}")
+    return tuple(sorted(int(c) for c in classes))
+
+
+def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tuple[GraftPart, ...]:
+    """Validated graft parts from their JSON (``{"ranks": ..., "from_round": ...}`` or,
+    hold'em, ``{"classes": [...], "from_round": ...}``).
+
+    Raises:
+        AbstractionError: for a missing or bad key, or two grafts sharing a rank or class.
     """
     if isinstance(parts, str) or not isinstance(parts, Sequence) or not parts:
         raise AbstractionError(f"{where}: expected a non-empty list of grafts, got {parts!r}")
     out: list[GraftPart] = []
     seen: dict[str, int] = {}
+    seen_class: dict[int, int] = {}
     for j, part in enumerate(parts):
         here = f"{where} {j}"
         if not isinstance(part, dict):
-            raise AbstractionError(f"{here}: expected an object with 'ranks' and "
-                                   f"'from_round', got {part!r}")
-        ranks = check_ranks(game, part.get("ranks"), here)
+            raise AbstractionError(f"{here}: expected an object with 'ranks' (or 'classes') "
+                                   f"and 'from_round', got {part!r}")
+        extra = set(part) - {"ranks", "classes", "from_round", "cards"}
+        if extra:
+            raise AbstractionError(f"{here}: expected keys 'ranks' or 'classes', "
+                                   f"'from_round', 'cards', got {sorted(extra)!r}")
+        if ("ranks" in part) == ("classes" in part):
+            raise AbstractionError(f"{here}: expected exactly one of 'ranks' and 'classes', "
+                                   f"got {part!r:.200}")
         start = part.get("from_round", 0)
+        if "classes" in part:
+            classes = check_classes(game, part["classes"], here)
+            if isinstance(start, bool) or not isinstance(start, int) \
+                    or not 0 <= start < game.num_rounds:
+                raise AbstractionError(f"{here}: expected 'from_round' in "
+                                       f"0..{game.num_rounds - 1}, got {start!r}")
+            for index in classes:
+                if index in seen_class:
+                    raise AbstractionError(f"{here}: preflop class {index} is already in "
+                                           f"graft {seen_class[index]}: expected disjoint "
+                                           f"grafts")
+                seen_class[index] = j
+            out.append(GraftPart("", start, classes))
+            continue
+        ranks = check_ranks(game, part.get("ranks"), here)
         if isinstance(start, bool) or not isinstance(start, int) \
                 or not 0 <= start < game.num_rounds:
             raise AbstractionError(f"{here}: expected 'from_round' in 0..{game.num_rounds - 1}, "
@@ -125,6 +211,15 @@ class GraftCards:
         self._graft_of_rank: dict[int, int] = {
             RANK_CHARS.index(c): j for j, p in enumerate(self.parts) for c in p.ranks
         }
+        self._graft_of_class: tuple[int, ...] | None = None
+        if any(p.classes for p in self.parts):
+            if any(not p.classes for p in self.parts):
+                raise AbstractionError("expected every graft to name 'classes', or none")
+            of = [-1] * NUM_CLASSES
+            for j, p in enumerate(self.parts):
+                for c in p.classes:
+                    of[c] = j
+            self._graft_of_class = tuple(of)
         starts: list[list[int]] = []
         counts: list[int] = []
         for r in range(game.num_rounds):
@@ -177,8 +272,21 @@ class GraftCards:
             "buckets": list(self._buckets),
         }
 
+    @property
+    def graft_of_class(self) -> tuple[int, ...] | None:
+        """Hold'em grafts: the graft of each preflop class (-1: none); else None."""
+        return self._graft_of_class
+
     def part_of(self, hole: Sequence[int]) -> int:
-        """The graft whose ranks hold the highest hole card (-1: none)."""
+        """The graft whose ranks hold the highest hole card, or whose classes hold the
+        hand's preflop class (-1: none)."""
+        if self._graft_of_class is not None:
+            if len(hole) != 2 or hole[0] == hole[1]:
+                raise AbstractionError(f"expected two distinct hole cards, got {list(hole)!r}")
+            a, b = int(hole[0]), int(hole[1])
+            hi, lo = max(a // 4, b // 4), min(a // 4, b // 4)
+            index = 13 * hi + lo if a % 4 == b % 4 else 13 * lo + hi
+            return self._graft_of_class[index]
         return self._graft_of_rank.get(max(rank_of(c) for c in hole), -1)
 
     def graft_of(self, round_: int, hole: Sequence[int]) -> int:
