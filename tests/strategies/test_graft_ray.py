@@ -1,7 +1,7 @@
 """``acpc-strategy graft --backend ray`` on a real Ray cluster started on 127.0.0.1 by the test.
 
-The head is started as in ``tests/dealer/match/test_ray_cluster.py`` (loopback only, a
-random token, ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``) and stopped at the end. Each graft is
+The head is :func:`tests.support.ray_head.ray_head` (loopback only, a random token,
+``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, stopped by its process group). Each graft is
 a Ray task; the grafted files must have the very same table (checksum) as the local process
 pool's, for a Leduc partition and for a small hold'em one.
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,39 +22,25 @@ import pytest
 
 from agent.strategy.fileformat import load_strategy
 from tests.support import ROOT
+from tests.support.ray_head import ray_head
 
 ray = pytest.importorskip("ray")
 
-RAY = Path(sys.executable).parent / "ray"
 ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 LEDUC = ROOT / "strategies" / "data" / "leduc.limit.2p.strat"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A one-node Ray cluster on 127.0.0.1 (2 CPUs); yields its address."""
-    port = _free_port()
+    """A one-node Ray cluster on 127.0.0.1 (2 CPUs, :func:`tests.support.ray_head.ray_head`:
+    stopped by its process group, never ``ray stop``); yields its address."""
     ENV.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32),
                ACPC_ARENA_CACHE=str(tmp_path_factory.mktemp("cache")))
-    start = subprocess.run(
-        [str(RAY), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-         "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
-        env=ENV, capture_output=True, text=True, timeout=180, check=False)
-    if start.returncode != 0:
-        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, timeout=60,
-                       check=False, env=ENV)
-        pytest.fail(f"ray start failed:\n{start.stdout[-2000:]}\n{start.stderr[-2000:]}")
     try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        subprocess.run([str(RAY), "stop", "--force"], capture_output=True, timeout=120,
-                       check=False, env=ENV)
+        with ray_head(ENV, tmp_path_factory.mktemp("ray-head")) as address:
+            yield address
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def _graft(*args: str) -> subprocess.CompletedProcess[str]:

@@ -20,11 +20,9 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
+from tests.support.ray_head import free_port, ray_head
 
 ray = pytest.importorskip("ray")
 
@@ -41,71 +40,19 @@ ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_
 """What the head, its drivers and the local runs get (the fixture adds the token)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A one-node Ray cluster on 127.0.0.1 (2 CPUs); yields its address and the workers'
-    cache directory for shipped files.
-
-    The head is ``ray start --head --block``, a child of this process in a session of its
-    own, with its own temp directory: it is stopped by signalling that process group, so
-    any other Ray on the machine (a developer's own cluster) is left alone; ``ray stop``
-    would stop them all."""
+    """A one-node Ray cluster on 127.0.0.1 (2 CPUs, :func:`tests.support.ray_head.ray_head`:
+    stopped by its process group, never ``ray stop``); yields its address and the workers'
+    cache directory for shipped files."""
     cache = tmp_path_factory.mktemp("worker-cache")
-    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths
-    port = _free_port()
     ENV.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
     env = {**ENV, "ACPC_ARENA_CACHE": str(cache)}
-    log = (tmp_path_factory.mktemp("ray-head") / "head.log").open("w+")
-    head = subprocess.Popen(
-        [str(RAY), "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port",
-         str(port), "--num-cpus", "2", "--include-dashboard", "false",
-         "--disable-usage-stats", "--temp-dir", str(temp)],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while not _ready(port):
-            if head.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"ray start failed:\n{log.read()[-3000:]}")
-            time.sleep(0.5)
-        yield f"127.0.0.1:{port}", cache
-    finally:
-        _stop(head)
-        log.close()
-        shutil.rmtree(temp, ignore_errors=True)
-
-
-def _ready(port: int) -> bool:
-    """True once the head's GCS accepts connections on 127.0.0.1."""
-    with socket.socket() as s:
-        s.settimeout(1.0)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _stop(head: subprocess.Popen[bytes]) -> None:
-    """Stop the head and everything it started (its process group): SIGTERM, then SIGKILL
-    after 30 s."""
-    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 30.0)):
-        try:
-            os.killpg(head.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            head.wait(timeout=wait)
-            if sig is signal.SIGTERM:
-                time.sleep(1.0)  # let the raylet's children go with it
-                os.killpg(head.pid, signal.SIGKILL)  # stragglers of the group, if any
-        except ProcessLookupError:
-            break
-        except subprocess.TimeoutExpired:
-            continue
-        break
+        with ray_head(env, tmp_path_factory.mktemp("ray-head")) as address:
+            yield address, cache
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def _argv(run_dir: Path, strat: Path, *, hands: int = 40, matches: int = 2) -> list[str]:
@@ -216,7 +163,7 @@ def test_a_killed_driver_resumes(tmp_path: Path, cluster: tuple[str, Path]) -> N
 def test_an_unreachable_cluster_is_one_line_at_once(tmp_path: Path) -> None:
     """Nothing listens at --address: one line and exit 1 in seconds (Ray alone retries for
     minutes)."""
-    port = _free_port()  # bound, then closed: refuses connections
+    port = free_port()  # bound, then closed: refuses connections
     argv = [*_argv(tmp_path / "r", STRAT, hands=10, matches=1), "--backend", "ray",
             "--address", f"127.0.0.1:{port}"]
     start = time.monotonic()
