@@ -112,6 +112,27 @@ def _split_state(line: str) -> tuple[int, str, list[str]] | None:
     return int(parts[1]), parts[2], parts[5].split("|")
 
 
+def _infer_fixed_seats(lines: Sequence[str], seat_names: Sequence[str]) -> bool:
+    """Whether the dealer ran with ``-f``, from the STATE lines after hand 0 (headers of a
+    restart and anything else skipped): with fixed seats every hand lists the names in seat
+    order, with rotating seats a hand that is not a multiple of the player count lists them
+    rotated. The first line that tells them apart decides; rotating (the default) if none
+    does (one hand only, or all names alike)."""
+    n = len(seat_names)
+    if len(set(seat_names)) < 2:
+        return False
+    for line in lines:
+        state = _split_state(line)
+        if state is None:
+            continue
+        hand, _, names = state
+        if names != list(seat_names):
+            return False
+        if hand % n:
+            return True
+    return False
+
+
 def verify_lines(
     game: Game, lines: Sequence[str], source: str = "<log>", fixed_seats: bool | None = None,
     transactions: dict[int, list[str]] | None = None,
@@ -151,8 +172,7 @@ def verify_lines(
         ))
     seat_names = first[2]
     if fixed_seats is None:
-        second = _split_state(lines[5]) if len(lines) > 5 else None
-        fixed_seats = second is not None and second[2] == seat_names and len(set(seat_names)) > 1
+        fixed_seats = _infer_fixed_seats(lines[5:], seat_names)
     totals = [0.0] * n
     deals = deal_hands(game, header.seed)
     skipped = 0  # lines of repeated headers so far, less hands missing from the log

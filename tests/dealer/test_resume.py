@@ -105,3 +105,23 @@ def test_our_dealer_killed_and_resumed_writes_a_log_that_verifies(tmp_path: Path
     result = verify_log(load_game(GAME), log)
     assert result.ok, result.mismatch
     assert result.score_checked
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_seats_are_inferred_past_a_restart_right_after_hand_0(tmp_path: Path,
+                                                              fixed: bool) -> None:
+    """A match resumed right after hand 0 has the restart's header where hand 1 would be:
+    verify infers fixed (``-f``) or rotating seats from the next STATE lines, not line 6."""
+    args = ["m", str(bundled_game_path(GAME)), "12", "5", "A", "B", "C", "-q"]
+    dealer, clients = _start([*args, "-f"] if fixed else args, tmp_path)
+    assert dealer.wait(timeout=120) == 0
+    for c in clients:
+        c.wait(timeout=10)
+    lines = (tmp_path / "m.log").read_text().splitlines()
+    assert lines[5].startswith("STATE:1:") and lines[4].startswith("STATE:0:")
+    resumed = [*lines[:5], *lines[:4], *lines[5:]]  # the restart's header after hand 0
+    (tmp_path / "r.log").write_text("\n".join(resumed) + "\n")
+    result = verify_log(load_game(GAME), tmp_path / "r.log")
+    assert result.ok, result.mismatch
+    # told the other way, it does not verify: the inference matters
+    assert not verify_log(load_game(GAME), tmp_path / "r.log", fixed_seats=not fixed).ok
