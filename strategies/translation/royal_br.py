@@ -58,7 +58,7 @@ from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game
-from agent.jit import kernel
+from agent.jit import inline_kernel, kernel
 from agent.strategy.fileformat import QUANT, Strategy, table_layout
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
@@ -494,6 +494,25 @@ def _terminal(
         i = j
 
 
+@inline_kernel
+def _combine(c: int, kd: int, child_start: I32, children: I32, values: F64) -> None:
+    """``values[c]`` from its children's rows: their sum at a node of kind 0 (the agent's:
+    its probabilities are already in the children's reach), else their maximum per hand
+    (the responder's choice)."""
+    first = True
+    for i in range(child_start[c], child_start[c + 1]):
+        ch = children[i]
+        for h in range(values.shape[1]):
+            v = values[ch, h]
+            if first:
+                values[c, h] = v
+            elif kd == 0:
+                values[c, h] += v
+            elif v > values[c, h]:
+                values[c, h] = v
+        first = False
+
+
 @kernel
 def _backward(
     kind: I32, on_board: npt.NDArray[np.bool_], child_start: I32, children: I32,
@@ -506,7 +525,6 @@ def _backward(
     seat's nodes (later rounds: it sees the board) take the maximum per hand. Nodes of the
     first round are left alone (their maximum comes after the sum over boards).
     """
-    n_hands = values.shape[1]
     for c in range(len(kind) - 1, -1, -1):
         if not on_board[c]:
             continue
@@ -515,40 +533,17 @@ def _backward(
             _terminal(reach[c], cards, order, ranks, kd == 2, payoff[c], scratch[0],
                       scratch[1], scratch[2], values[c])
             continue
-        first = True
-        for i in range(child_start[c], child_start[c + 1]):
-            ch = children[i]
-            for h in range(n_hands):
-                v = values[ch, h]
-                if first:
-                    values[c, h] = v
-                elif kd == 0:
-                    values[c, h] += v
-                elif v > values[c, h]:
-                    values[c, h] = v
-            first = False
+        _combine(c, kd, child_start, children, values)
 
 
 @kernel
 def _first_round(kind: I32, on_board: npt.NDArray[np.bool_], child_start: I32,
                  children: I32, values: F64) -> None:
     """The first round's values from the boards' sums (``values`` rows of board nodes)."""
-    n_hands = values.shape[1]
     for c in range(len(kind) - 1, -1, -1):
         if on_board[c]:
             continue
-        first = True
-        for i in range(child_start[c], child_start[c + 1]):
-            ch = children[i]
-            for h in range(n_hands):
-                v = values[ch, h]
-                if first:
-                    values[c, h] = v
-                elif kind[c] == 0:
-                    values[c, h] += v
-                elif v > values[c, h]:
-                    values[c, h] = v
-            first = False
+        _combine(c, kind[c], child_start, children, values)
 
 
 @kernel
