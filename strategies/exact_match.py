@@ -46,7 +46,7 @@ from agent.strategy.fileformat import load_strategy
 from agent.strategy.purification import parse_purification
 from strategies.best_response import expected_values, strategy_table
 from strategies.best_response import purify_table as purify_layout
-from strategies.game import AbstractGame, build_abstract_game, check_enumerable
+from strategies.game import AbstractGame, build_abstract_game, check_enumerable, player_rows
 from strategies.translation.full_br import (
     AgentLab,
     agent_game,
@@ -180,7 +180,7 @@ class ExactArena:
         real = self.real
         table = np.zeros(real.table_size)
         for p, player in enumerate(seating):
-            table = np.where(_seat_mask(real, p), self.behaviour(player, p), table)
+            table = np.where(player_rows(real, p), self.behaviour(player, p), table)
         return tuple(float(v) for v in expected_values(real, table))
 
     def group_values(self, group: Sequence[Player]) -> list[tuple[float, ...]]:
@@ -202,15 +202,6 @@ class ExactArena:
         (two players)."""
         v0, v1 = self.group_values([a, b])[0]
         return (v0 + v1) / 2, v0, v1
-
-
-def _seat_mask(real: AbstractGame, seat: int) -> npt.NDArray[np.bool_]:
-    """Per table entry: True at the rows of ``seat``'s nodes."""
-    mask = np.zeros(real.table_size, dtype=bool)
-    for node in np.flatnonzero((real.offset >= 0) & (real.player == seat)):
-        k = int(real.num_actions[node])
-        mask[int(real.offset[node]) : int(real.offset[node]) + int(real.rows[node]) * k] = True
-    return mask
 
 
 @dataclass(frozen=True)

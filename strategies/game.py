@@ -386,6 +386,15 @@ def build_abstract_game(
     )
 
 
+def player_rows(game: AbstractGame, player: int) -> npt.NDArray[np.bool_]:
+    """Per table entry: True at the rows of ``player``'s decision nodes."""
+    mask = np.zeros(game.table_size, dtype=bool)
+    for node in np.flatnonzero((game.offset >= 0) & (game.player == player)):
+        start = int(game.offset[node])
+        mask[start : start + int(game.rows[node]) * int(game.num_actions[node])] = True
+    return mask
+
+
 def normalise_rows(game: AbstractGame, sums: npt.ArrayLike) -> F64:
     """Each row of ``sums`` (negatives read as 0) divided by its total, in float64; rows
     with no positive total become uniform."""

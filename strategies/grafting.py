@@ -65,7 +65,13 @@ from agent.jit import kernel
 from strategies.best_response import best_response, expected_values
 from strategies.cfr import _cfr_pass, _post_update, _regret_matching, solver_config
 from strategies.crossplay import best_response_value
-from strategies.game import AbstractGame, KernelGame, build_abstract_game, normalise_rows
+from strategies.game import (
+    AbstractGame,
+    KernelGame,
+    build_abstract_game,
+    normalise_rows,
+    player_rows,
+)
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -291,12 +297,7 @@ def graft_mask(games: GraftGames, player: int, graft: int) -> B:
 def frozen_mask(games: GraftGames, player: int, graft: int) -> B:
     """Per table entry: True at ``player``'s rows outside graft ``graft`` (forced to the
     base in that graft game)."""
-    g = games.grafted
-    own = np.zeros(g.table_size, dtype=bool)
-    for node in np.flatnonzero((g.offset >= 0) & (g.player == player)):
-        k = int(g.num_actions[node])
-        own[int(g.offset[node]) : int(g.offset[node]) + int(g.rows[node]) * k] = True
-    return own & ~graft_mask(games, player, graft)
+    return player_rows(games.grafted, player) & ~graft_mask(games, player, graft)
 
 
 # --------------------------------------------------------------------------- solving
