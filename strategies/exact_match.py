@@ -51,8 +51,6 @@ from strategies.translation.full_br import (
     AgentLab,
     agent_game,
     build_full_game,
-    induced_table,
-    purify_table,
 )
 
 F64 = npt.NDArray[np.float64]
@@ -139,11 +137,10 @@ class ExactArena:
                 lab = AgentLab(strategy)
                 self._labs[player.strategy] = lab
             strategy = lab.strategy
-            sizes_in = parse_size_convention(player.sizes or DEFAULT_SIZE_CONVENTION)
-            played = purify_table(lab.agent, lab.table, parse_purification(
-                player.purify or strategy.default_purification))
-            mapping = get_mapping(player.mapping or strategy.default_mapping)
-            table = induced_table(lab.models_for(sizes_in)[seat], played, mapping)
+            table = lab.behaviour(
+                seat, get_mapping(player.mapping or strategy.default_mapping),
+                parse_purification(player.purify or strategy.default_purification),
+                parse_size_convention(player.sizes or DEFAULT_SIZE_CONVENTION))
         self._tables[key] = table
         return table
 

@@ -27,7 +27,7 @@ from agent.strategy.purification import parse_purification
 from strategies.defaults import PROG
 from strategies.game import check_enumerable
 from strategies.lbr import lbr_value, parse_fractions
-from strategies.translation.full_br import AgentLab, induced_table, purify_table
+from strategies.translation.full_br import AgentLab
 from strategies.translation.lab import parse_mappings, parse_purifications
 
 
@@ -46,7 +46,7 @@ def lbr(args: argparse.Namespace) -> int:
     check_enumerable(strategy.game)  # hold'em and other big games: refused at once
     start = time.perf_counter()
     lab = AgentLab(strategy, sizes_in=sizes_in)
-    models = lab.models
+    lab.models_for(sizes_in)  # build them now, so the line below times them
     print(f"{PROG} lbr: real game {lab.real.num_nodes:,} nodes x {lab.real.num_deals:,} "
           f"deals, agent models built in {time.perf_counter() - start:.1f} s; LBR bets "
           f"{', '.join(f'{f:g}' for f in fractions) or 'none'} pot and all-in")
@@ -55,11 +55,11 @@ def lbr(args: argparse.Namespace) -> int:
     print(f"{'mapping':<11} {'purify':<14} {'LBR seat 0':>10} {'LBR seat 1':>10} "
           f"{'LBR avg':>9} {'BR avg':>9} {'LBR/BR':>7} {'LBR mbb/h':>10}")
     for pur_name in purifications:
-        played = purify_table(lab.agent, lab.table, parse_purification(pur_name))
+        purification = parse_purification(pur_name)
         for name in mappings:
             fn = get_mapping(name)
             # the agent in seat 1 is met by LBR in seat 0, and vice versa
-            results = [lbr_value(lab.real, induced_table(models[1 - q], played, fn), q,
+            results = [lbr_value(lab.real, lab.behaviour(1 - q, fn, purification), q,
                                  fractions) for q in (0, 1)]
             lbr_avg = (results[0].value + results[1].value) / 2
             br_avg = (results[0].best_response + results[1].best_response) / 2

@@ -707,6 +707,15 @@ class AgentLab:
         """Both seats' agent models under the lab's default convention."""
         return self.models_for(self.sizes_in)
 
+    def behaviour(self, seat: int, mapping: MappingFn, purification: Purification,
+                  sizes_in: str | None = None) -> F64:
+        """The agent's behaviour in ``seat`` of the real game (:func:`induced_table`) with
+        ``mapping``, ``purification`` and size convention ``sizes_in`` (default: the
+        lab's): what LBR and exact head-to-head values play against."""
+        models = self.models_for(self.sizes_in if sizes_in is None else sizes_in)
+        return induced_table(models[seat], purify_table(self.agent, self.table, purification),
+                             mapping)
+
     def measure(
         self, mapping: MappingFn, purification: Purification, value: RealValue | None = None,
         sizes_in: str | None = None,
