@@ -29,6 +29,7 @@ Imports :mod:`agent`, numpy, numba and :mod:`strategies`; never imported by :mod
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import time
@@ -38,11 +39,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from agent import handeval
 from agent.abstraction import holdem_buckets as _h
 from agent.abstraction.holdem_buckets import HoldemCards
 from agent.acpc.errors import UsageError
@@ -134,6 +136,37 @@ def _pool_kernel(
             result[i] = TIE
 
 
+@nogil_kernel
+def _deal_kernel(
+    seed: int, start: int, stop: int, keys: I64, card_bits: I64,
+    offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
+    flush_values: npt.NDArray[np.int32], deals: I64, result: I8,
+) -> None:
+    """Deals ``start .. stop - 1`` of the pool (the very cards :func:`_pool_kernel` draws)
+    into ``deals[i - start]`` (hole 0, hole 1, board) and their showdown ``result[i]``."""
+    deal = np.zeros(9, np.int64)
+    ranks = np.zeros(2, np.int64)
+    for i in range(start, stop):
+        state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
+        state = _h.hash32(state ^ (i >> 32))
+        _h.draw_cards(state, np.int64(0), 9, deal, 0)
+        for j in range(9):
+            deals[i - start, j] = deal[j]
+        for p in range(2):
+            key = SUIT_BASE
+            bits = np.int64(0)
+            for j in (2 * p, 2 * p + 1, 4, 5, 6, 7, 8):
+                key += keys[deal[j]]
+                bits += card_bits[deal[j]]
+            ranks[p] = hand_value(key, bits, offsets, values, flush_values)
+        if ranks[0] > ranks[1]:
+            result[i] = WIN0
+        elif ranks[1] > ranks[0]:
+            result[i] = WIN1
+        else:
+            result[i] = TIE
+
+
 def deal_cards(seed: int, index: int) -> tuple[int, ...]:
     """The 9 cards of pool deal ``index`` (hole 0, hole 1, board), as the pool draws them."""
     h = _h.hash32
@@ -142,6 +175,43 @@ def deal_cards(seed: int, index: int) -> tuple[int, ...]:
     out = np.zeros(9, np.int64)
     _h.draw_cards(state, np.int64(0), 9, out, 0)
     return tuple(int(c) for c in out)
+
+
+class DealBucketer(Protocol):
+    """A card abstraction the pool can bucket deals with, other than :class:`HoldemCards`
+    (whose buckets the pool kernel computes itself): e.g.
+    :class:`agent.abstraction.holdem_pa.PotentialAwareCards`."""
+
+    @property
+    def buckets(self) -> tuple[int, ...]:
+        """Buckets per round."""
+        ...
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The strategy file's ``cards`` (may hold binary tables)."""
+        ...
+
+    def bucket_deals(self, holes: I64, boards: I64) -> U16:
+        """``(N, 4)`` buckets of ``N`` hole pairs ``(N, 2)`` on boards ``(N, 5)``."""
+        ...
+
+
+PoolCards = HoldemCards | DealBucketer
+"""What a pool can be built for."""
+
+
+def spec_json(spec: dict[str, Any]) -> str:
+    """``spec`` as canonical JSON text, binary tables replaced by their sha256 (the pool's
+    and the checkpoints' identity of a card abstraction)."""
+
+    def binary(value: object) -> object:
+        if isinstance(value, bytes | bytearray | memoryview | np.ndarray):
+            data = value.tobytes() if isinstance(value, np.ndarray) else bytes(value)
+            return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        raise TypeError(f"expected JSON-able card abstraction values, got {type(value)!r}")
+
+    return json.dumps(spec, sort_keys=True, default=binary)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +224,7 @@ class DealPool:
     """``(N,)``: WIN0, WIN1 or TIE."""
     seed: int
     cards: dict[str, Any]
-    """The :class:`HoldemCards` spec the buckets follow."""
+    """The spec of the card abstraction the buckets follow."""
     seconds: float = 0.0
     """Time it took to build (0 if loaded from the cache)."""
 
@@ -166,19 +236,21 @@ class DealPool:
     def key(self) -> str:
         """A hash of everything the pool depends on (its cache file name)."""
         text = json.dumps({"format": POOL_FORMAT, "version": POOL_VERSION, "seed": self.seed,
-                           "size": self.size, "cards": self.cards}, sort_keys=True)
+                           "size": self.size, "cards": json.loads(spec_json(self.cards))},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def pool_key(cards: HoldemCards, size: int, seed: int) -> str:
+def pool_key(cards: PoolCards, size: int, seed: int) -> str:
     """:attr:`DealPool.key` of the pool :func:`build_pool` would make."""
     text = json.dumps({"format": POOL_FORMAT, "version": POOL_VERSION, "seed": seed,
-                       "size": size, "cards": cards.spec}, sort_keys=True)
+                       "size": size, "cards": json.loads(spec_json(cards.spec))},
+                      sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def build_pool(
-    cards: HoldemCards, size: int, *, seed: int = 0, workers: int = 1,
+    cards: PoolCards, size: int, *, seed: int = 0, workers: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> DealPool:
     """``size`` random deals with buckets under ``cards`` and showdown results.
@@ -195,17 +267,24 @@ def build_pool(
         raise UsageError(f"expected workers >= 1, got {workers!r}")
     if not 0 <= seed <= 0xFFFFFFFF:
         raise UsageError(f"expected seed in 0..2**32 - 1, got {seed!r}")
-    thresholds = np.array([v for t in cards.thresholds for v in t], dtype=np.float64)
-    bounds = np.cumsum([0, *(len(t) for t in cards.thresholds)]).astype(np.int64)
     buckets = np.zeros((size, 2, 4), dtype=np.uint16)
     result = np.zeros(size, dtype=np.int8)
-    args = (cards.flop_rivers_per_turn, thresholds, bounds, *_h.STRENGTH_TABLES, buckets, result)
     t0 = time.perf_counter()
-    _pool_kernel(seed, 0, 0, *args)  # compile (or load) before the threads start
+    if isinstance(cards, HoldemCards):
+        thresholds = np.array([v for t in cards.thresholds for v in t], dtype=np.float64)
+        bounds = np.cumsum([0, *(len(t) for t in cards.thresholds)]).astype(np.int64)
+        args = (cards.flop_rivers_per_turn, thresholds, bounds, *_h.STRENGTH_TABLES, buckets,
+                result)
+        _pool_kernel(seed, 0, 0, *args)  # compile (or load) before the threads start
+
+        def work(start: int, stop: int) -> None:
+            _pool_kernel(seed, start, stop, *args)
+    else:
+        work = functools.partial(_bucket_chunk, cards, seed, buckets, result)
     chunks = [(a, min(a + _POOL_CHUNK, size)) for a in range(0, size, _POOL_CHUNK)]
     done = 0
     with ThreadPoolExecutor(max_workers=workers) as ex:
-        futures = [ex.submit(_pool_kernel, seed, a, b, *args) for a, b in chunks]
+        futures = [ex.submit(work, a, b) for a, b in chunks]
         for (a, b), fut in zip(chunks, futures, strict=True):
             fut.result()
             done += b - a
@@ -214,17 +293,28 @@ def build_pool(
     return DealPool(buckets, result, seed, cards.spec, time.perf_counter() - t0)
 
 
+def _bucket_chunk(cards: DealBucketer, seed: int, buckets: U16, result: I8, start: int,
+                  stop: int) -> None:
+    """Deals ``start .. stop - 1`` of the pool, bucketed by ``cards.bucket_deals``."""
+    deals = np.zeros((stop - start, 9), dtype=np.int64)
+    _deal_kernel(seed, start, stop, *handeval.TABLES_7, deals, result)
+    board = np.ascontiguousarray(deals[:, 4:])
+    for p in range(2):
+        hole = np.ascontiguousarray(deals[:, 2 * p:2 * p + 2])
+        buckets[start:stop, p, :] = cards.bucket_deals(hole, board)
+
+
 def save_pool(pool: DealPool, path: Path) -> Path:
     """Write ``pool`` to ``path`` (``.npz``, atomically)."""
     header = {"format": POOL_FORMAT, "version": POOL_VERSION, "seed": pool.seed,
-              "cards": pool.cards, "key": pool.key}
+              "cards": json.loads(spec_json(pool.cards)), "key": pool.key}
     path.parent.mkdir(parents=True, exist_ok=True)
     write_npz(path, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
                 buckets=pool.buckets, result=pool.result)
     return path
 
 
-def load_pool(path: Path, cards: HoldemCards, size: int, seed: int) -> DealPool | None:
+def load_pool(path: Path, cards: PoolCards, size: int, seed: int) -> DealPool | None:
     """The cached pool at ``path`` if it is exactly the one asked for, else None."""
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -246,7 +336,7 @@ def load_pool(path: Path, cards: HoldemCards, size: int, seed: int) -> DealPool 
 
 
 def cached_pool(
-    cards: HoldemCards, size: int, *, seed: int = 0, workers: int = 1,
+    cards: PoolCards, size: int, *, seed: int = 0, workers: int = 1,
     directory: Path | None = None, progress: Callable[[int], None] | None = None,
 ) -> DealPool:
     """:func:`build_pool`, or the same pool from the cache (written after a build)."""
@@ -309,7 +399,7 @@ class PoolGame:
             "game": format_gamedef(tree.game),
             "game_fingerprint": tree.game.fingerprint,
             "betting": tree.abstraction.to_json(),
-            "cards": self.pool.cards,
+            "cards": json.loads(spec_json(self.pool.cards)),
             "pool": {"seed": self.pool.seed, "size": self.pool.size, "key": self.pool.key},
             "table_len": self.flat.table_size,
         }

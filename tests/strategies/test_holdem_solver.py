@@ -358,6 +358,44 @@ def test_pool_buckets_are_the_agents(cards: HoldemCards, tmp_path: Path) -> None
     assert np.array_equal(cached.result, pool.result)
 
 
+class _SlowBucketer:
+    """A generic pool abstraction: ``cards``' buckets one deal at a time, a binary table in
+    its spec (as a table-backed abstraction has)."""
+
+    def __init__(self, cards: HoldemCards, blob: bytes) -> None:
+        self.cards, self.blob = cards, blob
+
+    @property
+    def buckets(self) -> tuple[int, ...]:
+        return self.cards.buckets
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {**self.cards.spec, "kind": "slow", "table": self.blob}
+
+    def bucket_deals(self, holes: Any, boards: Any) -> Any:
+        out = np.zeros((len(holes), 4), dtype=np.uint16)
+        for i, (hole, board) in enumerate(zip(holes.tolist(), boards.tolist(), strict=True)):
+            for r, n in enumerate((0, 3, 4, 5)):
+                out[i, r] = self.cards.bucket(r, hole, board[:n])
+        return out
+
+
+def test_generic_pool_path_draws_the_same_deals(cards: HoldemCards, tmp_path: Path) -> None:
+    kernel_pool = H.build_pool(cards, 30, seed=5)
+    slow = _SlowBucketer(cards, b"\x00\x01")
+    pool = H.build_pool(slow, 30, seed=5, workers=2)
+    assert np.array_equal(pool.buckets, kernel_pool.buckets)
+    assert np.array_equal(pool.result, kernel_pool.result)
+    # binary tables are keyed by their hash: another table is another pool
+    other = _SlowBucketer(cards, b"\x00\x02")
+    assert H.pool_key(slow, 30, 5) == pool.key != H.pool_key(other, 30, 5)
+    cached = H.cached_pool(slow, 30, seed=5, directory=tmp_path)
+    assert (tmp_path / f"holdem-pool-{pool.key}.npz").exists()
+    assert H.load_pool(tmp_path / f"holdem-pool-{pool.key}.npz", other, 30, 5) is None
+    assert np.array_equal(cached.buckets, pool.buckets)
+
+
 def test_solved_file_loads_and_plays_legal_actions(cards: HoldemCards, tmp_path: Path) -> None:
     game = load_game(GAME)
     betting = parse_betting_abstraction(SMALL_BETTING)
