@@ -60,13 +60,21 @@ class Recipe:
     description: str = ""
     cards: str = "lossless"
     """``lossless`` (enumerated deals, :mod:`strategies.game`), ``holdem`` (E[HS^2]
-    buckets and a sampled deal pool, :mod:`strategies.dealpool`) or ``royal`` (lossless
-    cards, CFR+ on the public tree with one board per suit class: :mod:`strategies.royal_cfr`,
-    for games with too many deals to enumerate; ``solver`` is ignored)."""
+    buckets and a sampled deal pool, :mod:`strategies.dealpool`), ``holdem-pa``
+    (potential-aware buckets, :mod:`agent.abstraction.holdem_pa`, and a deal pool) or
+    ``royal`` (lossless cards, CFR+ on the public tree with one board per suit class:
+    :mod:`strategies.royal_cfr`, for games with too many deals to enumerate; ``solver`` is
+    ignored)."""
     buckets: tuple[int, ...] = ()
-    """``holdem``: buckets per round, ``(169, n1, n2, n3)``."""
+    """``holdem``: buckets per round, ``(169, n1, n2, n3)``; ``holdem-pa``: clusters per
+    round (169 preflop: the lossless classes)."""
     card_samples: int = 50_000
-    """``holdem``: deals per round behind the bucket thresholds."""
+    """``holdem``: deals per round behind the bucket thresholds; ``holdem-pa``: hands in
+    each round's k-means sample."""
+    recall: str = "imperfect"
+    """``holdem-pa``: ``imperfect`` or ``perfect`` (the bucket sequence of earlier rounds)."""
+    bins: int = 50
+    """``holdem-pa``: river-equity bins of the turn histograms."""
     pool_deals: int = 0
     """``holdem``: deals in the solver's sampled pool."""
     discount_interval: int = 0

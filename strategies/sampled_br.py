@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -58,7 +58,7 @@ from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
 from strategies.best_response import purify_table
-from strategies.dealpool import DealPool, cached_pool
+from strategies.dealpool import DealBucketer, DealPool, PoolCards, cached_pool
 from strategies.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
@@ -365,7 +365,7 @@ def sampled_exploitability(
     game = strategy.game
     if game.num_players != 2:
         raise UsageError(f"expected a 2-player game, got {game.num_players} players")
-    if strategy.cards.get("kind") not in ("holdem", "graft"):
+    if strategy.cards.get("kind") not in ("holdem", "holdem-pa", "graft"):
         raise UsageError(f"expected a hold'em card abstraction, got kind "
                          f"{strategy.cards.get('kind')!r}")
     if train_deals < 2 or test_deals < 2:
@@ -376,8 +376,11 @@ def sampled_exploitability(
     t0 = time.perf_counter()
     cards = card_abstraction_from_spec(game, strategy.cards)
     regraft: Callable[[DealPool], DealPool] = lambda pool: pool  # noqa: E731
+    pool_cards: PoolCards
     if isinstance(cards, HoldemCards):
         pool_cards = cards
+    elif hasattr(cards, "bucket_deals"):  # a table-backed abstraction (holdem-pa)
+        pool_cards = cast(DealBucketer, cards)
     else:
         from agent.abstraction.graft_cards import GraftCards
         from strategies.pool_grafting import grafted_pool, pool_cards_of

@@ -22,7 +22,10 @@ Imports :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
 import signal
 import sys
 import time
@@ -30,22 +33,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agent import console
 from agent.abstraction.actions import BettingAbstraction, build_tree
 from agent.abstraction.holdem_buckets import HoldemCards, check_holdem_game
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
 from strategies.best_response import Exploitability, exploitability
 from strategies.cache import cache_dir
 from strategies.cfr import Solver
-from strategies.dealpool import PoolGame, cached_pool
+from strategies.dealpool import PoolCards, PoolGame, cached_pool
 from strategies.defaults import PROG
 from strategies.game import AbstractGame, flatten_tree, normalise_rows
 from strategies.recipes import Recipe, load_manifest, update_manifest
+
+if TYPE_CHECKING:
+    from agent.abstraction.holdem_pa import PotentialAwareCards
 
 CHUNK_SECONDS = 0.25
 """Iterations run in chunks of about this long: Ctrl-C is noticed between chunks."""
@@ -151,7 +158,7 @@ class PoolSetup:
 
     game: Game
     betting: BettingAbstraction
-    cards: HoldemCards
+    cards: PoolCards
     pool_game: PoolGame
     cards_seconds: float
 
@@ -164,7 +171,11 @@ def setup_pool_game(recipe: Recipe, *, workers: int = 1,
     check_holdem_game(game)
     betting = recipe.betting_abstraction()
     t0 = time.perf_counter()
-    cards = HoldemCards.build(recipe.buckets, samples=recipe.card_samples, seed=recipe.seed)
+    cards: PoolCards
+    if recipe.cards == "holdem-pa":
+        cards = potential_aware_cards(recipe, game, workers=workers, log=tell)
+    else:
+        cards = HoldemCards.build(recipe.buckets, samples=recipe.card_samples, seed=recipe.seed)
     cards_seconds = time.perf_counter() - t0
     tell(f"card abstraction {list(cards.buckets)} built in {cards_seconds:.1f} s")
     tree = build_tree(game, betting)
@@ -183,6 +194,50 @@ def setup_pool_game(recipe: Recipe, *, workers: int = 1,
     how = f"built in {pool.seconds:.1f} s" if pool.seconds else "loaded from the cache"
     tell(f"deal pool of {pool.size:,} deals {how} ({cache_dir()})")
     return PoolSetup(game, betting, cards, PoolGame(flat, pool), cards_seconds)
+
+
+def potential_aware_cards(recipe: Recipe, game: Game, *, workers: int = 1,
+                          log: Callable[[str], None] | None = None) -> PotentialAwareCards:
+    """The recipe's potential-aware abstraction: built (:func:`strategies.holdem_pa.build`,
+    minutes) or read from the cache, where a build is kept as its spec (JSON) under a name
+    hashed from every build parameter."""
+    from agent.abstraction.holdem_pa import PotentialAwareCards
+
+    from strategies.holdem_pa import build, build_cards
+
+    params = {"kind": "holdem-pa", "clusters": list(recipe.buckets), "recall": recipe.recall,
+              "bins": recipe.bins, "samples": recipe.card_samples, "seed": recipe.seed}
+    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:20]
+    path = cache_dir() / f"holdem-pa-{key}.json"
+    if path.exists():
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+            cards = PotentialAwareCards.from_spec(game, spec)
+        except (OSError, ValueError, AbstractionError) as exc:  # rebuilt below
+            if log:
+                log(f"potential-aware cache {path} unusable ({exc}); rebuilding")
+        else:
+            if [cards.spec.get(k) for k in ("clusters", "recall", "bins", "samples", "seed")] \
+                    == [params[k] for k in ("clusters", "recall", "bins", "samples", "seed")]:
+                if log:
+                    log(f"potential-aware card abstraction loaded from the cache ({path})")
+                return cards
+    built = build(tuple(recipe.buckets), bins=recipe.bins, samples=recipe.card_samples,
+                  seed=recipe.seed, workers=max(1, workers), progress=log)
+    cards = build_cards(built, recipe.recall)
+    with contextlib.suppress(OSError):  # a read-only cache only costs a rebuild next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(cards.spec), encoding="utf-8")
+        os.replace(tmp, path)
+    return cards
+
+
+def manifest_cards(spec: dict[str, Any]) -> dict[str, Any]:
+    """A card spec as the manifest records it: tables (``zlib_b64``) replaced by their
+    sha256, so the manifest stays readable; the file holds the full spec."""
+    return {k: ({kk: vv for kk, vv in v.items() if kk != "zlib_b64"} if isinstance(v, dict)
+                else v) for k, v in spec.items()}
 
 
 # --------------------------------------------------------------------------- figures
@@ -330,7 +385,7 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
               f"iterations of {solver.config.name} in {solver.seconds:.1f} s")
         fields = {
             "betting_spec": pool_setup.betting.to_json(),
-            "cards": pool_setup.cards.spec,
+            "cards": manifest_cards(pool_setup.cards.spec),
             "solver": solver.config.name,
             "solver_config": solver.config.to_json(),
             "iterations": solver.iteration,
