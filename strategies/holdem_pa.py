@@ -425,8 +425,6 @@ def build(
         raise AbstractionError(f"expected ranks in 3..13, got {ranks!r}")
     if n0 > ranks * ranks:
         raise AbstractionError(f"expected at most {ranks * ranks} preflop clusters, got {n0!r}")
-    if n0 != NUM_CLASSES and ranks == FULL_RANKS and n0 > NUM_CLASSES:
-        raise AbstractionError(f"expected at most 169 preflop clusters, got {n0!r}")
     if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
         raise AbstractionError(f"expected bins to be an int in 2..1981, got {bins!r}")
     if n2 > 255:
