@@ -282,6 +282,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
     c.add_argument("--no-progress", action="store_true", help="no progress lines")
 
+    pa = sub.add_parser("cards-pa", help="build a potential-aware hold'em card abstraction "
+                        "(EMD k-means per round) and write its card spec")
+    pa.add_argument("--buckets", default="169,50,50,50",
+                    help="clusters per round n0,n1,n2,n3 (n0 = 169: the lossless classes; "
+                    "default 169,50,50,50)")
+    pa.add_argument("--recall", choices=["imperfect", "perfect"], default="imperfect",
+                    help="imperfect: a round's own cluster; perfect: the clusters so far "
+                    "(default imperfect)")
+    pa.add_argument("--bins", type=positive_int, default=50,
+                    help="equity bins of the turn histograms (default 50)")
+    pa.add_argument("--samples", type=positive_int, default=50_000,
+                    help="sampled hands per clustered round (default 50,000)")
+    pa.add_argument("--seed", type=int, default=0, help="seed of the samples and k-means++")
+    pa.add_argument("--workers", type=positive_int, default=2,
+                    help="parallel chunks of boards (default 2)")
+    pa.add_argument("--out", required=True, help="output card spec, FILE.json or FILE.msgpack")
+    pa.add_argument("--no-progress", action="store_true", help="no progress lines")
+
     _add_learn_sizes(sub)
 
     z = sub.add_parser("size", help="betting sequences, information sets, infoset-actions "
@@ -328,6 +346,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from strategies import lbr_cmd as lbr_run
 
             return lbr_run.lbr(args)
+        if args.command == "cards-pa":
+            from strategies import cards_pa_cmd
+
+            return cards_pa_cmd.cards_pa(args)
         if args.command == "learn-sizes":
             from strategies import learn_cmd
 

@@ -9,7 +9,8 @@ they are the same on every machine.
 
 Every card abstraction has a JSON-able ``spec`` (stored in strategy files as ``cards``) with
 ``kind`` and ``buckets`` (per round), and :func:`card_abstraction_from_spec` rebuilds it.
-Other kinds: ``rank-groups`` (:mod:`agent.abstraction.rank_cards`, Leduc's private-rank
+Other kinds: ``holdem-pa`` (:mod:`agent.abstraction.holdem_pa`, potential-aware EMD
+clusters), ``rank-groups`` (:mod:`agent.abstraction.rank_cards`, Leduc's private-rank
 groups) and ``graft`` (:mod:`agent.abstraction.graft_cards`, a grafted strategy's buckets).
 """
 
@@ -159,6 +160,10 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
         from agent.abstraction.holdem_buckets import HoldemCards  # numba: only when needed
 
         cards = HoldemCards.from_spec(game, spec)
+    elif kind == "holdem-pa":
+        from agent.abstraction.holdem_pa import PotentialAwareCards  # numba: only when needed
+
+        cards = PotentialAwareCards.from_spec(game, spec)
     elif kind == "rank-groups":
         from agent.abstraction.rank_cards import RankGroupCards
 
@@ -169,8 +174,8 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
         cards = GraftCards.from_spec(game, spec, card_abstraction_from_spec)
     else:
         raise AbstractionError(
-            f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'rank-groups' or "
-            f"'graft', got {kind!r}"
+            f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'holdem-pa', "
+            f"'rank-groups' or 'graft', got {kind!r}"
         )
     want = tuple(int(b) for b in spec.get("buckets", ()))
     if want != cards.buckets:
