@@ -304,12 +304,12 @@ def inspect(args: argparse.Namespace) -> int:
 
 def _sampled(strategy: Strategy) -> bool:
     """True for files whose deals cannot be enumerated but a sampled best response can
-    measure (two players, hold'em card abstraction, or hold'em grafts)."""
+    measure (two players, hold'em E[HS^2] or potential-aware cards, or hold'em grafts)."""
     try:
         check_enumerable(strategy.game)
     except ValueError:
         cards = strategy.cards
-        holdem = cards.get("kind") == "holdem" or (
+        holdem = cards.get("kind") in ("holdem", "holdem-pa") or (
             cards.get("kind") == "graft" and isinstance(cards.get("base"), dict)
             and cards["base"].get("kind") == "holdem")
         return strategy.game.num_players == 2 and holdem

@@ -165,6 +165,9 @@ HOLDEM_BETTING = (
 HOLDEM_ITERATIONS = 152_545_433
 """Iterations of the bundled hold'em file (see its manifest entry for the time)."""
 
+HOLDEM_PA_ITERATIONS = 100_000_000
+"""Iterations of the bundled potential-aware hold'em file (see its manifest entry)."""
+
 ROYAL_FCHA = '{"name": "fcha", "fold": true, "all_in": true, "fractions": [[[0.5]]]}'
 """Royal FCHA: fold, call, half pot, all-in."""
 ROYAL_FCMHPA = ('{"name": "fcmhpa", "fold": true, "all_in": true, '
@@ -206,6 +209,19 @@ RECIPES: dict[str, Recipe] = {
             "a round half pot, pot or all-in, raises pot or all-in, at most 4/3/3/3 raises; "
             "external-sampling MCCFR over a pool of 2,000,000 sampled deals "
             "(strategies.dealpool); played fully purified (the most likely action) by default",
+        ),
+        Recipe(
+            "holdem.nolimit.2p.pa", "holdem.nolimit.2p.reverse_blinds.game", HOLDEM_BETTING,
+            "mccfr-es-pool", HOLDEM_PA_ITERATIONS, cards="holdem-pa",
+            buckets=(169, 50, 50, 50), recall="imperfect", bins=50, card_samples=50_000,
+            pool_deals=2_000_000, discount_interval=1_000_000, discount_until=30_000_000,
+            purification="full",
+            description="heads-up no-limit hold'em (stacks 20000, blinds 100/50, reverse "
+            "blinds): potential-aware cards (169 preflop classes; 50 flop clusters of "
+            "histograms over turn clusters, 50 turn clusters of river-equity histograms, "
+            "both k-means under the earth mover's distance; 50 river equity buckets), "
+            "imperfect recall; the betting of holdem.nolimit.2p; external-sampling MCCFR "
+            "over a pool of 2,000,000 sampled deals; played fully purified by default",
         ),
         Recipe(
             "royal.nolimit.2p.fcpa", "royal.nolimit.2p.game", "fcpa", "cfr+", 1500,
