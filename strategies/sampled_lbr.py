@@ -128,8 +128,7 @@ class HandView:
         """Holes that miss LBR's cards and the board visible in ``round_``."""
         dead = np.zeros(64, dtype=bool)
         dead[list(self.lbr_hole) + list(self.visible(round_))] = True
-        out: npt.NDArray[np.bool_] = ~dead[self.holes].any(axis=1)
-        return out
+        return np.logical_not(dead[self.holes].any(axis=1))
 
     def buckets(self, cards: Any, round_: int, which: I64) -> I64:
         """The agent's bucket of holes ``which`` (indices) in ``round_``; computed once per
@@ -446,7 +445,8 @@ class HandRecord:
     """LBR's chips."""
     betting: str
     ranges: list[F64]
-    """The range (weight per hole, normalised) before each LBR decision."""
+    """The range before each LBR decision: the weight per hole, not normalised (the
+    likelihood of the agent's actions so far for each hole still possible)."""
 
 
 def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, policy: Any,
@@ -472,8 +472,7 @@ def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, polic
             action = policy.act(ms)
         else:
             if keep_ranges:
-                w = total(hyps, holes.shape[0])
-                ranges.append(w / w.sum())
+                ranges.append(total(hyps, holes.shape[0]))
             action = lbr.choose(hyps, state)
         hyps = model.update(view, hyps, state, action)
         state = state.apply(action)
@@ -488,10 +487,10 @@ def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, polic
 class LbrConfig:
     """Everything a run needs, as JSON (worker processes get it as text)."""
 
-    spec: str
+    spec: str = ""
     """The agent: a strategy file (path or bundled name) or ``builtin:NAME``."""
-    game: str
-    """A game file (path or bundled name)."""
+    game: str | None = None
+    """A game file (path or bundled name); ``None``: the strategy file's game."""
     mapping: str | None = None
     purify: str | None = None
     sizes_in: str | None = None
@@ -517,14 +516,22 @@ class ChunkPlayer:
     """Plays chunks of a run in one process (the strategy file loaded once)."""
 
     def __init__(self, config: LbrConfig) -> None:
+        from agent.acpc.gamedef import parse_gamedef
         from agent.acpc.gamefiles import load_game
-        from agent.agents import make_policy
+        from agent.agents import is_builtin, make_policy, resolve_strategy
+        from agent.strategy.fileformat import read_header
 
         if config.preflop not in PREFLOP_RULES:
             raise UsageError(f"expected a preflop rule among {', '.join(PREFLOP_RULES)}, got "
                              f"{config.preflop!r}")
         self.config = config
-        self.game = load_game(config.game)
+        if config.game is not None:
+            self.game = load_game(config.game)
+        elif is_builtin(config.spec):
+            raise UsageError(f"expected a game for the built-in agent {config.spec!r}")
+        else:
+            path = resolve_strategy(config.spec)
+            self.game = parse_gamedef(str(read_header(path)[0].get("game", "")), str(path))
         if self.game.num_players != 2 or not self.game.is_nolimit:
             raise UsageError(f"expected a two-player no-limit game for LBR, got "
                              f"{config.game!r}")
