@@ -60,8 +60,10 @@ Imports numpy, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -70,6 +72,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.convention import read_bet
+from agent.abstraction.holdem_buckets import HoldemCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_after_call
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
@@ -119,6 +122,7 @@ class HandView:
     lbr_hole: tuple[int, ...]
     board: tuple[int, ...]
     """The whole board of the hand; rounds see their prefix."""
+    cache: BucketCache | None = None
     _buckets: dict[int, I64] = field(default_factory=dict)
 
     def visible(self, round_: int) -> tuple[int, ...]:
@@ -132,7 +136,9 @@ class HandView:
 
     def buckets(self, cards: Any, round_: int, which: I64) -> I64:
         """The agent's bucket of holes ``which`` (indices) in ``round_``; computed once per
-        hole and round (-1 = not yet)."""
+        hole and round (-1 = not yet), or read from the shared :class:`BucketCache`."""
+        if self.cache is not None:
+            return self.cache.buckets(cards, round_, self.visible(round_), self.holes, which)
         have = self._buckets.get(round_)
         if have is None:
             have = np.full(self.holes.shape[0], -1, dtype=np.int64)
@@ -141,6 +147,46 @@ class HandView:
         if todo.size:
             have[todo] = hole_buckets(cards, round_, self.holes[todo], self.visible(round_))
         return have[which]
+
+
+class BucketCache:
+    """Hold'em buckets of every hole by suit-canonical board, shared by the hands of a
+    process (LRU of :attr:`size` boards): the duplicate hand replays the same boards, and
+    flops repeat up to suit relabelling (1,755 classes). Sound because the hold'em metric
+    is invariant under relabelling the suits (:mod:`agent.abstraction.holdem_buckets`):
+    hole ``h`` on board ``b`` has the bucket of ``perm(h)`` on ``perm(b)``."""
+
+    def __init__(self, holes: I64, size: int = 20_000) -> None:
+        self.size = size
+        perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
+        self._card_perm = (np.arange(52)[None, :] // 4) * 4 + perms[:, np.arange(52) % 4]
+        index = np.full((52, 52), -1, dtype=np.int64)
+        index[holes[:, 0], holes[:, 1]] = np.arange(holes.shape[0])
+        index[holes[:, 1], holes[:, 0]] = np.arange(holes.shape[0])
+        moved = self._card_perm[:, holes]  # [perm, hole, 2]
+        self._hole_perm = index[moved[..., 0], moved[..., 1]]
+        self._boards: OrderedDict[tuple[int, ...], npt.NDArray[np.int16]] = OrderedDict()
+
+    def buckets(self, cards: Any, round_: int, board: tuple[int, ...], holes: I64,
+                which: I64) -> I64:
+        forms = [tuple(sorted(row)) for row in self._card_perm[:, list(board)].tolist()] \
+            if board else [()] * len(self._card_perm)
+        p = min(range(len(forms)), key=forms.__getitem__)
+        key = (round_, *forms[p])
+        have = self._boards.get(key)
+        if have is None:
+            have = np.full(holes.shape[0], -1, dtype=np.int16)
+            self._boards[key] = have
+            if len(self._boards) > self.size:
+                self._boards.popitem(last=False)
+        else:
+            self._boards.move_to_end(key)
+        at = self._hole_perm[p, which]
+        todo = which[have[at] < 0]
+        if todo.size:
+            have[self._hole_perm[p, todo]] = hole_buckets(cards, round_, holes[todo], board)
+        out: I64 = have[at].astype(np.int64)
+        return out
 
 
 def total(hyps: Hyps, size: int) -> F64:
@@ -451,12 +497,14 @@ class HandRecord:
 
 def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, policy: Any,
               model: AgentModel, settings: LbrSettings, rng: np.random.Generator,
-              holes: I64 | None = None, keep_ranges: bool = False) -> HandRecord:
-    """Play one hand: LBR in ``lbr_position`` against ``policy`` (module docstring)."""
+              holes: I64 | None = None, keep_ranges: bool = False,
+              cache: BucketCache | None = None) -> HandRecord:
+    """Play one hand: LBR in ``lbr_position`` against ``policy`` (module docstring);
+    ``cache`` (hold'em buckets shared between hands) must come with the full ``holes``."""
     holes = all_holes(game) if holes is None else holes
     agent = 1 - lbr_position
     view = HandView(game, holes, agent, hand_number, tuple(deal.hole[lbr_position]),
-                    tuple(deal.board))
+                    tuple(deal.board), cache)
     lbr = LbrPlayer(view, model, settings, rng)
     state = BettingState.initial(game)
     hyps: Hyps = {0: view.possible(0).astype(np.float64)}
@@ -541,6 +589,8 @@ class ChunkPlayer:
         self.model = agent_model(self.base)
         self.holes = all_holes(self.game)
         self.settings = LbrSettings(config.fractions, config.preflop)
+        self.cache = BucketCache(self.holes) if isinstance(self.model, StrategyModel) and \
+            isinstance(self.model.loaded.cards, HoldemCards) else None
 
     def policy(self, seed: int) -> Any:
         """A fresh agent (its own seed), sharing the loaded strategy."""
@@ -562,7 +612,8 @@ class ChunkPlayer:
             deal = next(dealer)
             for position in (0, 1):
                 record = play_hand(self.game, deal, position, 2 * i + position, policy,
-                                   self.model, self.settings, rng, self.holes)
+                                   self.model, self.settings, rng, self.holes,
+                                   cache=self.cache)
                 out.append([chunk * CHUNK_DEALS + i, position, record.value])
         return out
 
