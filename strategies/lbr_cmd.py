@@ -101,8 +101,12 @@ def is_sampled(args: argparse.Namespace) -> bool:
     """Sampled LBR for ``--sampled``, built-ins and games the lab cannot enumerate."""
     if args.sampled or args.file.startswith("builtin:"):
         return True
+    from agent.acpc.gamedef import parse_gamedef
+    from agent.strategy.fileformat import read_header
+
+    path = resolve_strategy(args.file)
     try:
-        check_enumerable(load_strategy(resolve_strategy(args.file)).game)
+        check_enumerable(parse_gamedef(str(read_header(path)[0].get("game", "")), str(path)))
     except UsageError:
         return True
     return False

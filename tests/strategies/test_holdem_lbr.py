@@ -11,14 +11,22 @@ the exact LBR of :mod:`strategies.lbr` and stays below the exact best response.
 from __future__ import annotations
 
 import itertools
+import json
 import random
+import subprocess
+import sys
 from functools import cache
 from typing import Any
 
 import numpy as np
 import pytest
 
-from agent.abstraction.holdem_buckets import hand_strength_moments
+from agent.abstraction.holdem_buckets import (
+    SCRATCH_SIZE,
+    STRENGTH_TABLES,
+    ehs2,
+    hand_strength_moments,
+)
 from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import Action, BettingState, parse_betting
 from agent.acpc.dealing import Deal
@@ -28,9 +36,10 @@ from agent.acpc.matchstate import view_of
 from agent.policy import StrategyPolicy
 from agent.strategy.purification import parse_purification
 from strategies.lbr import lbr_value
-from strategies.lbr_cards import all_holes, completions, equities, hole_buckets
+from strategies.lbr_cards import _ehs2_kernel, all_holes, completions, equities, hole_buckets
 from strategies.sampled_lbr import (
     CHUNK_DEALS,
+    BucketCache,
     ChunkPlayer,
     LbrConfig,
     LbrSettings,
@@ -40,6 +49,7 @@ from strategies.sampled_lbr import (
 )
 from strategies.translation.full_br import AgentLab
 from strategies.translation.lab import load_leduc
+from tests.support import NO_JIT, ROOT, run_without_jit
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 LEDUC = "leduc.nolimit.2p.game"
@@ -86,6 +96,50 @@ def test_equities_equal_brute_force() -> None:
             score += 2 if ours > theirs else 1 if ours == theirs else 0
             count += 1
         assert value == pytest.approx(score / (2 * count), abs=1e-12)
+
+
+def test_bucket_cache_equals_the_agents_buckets_under_suit_relabelling() -> None:
+    loaded = player("holdem.nolimit.2p.strat", HOLDEM).base.loaded
+    holes = all_holes(load_game(HOLDEM))
+    cache = BucketCache(holes)
+    rng = random.Random(8)
+    for round_, n_board in ((1, 3), (2, 4), (3, 5)):
+        board = rng.sample(range(52), n_board)
+        perm = rng.sample(range(4), 4)
+        for b in (board, [(c // 4) * 4 + perm[c % 4] for c in board]):  # same canonical key
+            which = np.array(rng.sample([i for i, h in enumerate(holes.tolist())
+                                         if not set(h) & set(b)], 30), dtype=np.int64)
+            got = cache.buckets(loaded.cards, round_, tuple(b), holes, which)
+            for i, bucket in zip(which.tolist(), got.tolist(), strict=True):
+                assert loaded.cards.bucket(round_, holes[i].tolist(), b) == bucket
+    assert len(cache._boards) == 3
+
+
+def test_small_kernels_equal_oracles() -> None:
+    """Runs again without the JIT (below): the kernels' plain-Python semantics."""
+    game = load_game(HOLDEM)
+    rng = random.Random(2)
+    dealt = rng.sample(range(52), 7)
+    hole, board = dealt[:2], dealt[2:6]
+    others = np.array([dealt[6:] + [c] for c in range(52) if c not in dealt][:3],
+                      dtype=np.int64)
+    others.sort(axis=1)
+    metric = np.zeros(len(others))
+    _ehs2_kernel(others, np.array(board, dtype=np.int64), 4, *STRENGTH_TABLES,
+                 np.zeros(SCRATCH_SIZE, np.int64), metric)
+    assert metric.tolist() == [ehs2(h, board) for h in others.tolist()]
+    river = np.array([[c] for c in range(52) if c not in dealt + others.ravel().tolist()][:2])
+    value = equities(game, hole, board, others, river)
+    for other, v in zip(others.tolist(), value.tolist(), strict=True):
+        score = sum(2 if rank_hand([*hole, *board, r]) > rank_hand([*other, *board, r]) else
+                    1 if rank_hand([*hole, *board, r]) == rank_hand([*other, *board, r])
+                    else 0 for (r,) in river.tolist())
+        assert v == score / (2 * len(river))
+
+
+@pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
+def test_kernels_as_plain_python() -> None:
+    run_without_jit(__file__)
 
 
 # --------------------------------------------------------------------------- oracle
@@ -293,3 +347,14 @@ def test_settings_defaults() -> None:
     settings = LbrSettings()
     assert settings.preflop == "call" and settings.fractions == (0.5, 1.0, 2.0)
     assert all_holes(load_game(HOLDEM)).shape == (1326, 2)
+
+
+def test_command_plays_and_writes_every_hand(tmp_path: Any) -> None:
+    out = tmp_path / "lbr.json"
+    done = subprocess.run([sys.executable, "-m", "strategies.cli", "lbr", "builtin:fold",
+                           "--hands", "40", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "LBR wins 750.0 +- 0.0 mbb/h" in done.stdout
+    data = json.loads(out.read_text())
+    assert data["hands"] == 40 and len(data["values"]) == 40 and data["mbb_per_hand"] == 750
