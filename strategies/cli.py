@@ -148,18 +148,32 @@ def _add_learn_sizes(sub: Any) -> None:
 def _add_lbr(sub: Any) -> None:
     """``lbr``'s options (the work is :mod:`strategies.lbr_cmd`)."""
     p = sub.add_parser("lbr", help="local best response against a strategy file's agent, "
-                       "exact in small no-limit games, beside the exact best response")
-    p.add_argument("file", help="a strategy file of a small no-limit game (or its bundled "
-                   "name), e.g. leduc.nolimit.2p.fcpa.strat")
+                       "exact in small no-limit games, beside the exact best response; "
+                       "sampled (real hands) in hold'em")
+    p.add_argument("file", help="a strategy file of a no-limit game (or its bundled "
+                   "name), e.g. leduc.nolimit.2p.fcpa.strat, or builtin:NAME (sampled)")
     p.add_argument("--mappings", default=None,
                    help="comma-separated translation mappings, or all (default: the file's)")
     p.add_argument("--purify", default=None,
                    help="comma-separated purifications, or all (default: the file's)")
     p.add_argument("--sizes-in", default="abstract", help="the agent's size convention: "
                    "abstract (default) or real")
-    p.add_argument("--fractions", default="0.5,1", help="LBR's bet sizes besides the "
-                   "all-in, pot fractions (default 0.5,1)")
-    p.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
+    p.add_argument("--fractions", default=None, help="LBR's bet sizes besides the "
+                   "all-in, pot fractions (default 0.5,1 exact, 0.5,1,2 sampled)")
+    p.add_argument("--json", "--out", dest="json", metavar="OUT",
+                   help="also write the figures as JSON (sampled: every hand's value)")
+    p.add_argument("--sampled", action="store_true",
+                   help="play hands even in a game small enough to value exactly")
+    p.add_argument("--hands", type=int, default=2000,
+                   help="sampled: hands to play, rounded up to 20 (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="sampled: deals and agent seeds")
+    p.add_argument("--game", default=None, help="sampled: the game (default: the file's; "
+                   "hold'em reverse blinds for built-ins)")
+    p.add_argument("--preflop", default="call", help="sampled: LBR's preflop rule, call "
+                   "(always check/call, default) or best")
+    p.add_argument("--workers", type=int, default=1, help="sampled: processes (default 1)")
+    p.add_argument("--progress", type=float, default=10.0,
+                   help="sampled: seconds between progress lines (default 10)")
 
 
 def build_parser() -> argparse.ArgumentParser:

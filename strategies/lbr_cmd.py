@@ -7,7 +7,13 @@ average (a lower bound of the agent's exploitability over both seats, chips per 
 mbb/h), and the exact best response's average (the exploitability itself), so that what LBR
 finds can be read against what there is to find. The game must be one the translation lab
 enumerates (no-limit, a real betting tree of at most 2,000,000 nodes, deals enumerable:
-no-limit Kuhn and Leduc files); anything else is a one-line error before work starts.
+no-limit Kuhn and Leduc files).
+
+Other games (hold'em), built-in agents (``builtin:call``, ...) and ``--sampled`` play hands
+instead (:func:`sampled`, :mod:`strategies.sampled_lbr`): ``--hands`` in duplicate from
+``--seed``, one mapping and one purification, ``--workers`` processes, a progress line with
+hands/s and the running mbb/h +- 95%; Ctrl-C keeps and reports the hands done; ``--out``
+(``--json``) writes every hand's value.
 """
 
 from __future__ import annotations
@@ -32,8 +38,10 @@ from strategies.translation.lab import parse_mappings, parse_purifications
 
 
 def lbr(args: argparse.Namespace) -> int:
-    """Run ``acpc-strategy lbr``."""
-    fractions = parse_fractions(args.fractions)
+    """Run ``acpc-strategy lbr``: exact in small games, else sampled (:func:`sampled`)."""
+    if is_sampled(args):
+        return sampled(args)
+    fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
     strategy = load_strategy(resolve_strategy(args.file))
     mappings = parse_mappings(args.mappings) if args.mappings else [
@@ -78,3 +86,136 @@ def lbr(args: argparse.Namespace) -> int:
                                                "rows": rows}, indent=1))
         print(f"{PROG} lbr: wrote {args.json}", file=sys.stderr)
     return 0
+
+
+# --------------------------------------------------------------------------- sampled
+
+
+def _one(text: str | None, what: str) -> str | None:
+    if text is not None and ("," in text or text.strip() == "all"):
+        raise UsageError(f"expected one {what} for sampled LBR, got {text!r}")
+    return text
+
+
+def is_sampled(args: argparse.Namespace) -> bool:
+    """Sampled LBR for ``--sampled``, built-ins and games the lab cannot enumerate."""
+    if args.sampled or args.file.startswith("builtin:"):
+        return True
+    from agent.acpc.gamedef import parse_gamedef
+    from agent.strategy.fileformat import read_header
+
+    path = resolve_strategy(args.file)
+    try:
+        check_enumerable(parse_gamedef(str(read_header(path)[0].get("game", "")), str(path)))
+    except UsageError:
+        return True
+    return False
+
+
+def sampled(args: argparse.Namespace) -> int:
+    """``acpc-strategy lbr`` by playing hands (:mod:`strategies.sampled_lbr`)."""
+    import concurrent.futures as cf
+    import math
+    import multiprocessing
+
+    from strategies.sampled_lbr import (
+        CHUNK_DEALS,
+        DEFAULT_FRACTIONS,
+        PREFLOP_RULES,
+        ChunkPlayer,
+        LbrConfig,
+        play_chunk,
+        summarize,
+    )
+
+    if args.hands < 2:
+        raise UsageError(f"expected --hands >= 2 (one deal in both seats), got {args.hands}")
+    if args.workers < 1:
+        raise UsageError(f"expected --workers >= 1, got {args.workers}")
+    if args.preflop not in PREFLOP_RULES:
+        raise UsageError(f"expected --preflop among {', '.join(PREFLOP_RULES)}, got "
+                         f"{args.preflop!r}")
+    fractions = DEFAULT_FRACTIONS if args.fractions is None else parse_fractions(args.fractions)
+    if args.file.startswith("builtin:"):
+        game = args.game or "holdem.nolimit.2p.reverse_blinds.game"
+    else:
+        game = args.game
+    config = LbrConfig(spec=args.file, game=game, mapping=_one(args.mappings, "mapping"),
+                       purify=_one(args.purify, "purification"), sizes_in=args.sizes_in,
+                       fractions=fractions, preflop=args.preflop, seed=args.seed)
+    local = ChunkPlayer(config)  # validates everything before work starts
+    base = local.base
+    mapping = getattr(base, "mapping_name", None)
+    purify = str(base.purification) if hasattr(base, "purification") else None
+    big = local.game.big_blind or 1
+    chunks = math.ceil(args.hands / (2 * CHUNK_DEALS))
+    game_name = Path(game).name if game else "its game"
+    print(f"{PROG} lbr: sampled, {args.file} in {game_name}"
+          + (f", mapping {mapping}, purify {purify}, sizes-in {args.sizes_in}"
+             if mapping else "")
+          + f"; LBR bets {', '.join(f'{f:g}' for f in fractions) or 'none'} pot and all-in, "
+          f"preflop {args.preflop}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
+          f"{args.seed}, {args.workers} worker(s)", flush=True)
+    rows: list[list[float]] = []
+    interrupted = False
+    last = time.perf_counter()
+    played_start = time.perf_counter()
+
+    def progress() -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last < args.progress:
+            return
+        last = now
+        s = summarize(rows, big)
+        rate = len(rows) / max(now - played_start, 1e-9)
+        print(f"  hands {len(rows):>7,}  {rate:6.2f} hands/s  LBR {s.mbb:9.1f} +- "
+              f"{s.mbb_half_width:.1f} mbb/h", flush=True)
+
+    try:
+        if args.workers == 1:
+            for c in range(chunks):
+                rows += local.play(c)
+                progress()
+        else:
+            text = config.to_json()
+            ctx = multiprocessing.get_context("spawn")
+            with cf.ProcessPoolExecutor(args.workers, mp_context=ctx) as pool:
+                pending: set[cf.Future[str]] = set()
+                next_chunk = 0
+                try:
+                    while next_chunk < chunks or pending:
+                        while next_chunk < chunks and len(pending) < 2 * args.workers:
+                            pending.add(pool.submit(play_chunk, text, next_chunk))
+                            next_chunk += 1
+                        done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                        for future in done:
+                            rows += json.loads(future.result())
+                        progress()
+                except KeyboardInterrupt:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"{PROG} lbr: interrupted; keeping the {len(rows)} hands done", file=sys.stderr)
+    seconds = time.perf_counter() - played_start
+    rows.sort()
+    s = summarize(rows, big)
+    print(f"LBR wins {s.mbb:.1f} +- {s.mbb_half_width:.1f} mbb/h (95%; {s.chips:.2f} chips "
+          f"per hand over {s.deals:,} deals in both seats; big blind {big:g}); "
+          f"{len(rows) / max(seconds, 1e-9):.2f} hands/s, {seconds:.0f} s"
+          + (" (interrupted)" if interrupted else ""))
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "agent": args.file, "game": game_name, "mapping": mapping,
+            "purify": purify, "sizes_in": args.sizes_in, "fractions": list(fractions),
+            "preflop": args.preflop, "seed": args.seed, "hands": len(rows),
+            "deals": s.deals, "chips_per_hand": s.chips, "half_width": s.half_width,
+            "mbb_per_hand": s.mbb, "mbb_half_width": s.mbb_half_width,
+            "big_blind": big, "seconds": round(seconds, 1), "workers": args.workers,
+            "hands_per_second": round(len(rows) / max(seconds, 1e-9), 3),
+            "interrupted": interrupted,
+            "columns": ["deal", "lbr_position", "chips"], "values": rows,
+        }, separators=(",", ":")))
+        print(f"{PROG} lbr: wrote {args.json}", file=sys.stderr)
+    return 130 if interrupted else 0

@@ -206,7 +206,9 @@ def test_the_command_tables_lbr_beside_the_best_response() -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["leduc.limit.2p.strat"], "expected a strategy file of a no-limit game"),
-    (["holdem.nolimit.2p.strat"], "expected a game with at most"),
+    (["holdem.nolimit.2p.strat", "--mappings", "rand-pshar,det-arith"],
+     "expected one mapping for sampled LBR"),
+    (["builtin:call", "--preflop", "river"], "expected --preflop among call, best"),
     (["leduc.nolimit.2p.fcpa.strat", "--fractions", "half"], "positive pot fractions"),
     (["leduc.nolimit.2p.fcpa.strat", "--mappings", "nope"], "nope"),
 ])

@@ -1,0 +1,46 @@
+"""Sampled LBR's card kernels (:mod:`strategies.lbr_cards`) on tiny inputs against the
+agent's own estimator and the reference evaluator, once more without the JIT (the kernels'
+plain-Python semantics). The batched versions are checked at full size in
+``test_holdem_lbr.py``."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, ehs2
+from agent.acpc.evaluator import rank_hand
+from agent.acpc.gamefiles import load_game
+from strategies.lbr_cards import _ehs2_kernel, equities
+from tests.support import NO_JIT, run_without_jit
+
+HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
+
+
+def test_small_kernels_equal_oracles() -> None:
+    """Runs again without the JIT (below): the kernels' plain-Python semantics."""
+    game = load_game(HOLDEM)
+    rng = random.Random(2)
+    dealt = rng.sample(range(52), 7)
+    hole, board = dealt[:2], dealt[2:6]
+    others = np.array([dealt[6:] + [c] for c in range(52) if c not in dealt][:3],
+                      dtype=np.int64)
+    others.sort(axis=1)
+    metric = np.zeros(len(others))
+    _ehs2_kernel(others, np.array(board, dtype=np.int64), 4, *STRENGTH_TABLES,
+                 np.zeros(SCRATCH_SIZE, np.int64), metric)
+    assert metric.tolist() == [ehs2(h, board) for h in others.tolist()]
+    river = np.array([[c] for c in range(52) if c not in dealt + others.ravel().tolist()][:2])
+    value = equities(game, hole, board, others, river)
+    for other, v in zip(others.tolist(), value.tolist(), strict=True):
+        score = sum(2 if rank_hand([*hole, *board, r]) > rank_hand([*other, *board, r]) else
+                    1 if rank_hand([*hole, *board, r]) == rank_hand([*other, *board, r])
+                    else 0 for (r,) in river.tolist())
+        assert v == score / (2 * len(river))
+
+
+@pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
+def test_kernels_as_plain_python() -> None:
+    run_without_jit(__file__)
