@@ -22,16 +22,20 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Sequence
 
-from agent.acpc.gamefiles import load_game
 from agent.acpc.gamedef import Game
+from agent.acpc.gamefiles import load_game
 from dealer.match.estimator import Model, group_values, make_model
 from dealer.match.schedule import plan_jobs
 from dealer.match.variants import Variant, parse_variant
-from dealer.match.worker import MatchSettings, run_job
+from dealer.match.worker import MatchSettings, make_seat_policy, run_job
 from dealer.matchcli import default_setup
 
 Z = 1.96
@@ -46,6 +50,7 @@ def played_values(game: Game, game_spec: str, variants: Sequence[Variant],
     jobs = plan_jobs([by[group[0]], by[group[1]]], [group], master_seed=seed,
                      matches=unit + 1, hands=hands)
     jobs = [j for j in jobs if j.unit == unit]
+    make_seat_policy(by[group[0]], game, 0)  # the strategy load is not the played hands'
     start = time.process_time()
     outs = [run_job(j, by, settings) for j in jobs]
     cpu = time.process_time() - start
@@ -55,6 +60,17 @@ def played_values(game: Game, game_spec: str, variants: Sequence[Variant],
     r0 = next(o for j, o in zip(jobs, outs, strict=True) if j.rotation == 0)
     r1 = next(o for j, o in zip(jobs, outs, strict=True) if j.rotation == 1)
     return [0.5 * (a[0] + b[1]) for a, b in zip(r0.values, r1.values, strict=True)], cpu
+
+
+def command_cpu(argv: Sequence[str]) -> float:
+    """User + system CPU seconds of a child command (and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-m", "dealer.matchcli", *argv],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_inproc: error: {' '.join(argv)}: {proc.stderr[-500:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def cost(values: Sequence[float], cpu: float, half: float) -> float:
@@ -70,6 +86,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--game", default=None)
     p.add_argument("-v", "--variant", action="append", default=[])
+    p.add_argument("--commands", type=int, default=0, metavar="DEALS",
+                   help="also time both whole commands (acpc-match --transport inproc -j 1 "
+                   "and --estimator exact-agents) on DEALS deals per group, each repeat")
     args = p.parse_args()
     setup = default_setup()
     texts = args.variant or list(setup.variants)
@@ -104,13 +123,39 @@ def main() -> None:
                        old[a][1] + old[b][1])
         new["diff"] = ([x - y for x, y in zip(new[a][0], new[b][0], strict=True)],
                        new[a][1] + new[b][1])
+        cmd_line = ""
+        if args.commands:
+            common = [*(x for t in texts for x in ("-v", t)), "--game", game_spec,
+                      "--pair", f"{a}:{c}", "--pair", f"{b}:{c}", "--hands",
+                      str(args.commands), "--matches", "1", "--seed", str(args.seed + rep),
+                      "--quiet"]
+            with tempfile.TemporaryDirectory() as tmp:
+                cmd_old = command_cpu([*common, "--transport", "inproc", "-j", "1",
+                                       "--run-dir", tmp])
+            cmd_new = command_cpu([*common, "--estimator", "exact-agents"])
+            cmd_line = (f"  whole commands, {args.commands} deals per group: old {cmd_old:.1f} "
+                        f"cpu s ({1e3 * cmd_old / (2 * args.commands):.2f} ms/deal/group), "
+                        f"new {cmd_new:.1f} cpu s "
+                        f"({1e3 * cmd_new / (2 * args.commands):.2f} ms/deal/group)")
+            for name in (a, b):
+                old[name + "@cmd"] = (old[name][0], cmd_old / 2 * len(old[name][0])
+                                      / args.commands)
+                new[name + "@cmd"] = (new[name][0], cmd_new / 2 * len(new[name][0])
+                                      / args.commands)
+            old["diff@cmd"] = (old["diff"][0], cmd_old * len(old["diff"][0]) / args.commands)
+            new["diff@cmd"] = (new["diff"][0], cmd_new * len(new["diff"][0]) / args.commands)
         print(f"repeat {rep + 1} (load {load:.2f} -> {os.getloadavg()[0]:.2f}):")
-        for key in (a, b, "diff"):
+        if cmd_line:
+            print(cmd_line)
+        keys = [k for k in (a, b, "diff") for k in (k, k + "@cmd") if k in old]
+        for key in keys:
             ov, oc = old[key]
             nv, nc = new[key]
             half = Z * statistics.stdev(ov) / math.sqrt(len(ov))
             co, cn = cost(ov, oc, half), cost(nv, nc, half)
-            label = f"{a} - {b}" if key == "diff" else f"{key} vs {c}"
+            base, _, how = key.partition("@")
+            label = f"{a} - {b}" if base == "diff" else f"{base} vs {c}"
+            label += " (commands)" if how else " (engine)"
             print(f"  {label:<28} half-width {1000 * half / big:9.1f} mbb/h: old "
                   f"{co:8.2f} cpu s (mean {1000 * statistics.fmean(ov) / big:+9.1f}, sd "
                   f"{1000 * statistics.stdev(ov) / big:8.1f}, {1e3 * oc / len(ov):.2f} ms/deal)"

@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.acpc.cards import NUM_SUITS
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.cards import NUM_SUITS
 from agent.acpc.dealing import Deal, deal_hands
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -367,7 +367,7 @@ def showdown_odds(game: Game, hole: Sequence[int],
                   board: Sequence[int]) -> tuple[float, float, float]:
     """``(win, tie, lose)`` of ``hole`` on the showdown ``board`` against an opponent hole
     drawn uniformly from the rest of the deck (exact enumeration)."""
-    from agent.acpc.dealing import deck_for
+    from agent.acpc.cards import deck_for
 
     used = set(hole) | set(board)
     return _odds_on(game, hole, board, [c for c in deck_for(game) if c not in used])
@@ -452,7 +452,7 @@ def class_probabilities(game: Game) -> dict[tuple[int, ...], float]:
     """The exact probability of each :func:`hole_class` of one player's deal."""
     import itertools
 
-    from agent.acpc.dealing import deck_for
+    from agent.acpc.cards import deck_for
 
     combos = list(itertools.combinations(deck_for(game), game.num_hole_cards))
     counts: dict[tuple[int, ...], int] = {}

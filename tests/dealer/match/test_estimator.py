@@ -97,11 +97,11 @@ def test_leduc_estimate_converges_to_the_exact_value() -> None:
     halves = []
     for expand in (False, True):
         rnd = RandomAgent(game, expand=expand)
-        g = group_values(game, (agent, rnd), master_seed=11, units=8, hands=250,
+        g = group_values(game, (agent, rnd), master_seed=11, units=6, hands=200,
                          group=("a", "r"))
-        small = estimate(g.values[:500], 1000)
-        large = estimate(g.values, 4000)
-        controlled = estimate(g.controlled(probs), 4000)
+        small = estimate(g.values[:300], 600)
+        large = estimate(g.values, 2400)
+        controlled = estimate(g.controlled(probs), 2400)
         for e in (small, large, controlled):
             assert e.ci_low <= exact <= e.ci_high, (expand, e, exact)
         assert large.half_width < 0.7 * small.half_width
