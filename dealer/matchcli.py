@@ -223,11 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "rotation, the agents' randomness integrated out (games whose deals and "
                    "betting enumerate: Kuhn, Leduc; strategy files and the built-ins random, "
                    "call, fold, minraise)")
-    p.add_argument("--estimator", choices=("played", "exact-agents"), default="played",
+    p.add_argument("--estimator", choices=("played", "exact-agents", "sampled-agents"),
+                   default="played",
                    help="played: play the matches (default); exact-agents: no matches, value "
                    "each deal of the same seeds in both seatings with the agents' randomness "
-                   "integrated out (heads-up; strategy files and built-ins): unbiased, "
-                   "smaller intervals per CPU-second")
+                   "integrated out; sampled-agents: the same walk with the agents' draws "
+                   "sampled by common random numbers (both heads-up, strategy files and "
+                   "built-ins; unbiased, smaller intervals per CPU-second)")
     p.add_argument("--json", type=Path, default=None, metavar="FILE",
                    help="write the results as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="FILE",
@@ -395,11 +397,12 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 ESTIMATE_EXCLUDES = ("transport", "jobs", "address", "run_dir", "unit", "allin_ev",
                      "match_timeout", "csv", "plot")
-"""Options of played matches that are errors with ``--estimator exact-agents``."""
+"""Options of played matches that are errors with ``--estimator`` other than ``played``."""
 
 
 def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """``acpc-match --estimator exact-agents`` (:mod:`dealer.match.estimator`)."""
+    """``acpc-match --estimator exact-agents|sampled-agents``
+    (:mod:`dealer.match.estimator`)."""
     given = [f"--{n.replace('_', '-')}" for n in ESTIMATE_EXCLUDES
              if getattr(args, n) is not None]
     if args.backend != "local":
@@ -407,7 +410,7 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if given:
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: {', '.join(given)} apply to played matches, not to "
-              f"--estimator exact-agents", file=sys.stderr)
+              f"--estimator {args.estimator}", file=sys.stderr)
         return 2
     from dealer.match.estimator import estimate_run, format_rows, rows_json
     from dealer.match.schedule import make_groups
@@ -428,27 +431,28 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         game_text = args.game or toml.get("game") or (default or default_setup()).game
         game = load_game(_resolve_game_spec(str(game_text)))
         if game.num_players != 2:
-            raise CliError(f"expected a heads-up game with --estimator exact-agents, got "
+            raise CliError(f"expected a heads-up game with --estimator {args.estimator}, got "
                            f"{game.num_players} players in {game_text}")
         hands = int(args.hands or toml.get("hands") or DEFAULT_HANDS)
         matches = int(args.matches or toml.get("matches") or DEFAULT_MATCHES)
         master = int(args.seed if args.seed is not None else toml.get("seed", DEFAULT_SEED))
         groups = make_groups(variants, 2, args.pair)
         start = time.process_time()
+        sample = args.estimator == "sampled-agents"
         rows = estimate_run(game, variants, groups, master_seed=master, units=matches,
-                            hands=hands)
+                            hands=hands, sample=sample)
     except (AcpcError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write(format_rows(rows))
+    sys.stdout.write(format_rows(rows, sample))
     if not args.quiet:
         print(f"{PROG}: {hands * matches} deals per group in both seatings, "
               f"{time.process_time() - start:.1f} CPU s", file=sys.stderr)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"game": str(game_text), "estimator": "exact-agents",
+        args.json.write_text(json.dumps({"game": str(game_text), "estimator": args.estimator,
                                          "master_seed": master, "deals_per_group":
                                          hands * matches, "rows": rows_json(rows)},
                                         indent=2) + "\n", encoding="utf-8")
@@ -475,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.exact:
         return _exact(args, parser)
-    if args.estimator == "exact-agents":
+    if args.estimator != "played":
         return _estimate(args, parser)
     try:
         if args.plot is not None:

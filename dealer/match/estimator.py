@@ -53,9 +53,9 @@ from dealer.match.schedule import deal_seed
 from dealer.match.variants import Variant
 from dealer.stats import Estimate, estimate, to_mbb
 
-ESTIMATORS = ("played", "exact-agents")
-"""``--estimator`` choices: ``played`` (matches are played, the default) and
-``exact-agents`` (this module)."""
+ESTIMATORS = ("played", "exact-agents", "sampled-agents")
+"""``--estimator`` choices: ``played`` (matches are played, the default), ``exact-agents``
+and ``sampled-agents`` (this module)."""
 
 CARD_BLIND = ("builtin:call", "builtin:fold", "builtin:minraise")
 """Deterministic built-ins that never look at their cards."""
@@ -304,7 +304,7 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False) -> 
 
 
 def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, ...],
-               *, integrate_cards: bool = True) -> float:
+               *, integrate_cards: bool = True, sample: bool = False) -> float:
     """Position 0's expected chips on ``deal`` with ``models[p]`` in position ``p``
     (heads-up), the models' distributions expanded (module docstring). With
     ``integrate_cards``, a card-blind player's hole cards are integrated out at showdowns."""
@@ -312,7 +312,7 @@ def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, 
     blind = -1
     if integrate_cards:
         blind = next((p for p in (1, 0) if models[p].card_blind), -1)
-    walk = _Walk(models, deal, key, blind)
+    walk = _Walk(models, deal, key, blind, sample)
     return walk.value(BettingState.initial(game), sts)
 
 
@@ -320,12 +320,28 @@ class _Walk:
     """One seating of one deal: the expanded tree's value (see :func:`hand_value`)."""
 
     def __init__(self, models: Sequence[Model], deal: Deal, key: tuple[int, ...],
-                 blind: int) -> None:
+                 blind: int, sample: bool = False) -> None:
         self.models = models
         self.deal = deal
         self.key = key
         self.blind = blind
+        self.sample = sample
         self._odds: dict[int, tuple[float, float, float]] = {}
+
+    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
+        """One index drawn from ``probs`` by a hash of the deal and the history."""
+        u = _hash_u64((*self.key, *state.betting.encode()), salt) / 2.0**64
+        acc = 0.0
+        total = math.fsum(probs)
+        last = 0
+        for i, q in enumerate(probs):
+            if q <= 0.0:
+                continue
+            last = i
+            acc += q
+            if u * total < acc:
+                return i
+        return last
 
     def value(self, state: BettingState, sts: list[Any]) -> float:
         if state.finished:
@@ -334,11 +350,17 @@ class _Walk:
         p = state.player
         o = 1 - p
         outs, _ = models[p].act(sts[p], state, p, deal, key)
+        if self.sample and len(outs) > 1:
+            i = self._pick([q for q, _, _ in outs], state, b"act%d" % p)
+            outs = [(1.0, outs[i][1], outs[i][2])]
         total = 0.0
         for q, action, new in outs:
             if q <= 0.0:
                 continue
             seen, _ = models[o].observe(sts[o], state, action)
+            if self.sample and len(seen) > 1:
+                j = self._pick([r for r, _ in seen], state, b"see%d" % o)
+                seen = [(1.0, seen[j][1])]
             child = state.apply(action)
             for r, other in seen:
                 if r <= 0.0:
@@ -531,7 +553,8 @@ classes."""
 
 
 def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, units: int,
-                 hands: int, group: tuple[str, str], first_unit: int = 0) -> GroupValues:
+                 hands: int, group: tuple[str, str], first_unit: int = 0,
+                 sample: bool = False) -> GroupValues:
     """The duplicate value of ``group`` on every deal a played run of these seeds deals
     (``units`` x ``hands``: unit ``k`` deals from :func:`deal_seed` ``(master, k)``, for
     ``k`` from ``first_unit``)."""
@@ -544,8 +567,8 @@ def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, u
         for h in range(hands):
             deal = next(deals)
             key = (seed, h)
-            v0 = hand_value(game, (a, b), deal, key)
-            v1 = -hand_value(game, (b, a), deal, key)
+            v0 = hand_value(game, (a, b), deal, key, sample=sample)
+            v1 = -hand_value(game, (b, a), deal, key, sample=sample)
             out.seatings.append((v0, v1))
             out.classes.append((hole_class(deal.hole[0]), hole_class(deal.hole[1])))
             out.units.append(unit)
@@ -605,8 +628,9 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
 
 def estimate_run(game: Game, variants: Sequence[Variant],
                  groups: Sequence[tuple[str, ...]], *, master_seed: int, units: int,
-                 hands: int) -> list[EstimatorRow]:
-    """Every group's rows (:func:`summarize`) on ``units`` x ``hands`` deals.
+                 hands: int, sample: bool = False) -> list[EstimatorRow]:
+    """Every group's rows (:func:`summarize`) on ``units`` x ``hands`` deals; ``sample``:
+    the agents' draws sampled (``sampled-agents``) instead of expanded.
 
     Raises:
         UsageError: for a group that is not a pair, or a variant that cannot be modelled.
@@ -621,7 +645,8 @@ def estimate_run(game: Game, variants: Sequence[Variant],
             if name not in models:
                 models[name] = make_model(by[name], game)
     results = [group_values(game, (models[g[0]], models[g[1]]), master_seed=master_seed,
-                            units=units, hands=hands, group=(g[0], g[1])) for g in groups]
+                            units=units, hands=hands, group=(g[0], g[1]), sample=sample)
+               for g in groups]
     return summarize(game, results)
 
 
@@ -631,8 +656,8 @@ def rows_json(rows: Sequence[EstimatorRow]) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def format_rows(rows: Sequence[EstimatorRow]) -> str:
-    """The table ``acpc-match --estimator exact-agents`` prints."""
+def format_rows(rows: Sequence[EstimatorRow], sample: bool = False) -> str:
+    """The table ``acpc-match --estimator exact-agents|sampled-agents`` prints."""
     width = max(len(r.label) for r in rows)
     lines = [f"{'comparison':<{width}}  {'mbb/h':>10}  {'95% interval':>23}  {'+/-':>8}  "
              f"{'deals':>7}  {'cpu s':>7}"]
@@ -641,7 +666,9 @@ def format_rows(rows: Sequence[EstimatorRow]) -> str:
         lines.append(f"{r.label:<{width}}  {e.mean:>+10.2f}  [{e.ci_low:>+10.2f}, "
                      f"{e.ci_high:>+10.2f}]  {e.half_width:>8.2f}  {e.units:>7}  "
                      f"{r.cpu_seconds:>7.1f}")
-    lines.append("(exact-agents: the deals of the played run of these seeds, each in both "
-                 "seatings; the agents' randomness valued exactly, random's sizes sampled "
-                 "with common random numbers)")
+    how = ("the agents' draws sampled from a hash of the deal and the betting"
+           if sample else "the agents' randomness valued exactly")
+    lines.append(f"({'sampled' if sample else 'exact'}-agents: the deals of the played run "
+                 f"of these seeds, each in both seatings; {how}; random's draws with common "
+                 f"random numbers; a card-blind opponent's cards integrated at showdowns)")
     return "\n".join(lines) + "\n"

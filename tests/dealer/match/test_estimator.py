@@ -95,19 +95,20 @@ def test_leduc_estimate_converges_to_the_exact_value() -> None:
                                      "mapping=rand-pshar"), game)
     probs = class_probabilities(game)
     halves = []
-    for expand in (False, True):
+    for expand, sample in ((False, False), (True, False), (False, True)):
         rnd = RandomAgent(game, expand=expand)
         g = group_values(game, (agent, rnd), master_seed=11, units=6, hands=200,
-                         group=("a", "r"))
+                         group=("a", "r"), sample=sample)
         small = estimate(g.values[:300], 600)
         large = estimate(g.values, 2400)
         controlled = estimate(g.controlled(probs), 2400)
         for e in (small, large, controlled):
-            assert e.ci_low <= exact <= e.ci_high, (expand, e, exact)
+            assert e.ci_low <= exact <= e.ci_high, (expand, sample, e, exact)
         assert large.half_width < 0.7 * small.half_width
         halves.append(large.half_width)
-    # expanding random's kinds integrates more: a narrower interval on the same deals
-    assert halves[1] < halves[0]
+    # expanding random's kinds integrates more: a narrower interval on the same deals;
+    # sampling the agent's draws, a wider one
+    assert halves[1] < halves[0] < halves[2]
 
 
 def test_holdem_estimate_agrees_with_played_matches() -> None:
@@ -121,11 +122,14 @@ def test_holdem_estimate_agrees_with_played_matches() -> None:
     assert all(o.ok for o in outs)
     played = [0.5 * (x[0] + y[1]) for x, y in zip(outs[0].values, outs[1].values,
                                                   strict=True)]
-    g = group_values(game, (make_model(agent, game), make_model(rnd, game)),
-                     master_seed=3, units=1, hands=hands, group=("a", "r"))
-    old, new = estimate(played, 2 * hands), estimate(g.values, 2 * hands)
-    assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
-    assert new.se < old.se  # the same deals, less noise
+    old = estimate(played, 2 * hands)
+    for sample in (False, True):
+        g = group_values(game, (make_model(agent, game), make_model(rnd, game)),
+                         master_seed=3, units=1, hands=hands, group=("a", "r"),
+                         sample=sample)
+        new = estimate(g.values, 2 * hands)
+        assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
+        assert new.se < old.se  # the same deals, less noise
 
 
 def test_showdown_odds_against_a_hand_count() -> None:
@@ -145,7 +149,7 @@ def test_showdown_odds_against_a_hand_count() -> None:
 def test_cli_estimator(tmp_path: Path) -> None:
     out = tmp_path / "e.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents", "--game",
+        [sys.executable, "-m", "dealer.matchcli", "--estimator", "sampled-agents", "--game",
          LEDUC, "-v", f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=rand-pshar",
          "-v", f"b={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=det-arith",
          "-v", "r=builtin:random", "--hands", "100", "--matches", "2", "--json", str(out),
@@ -166,4 +170,5 @@ def test_cli_estimator(tmp_path: Path) -> None:
         [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents",
          "--transport", "inproc"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert mixed.returncode == 2
-    assert "--transport apply to played matches" in mixed.stderr
+    assert "--transport apply to played matches, not to --estimator exact-agents" in (
+        mixed.stderr)
