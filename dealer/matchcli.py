@@ -6,6 +6,7 @@
                [--hands N] [--matches M] [--seed S] [--pair A:B]...
                [--transport tcp|inproc] [--jobs J] [--backend local|ray] [--address ADDR]
                [--run-dir DIR] [--unit seed|hand] [--allin-ev]
+               [--estimator played|exact-agents|sampled-agents]
                [--json FILE] [--csv FILE] [--plot FILE] [--quiet] [--debug]
 
 Every group of variants (a pair heads-up, or every combination: round robin) plays
@@ -20,6 +21,10 @@ with a 95% confidence interval over duplicate units, the standard error, the num
 hands and whether the difference is significant; ``--allin-ev`` adds the all-in EV figure.
 
 With no variants, the default setup (:func:`default_setup`) is played and named.
+
+``--estimator exact-agents|sampled-agents`` plays no match: each deal of the same seeds is
+valued in both seatings by a walk of the real betting tree with the agents' randomness
+integrated out or sampled with common random numbers (:mod:`dealer.match.estimator`).
 
 Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
 lines name the variant at fault; everything finished is kept).

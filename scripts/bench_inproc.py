@@ -86,6 +86,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--game", default=None)
     p.add_argument("-v", "--variant", action="append", default=[])
+    p.add_argument("--estimator", choices=("exact-agents", "sampled-agents"),
+                   default="sampled-agents", help="the new method (default sampled-agents)")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",
                    help="also time both whole commands (acpc-match --transport inproc -j 1 "
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
@@ -101,8 +103,10 @@ def main() -> None:
     a, b, c = (v.name for v in variants)
     models: dict[str, Model] = {v.name: make_model(v, game) for v in variants}
     big = game.big_blind or 1
+    sample = args.estimator == "sampled-agents"
     print(f"game {game_spec}; {a} and {b} against {c}; {args.hands} deals per method and "
-          f"repeat (each in both seatings); seed {args.seed}")
+          f"repeat (each in both seatings); seed {args.seed}; old: played in-process, new: "
+          f"--estimator {args.estimator}")
     # warm both paths (strategy load, numba kernels) off the clock
     played_values(game, game_spec, variants, (a, c), args.seed, 2, 10_000)
     group_values(game, (models[a], models[c]), master_seed=args.seed + 10_000, units=1,
@@ -117,7 +121,8 @@ def main() -> None:
             old[name] = played_values(game, game_spec, variants, (name, c), args.seed,
                                       args.hands, rep)
             g = group_values(game, (models[name], models[c]), master_seed=args.seed,
-                             units=1, hands=args.hands, group=(name, c), first_unit=rep)
+                             units=1, hands=args.hands, group=(name, c), first_unit=rep,
+                             sample=sample)
             new[name] = (g.values, g.cpu_seconds)
         old["diff"] = ([x - y for x, y in zip(old[a][0], old[b][0], strict=True)],
                        old[a][1] + old[b][1])
@@ -132,7 +137,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 cmd_old = command_cpu([*common, "--transport", "inproc", "-j", "1",
                                        "--run-dir", tmp])
-            cmd_new = command_cpu([*common, "--estimator", "exact-agents"])
+            cmd_new = command_cpu([*common, "--estimator", args.estimator])
             cmd_line = (f"  whole commands, {args.commands} deals per group: old {cmd_old:.1f} "
                         f"cpu s ({1e3 * cmd_old / (2 * args.commands):.2f} ms/deal/group), "
                         f"new {cmd_new:.1f} cpu s "

@@ -172,3 +172,11 @@ def test_cli_estimator(tmp_path: Path) -> None:
     assert mixed.returncode == 2
     assert "--transport apply to played matches, not to --estimator exact-agents" in (
         mixed.stderr)
+
+
+def test_hole_classes() -> None:
+    probs = class_probabilities(load_game(HOLDEM))
+    assert len(probs) == 169
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert probs[(12, 12, 0)] == pytest.approx(6 / 1326)  # aces
+    assert probs[(12, 11, 1)] == pytest.approx(4 / 1326)  # ace-king suited
