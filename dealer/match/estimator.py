@@ -93,8 +93,10 @@ class Model(Protocol):
         ...
 
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
-            key: tuple[int, ...]) -> tuple[list[Outcome], bool]:
-        """The agent's outcomes where it is to act, and whether it takes a draw there."""
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
+        """The agent's outcomes where it is to act, and whether it takes a draw there;
+        with ``draw``, called only where the agent draws, the one outcome it picks."""
         ...
 
     def observe(self, st: Any, state: BettingState,
@@ -128,7 +130,8 @@ class RandomAgent:
         return None
 
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
-            key: tuple[int, ...]) -> tuple[list[Outcome], bool]:
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
         kinds = state.legal_actions()
         weights = [self.weights[k] for k in kinds]
         total = math.fsum(weights)
@@ -175,7 +178,8 @@ class PolicyAgent:
         return None
 
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
-            key: tuple[int, ...]) -> tuple[list[Outcome], bool]:
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
         game = state.game
         none: tuple[tuple[int, ...]] = ((),)
         n = game.num_players
@@ -243,8 +247,10 @@ class FileAgent:
         return row
 
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
-            key: tuple[int, ...]) -> tuple[list[Outcome], bool]:
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
         from agent.policy import realise, waits_for_round
+        from agent.strategy.purification import sample_index
 
         node = self.tree.nodes[st.node]
         if not st.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
@@ -254,6 +260,11 @@ class FileAgent:
         ):
             return [(1.0, CALL, _FileState(st.node, True))], False
         row = self._purified(node.id, self._bucket(state.round, position, deal))
+        if draw is not None:
+            i = sample_index(row, draw())
+            a = node.actions[i]
+            return [(1.0, realise(state, a.action.kind, a.fraction),
+                     _FileState(node.children[i]))], True
         out: list[Outcome] = []
         for i, p in enumerate(row):
             # zero-probability actions stay in the list (sample_index skips them) but are
@@ -365,10 +376,11 @@ class _Walk:
         models, deal, key = self.models, self.deal, self.key
         p = state.player
         o = 1 - p
-        outs, _ = models[p].act(sts[p], state, p, deal, key)
-        if self.sample and len(outs) > 1:
-            i = self._pick([q for q, _, _ in outs], state, b"act%d" % p)
-            outs = [(1.0, outs[i][1], outs[i][2])]
+        draw = None
+        if self.sample:
+            def draw() -> float:
+                return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+        outs, _ = models[p].act(sts[p], state, p, deal, key, draw)
         total = 0.0
         for q, action, new in outs:
             if q <= 0.0:
@@ -439,12 +451,15 @@ def _odds_on(game: Game, hole: Sequence[int], board: Sequence[int],
 
 
 def play_hand(models: Sequence[Model], deal: Deal, draws: Sequence[Callable[[], float]],
-              opponents: Sequence[Any | None], game: Game, hand: int) -> tuple[str, float]:
+              opponents: Sequence[Any | None], game: Game, hand: int,
+              lazy: bool = False) -> tuple[str, float]:
     """The slow oracle's twin: one hand played by the models with sampled outcomes.
 
     ``draws[p]`` is position ``p``'s uniform source (the policy's ``rng.random``), used
     exactly where the policy draws; where ``opponents[p]`` is a real policy object it acts
-    instead of the model. Returns the betting and position 0's chips.
+    instead of the model; ``lazy``: the models pick their own outcome with the draw (the
+    ``sampled-agents`` path) instead of listing them all (the ``exact-agents`` one).
+    Returns the betting and position 0's chips.
     """
     from agent.strategy.purification import sample_index
 
@@ -464,9 +479,13 @@ def play_hand(models: Sequence[Model], deal: Deal, draws: Sequence[Callable[[], 
                             deal.board[: game.board_cards_through(state.round)])
             action = real.act(ms)
         else:
-            outs, drawn = models[p].act(sts[p], state, p, deal, ())
-            i = sample_index([q for q, _, _ in outs], draws[p]()) if drawn else 0
-            _, action, sts[p] = outs[i]
+            if lazy:
+                outs, _ = models[p].act(sts[p], state, p, deal, (), draws[p])
+                _, action, sts[p] = outs[0]
+            else:
+                outs, drawn = models[p].act(sts[p], state, p, deal, ())
+                i = sample_index([q for q, _, _ in outs], draws[p]()) if drawn else 0
+                _, action, sts[p] = outs[i]
         if opponents[o] is None:
             seen, drawn = models[o].observe(sts[o], state, action)
             i = sample_index([r for r, _ in seen], draws[o]()) if drawn else 0

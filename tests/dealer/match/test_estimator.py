@@ -42,13 +42,15 @@ def _state_lines(log: str) -> list[list[str]]:
     return [line.split(":") for line in log.splitlines() if line.startswith("STATE:")]
 
 
-@pytest.mark.parametrize(("game_name", "strat", "mapping", "hands"), [
-    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 150),
-    (HOLDEM, "holdem.nolimit.2p.strat", "det-arith", 100),
-    (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300),
+@pytest.mark.parametrize(("game_name", "strat", "mapping", "hands", "lazy"), [
+    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 150, False),
+    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 100, True),
+    (HOLDEM, "holdem.nolimit.2p.strat", "det-arith", 100, False),
+    (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300, False),
+    (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300, True),
 ])
 def test_the_model_plays_like_the_policy(game_name: str, strat: str, mapping: str,
-                                         hands: int) -> None:
+                                         hands: int, lazy: bool) -> None:
     """The slow oracle: a played in-process match, and the same hands replayed by the
     model with the policy's own draws and the real opponent: same betting, same values."""
     game = load_game(game_name)
@@ -70,7 +72,7 @@ def test_the_model_plays_like_the_policy(game_name: str, strat: str, mapping: st
         models = [model, model]  # the opponent's slot is played by the real policy
         opponents = [None, None]
         opponents[1 - pos] = opponent
-        betting, value = play_hand(models, deal, [draws, draws], opponents, game, h)
+        betting, value = play_hand(models, deal, [draws, draws], opponents, game, h, lazy)
         assert betting == parts[2], (h, betting, parts[2])
         names, values = parts[5].split("|"), [float(x) for x in parts[4].split("|")]
         assert names[pos] == "a"
@@ -97,11 +99,11 @@ def test_leduc_estimate_converges_to_the_exact_value() -> None:
     halves = []
     for expand, sample in ((False, False), (True, False), (False, True)):
         rnd = RandomAgent(game, expand=expand)
-        g = group_values(game, (agent, rnd), master_seed=11, units=6, hands=200,
+        g = group_values(game, (agent, rnd), master_seed=11, units=5, hands=160,
                          group=("a", "r"), sample=sample)
-        small = estimate(g.values[:300], 600)
-        large = estimate(g.values, 2400)
-        controlled = estimate(g.controlled(probs), 2400)
+        small = estimate(g.values[:200], 400)
+        large = estimate(g.values, 1600)
+        controlled = estimate(g.controlled(probs), 1600)
         for e in (small, large, controlled):
             assert e.ci_low <= exact <= e.ci_high, (expand, sample, e, exact)
         assert large.half_width < 0.7 * small.half_width
@@ -116,7 +118,7 @@ def test_holdem_estimate_agrees_with_played_matches() -> None:
     agent = parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'},mapping=det-arith")
     rnd = parse_variant("r=builtin:random")
     settings = MatchSettings(game_spec=HOLDEM, transport="inproc")
-    hands = 400
+    hands = 300
     jobs = plan_jobs([agent, rnd], [("a", "r")], master_seed=3, matches=1, hands=hands)
     outs = [run_job(j, {"a": agent, "r": rnd}, settings) for j in jobs]
     assert all(o.ok for o in outs)
