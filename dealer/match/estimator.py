@@ -423,30 +423,45 @@ def showdown_odds(game: Game, hole: Sequence[int],
     return _odds_on(game, hole, board, [c for c in deck_for(game) if c not in used])
 
 
+_COMBOS: dict[tuple[tuple[int, ...], int], Any] = {}
+"""Per (deck, hole size): every hole of the deck as an int64 array (rows of card ids)."""
+
+
 def _odds_on(game: Game, hole: Sequence[int], board: Sequence[int],
              rest: Sequence[int]) -> tuple[float, float, float]:
     import itertools
 
     from agent.acpc.evaluator import rank_hand_fast
 
-    combos = list(itertools.combinations(rest, len(hole)))
     mine = rank_hand_fast([*hole, *board])
-    if len(combos) > 64:
-        import numpy as np
-
-        from agent.handeval import evaluate_batch
-
-        hands = np.empty((len(combos), len(hole) + len(board)), np.int64)
-        hands[:, : len(hole)] = combos
-        hands[:, len(hole):] = list(board)
-        ranks = evaluate_batch(hands, check=False)
-        win = int((ranks < mine).sum())
-        tie = int((ranks == mine).sum())
-    else:
-        theirs = [rank_hand_fast([*c, *board]) for c in combos]
+    k = len(hole)
+    if math.comb(len(rest), k) <= 64:
+        theirs = [rank_hand_fast([*c, *board]) for c in itertools.combinations(rest, k)]
         win = sum(1 for r in theirs if r < mine)
         tie = sum(1 for r in theirs if r == mine)
-    n = len(combos)
+        n = len(theirs)
+        return win / n, tie / n, (n - win - tie) / n
+    import numpy as np
+
+    from agent.acpc.cards import deck_for
+    from agent.handeval import evaluate_batch
+
+    deck = tuple(deck_for(game))
+    combos = _COMBOS.get((deck, k))
+    if combos is None:
+        combos = _COMBOS[(deck, k)] = np.array(list(itertools.combinations(deck, k)),
+                                               np.int64).reshape(-1, k)
+    used = np.zeros(max(deck) + 1, np.bool_)
+    used[list(hole)] = True
+    used[list(board)] = True
+    keep = combos[~used[combos].any(axis=1)]
+    hands = np.empty((len(keep), k + len(board)), np.int64)
+    hands[:, :k] = keep
+    hands[:, k:] = board
+    ranks = evaluate_batch(hands, check=False)
+    n = len(keep)
+    win = int(np.count_nonzero(ranks < mine))
+    tie = int(np.count_nonzero(ranks == mine))
     return win / n, tie / n, (n - win - tie) / n
 
 

@@ -143,6 +143,21 @@ def test_showdown_odds_against_a_hand_count() -> None:
     assert win + tie + lose == pytest.approx(1.0)
     assert min(win, tie, lose) >= 0.0
     holdem = load_game(HOLDEM)
+    # a dealt hold'em showdown against a count over every opponent hole
+    from itertools import combinations
+
+    from agent.acpc.cards import deck_for
+    from agent.acpc.evaluator import rank_hand
+
+    d = next(deal_hands(holdem, 3))
+    mine = rank_hand([*d.hole[0], *d.board])
+    rest = [c for c in deck_for(holdem) if c not in (*d.hole[0], *d.board)]
+    theirs = [rank_hand([*c, *d.board]) for c in combinations(rest, 2)]
+    n = len(theirs)
+    assert n == 990
+    assert showdown_odds(holdem, d.hole[0], d.board) == pytest.approx(
+        (sum(r < mine for r in theirs) / n, sum(r == mine for r in theirs) / n,
+         sum(r > mine for r in theirs) / n))
     # royal flush on board: every hand ties
     board = [51, 47, 43, 39, 35]  # A, K, Q, J, T of one suit (rank * 4 + suit)
     assert showdown_odds(holdem, [0, 1], board) == (0.0, 1.0, 0.0)
