@@ -346,6 +346,12 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     given = [f"--{n.replace('_', '-')}" for n in EXACT_EXCLUDES if getattr(args, n) is not None]
     if args.backend != "local":
         given.append("--backend")
+    if args.estimator != "played":
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: expected either --exact or --estimator, got both (--exact "
+              f"values every deal, --estimator {args.estimator} samples deals)",
+              file=sys.stderr)
+        return 2
     if given:
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: {', '.join(given)} apply to played matches, not to --exact",

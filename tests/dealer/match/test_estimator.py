@@ -197,3 +197,10 @@ def test_hole_classes() -> None:
     assert sum(probs.values()) == pytest.approx(1.0)
     assert probs[(12, 12, 0)] == pytest.approx(6 / 1326)  # aces
     assert probs[(12, 11, 1)] == pytest.approx(4 / 1326)  # ace-king suited
+
+
+def test_exact_and_estimator_exclude_each_other() -> None:
+    from dealer.matchcli import main
+
+    assert main(["--exact", "--estimator", "sampled-agents", "--game", LEDUC,
+                 "-v", "a=builtin:call", "-v", "b=builtin:random"]) == 2
