@@ -308,19 +308,42 @@ class FileAgent:
         return [(f, low), (1.0 - f, high)], True
 
 
-def make_model(variant: Variant, game: Game, *, expand_random: bool = False) -> Model:
+def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
+               shared: dict[tuple[str, str | None], Any] | None = None) -> Model:
     """The model of one variant (strategy files and built-ins; not external commands).
+
+    ``shared`` keeps loaded strategy files by (path, size convention), so variants of one
+    file that differ in mapping or purification load it once.
 
     Raises:
         UsageError: for an external command (``cmd=``), which cannot be modelled.
     """
     if variant.kind == "cmd" or variant.strategy is None:
         raise UsageError(f"expected strategy files or built-ins with --estimator "
-                         f"exact-agents, got variant {variant.name!r} = {variant.spec!r}")
+                         f"exact-agents or sampled-agents, got variant {variant.name!r} = "
+                         f"{variant.spec!r}")
     from dealer.match.worker import make_seat_policy
 
     if variant.kind == "file":
-        return FileAgent(make_seat_policy(variant, game, 0))
+        if shared is None:
+            return FileAgent(make_seat_policy(variant, game, 0))
+        from agent.abstraction.translation import get_mapping
+        from agent.agents import make_policy
+        from agent.policy import StrategyPolicy
+        from agent.strategy.purification import parse_purification
+
+        key = (variant.strategy, variant.sizes)
+        base: Any = shared.get(key)
+        if base is None:
+            base = shared[key] = make_policy(variant.strategy, game, seed=0,
+                                             mapping=variant.mapping, purify=variant.purify,
+                                             sizes_in=variant.sizes)
+        strategy = base.loaded.strategy
+        mapping = variant.mapping or strategy.default_mapping
+        return FileAgent(StrategyPolicy(
+            base.loaded, get_mapping(mapping),
+            parse_purification(variant.purify or strategy.default_purification),
+            seed=0, mapping_name=mapping, sizes_in=base.sizes_in))
     spec = variant.strategy.strip().lower()
     if spec == "builtin:random":
         return RandomAgent(game, expand_random)
@@ -687,13 +710,14 @@ def estimate_run(game: Game, variants: Sequence[Variant],
     """
     by = {v.name: v for v in variants}
     models: dict[str, Model] = {}
+    shared: dict[tuple[str, str | None], Any] = {}
     for g in groups:
         if len(g) != 2:
             raise UsageError(f"expected heads-up pairs with --estimator exact-agents, got "
                              f"{','.join(g)!r}")
         for name in g:
             if name not in models:
-                models[name] = make_model(by[name], game)
+                models[name] = make_model(by[name], game, shared=shared)
     results = [group_values(game, (models[g[0]], models[g[1]]), master_seed=master_seed,
                             units=units, hands=hands, group=(g[0], g[1]), sample=sample)
                for g in groups]

@@ -204,3 +204,19 @@ def test_exact_and_estimator_exclude_each_other() -> None:
 
     assert main(["--exact", "--estimator", "sampled-agents", "--game", LEDUC,
                  "-v", "a=builtin:call", "-v", "b=builtin:random"]) == 2
+
+
+def test_variants_of_one_file_share_it_with_their_own_options() -> None:
+    game = load_game(LEDUC)
+    shared: dict[tuple[str, str | None], object] = {}
+    path = DATA / "leduc.nolimit.2p.fcpa.strat"
+    a = make_model(parse_variant(f"a={path},mapping=rand-pshar"), game, shared=shared)
+    b = make_model(parse_variant(f"b={path},mapping=det-arith,purify=full"), game,
+                   shared=shared)
+    alone = FileAgent(make_seat_policy(parse_variant(f"b={path},mapping=det-arith,"
+                                                     "purify=full"), game, 0))
+    assert isinstance(a, FileAgent) and isinstance(b, FileAgent)
+    assert len(shared) == 1 and a.loaded is b.loaded
+    assert a.mapping is not b.mapping
+    assert (b.mapping, b.purification, b.sizes_in) == (alone.mapping, alone.purification,
+                                                       alone.sizes_in)
