@@ -1,5 +1,6 @@
-"""``acpc-match --estimator exact-agents``: duplicate results with the agents' randomness
-valued exactly instead of sampled (issue 18, item 4).
+"""``acpc-match --estimator exact-agents|sampled-agents``: duplicate results without
+playing matches, the agents' randomness valued exactly or sampled with common random
+numbers (issue 18, item 4).
 
 A played match samples three things per hand: the cards, the strategy-file agents' private
 randomness (each decision's draw from its purified row, each translation draw of an
@@ -15,10 +16,11 @@ position: a duplicate hand), walks the real betting tree:
   raise cap, the size convention, :func:`agent.policy.realise`); the oracle test plays it
   with the policy's own draws and gets the same actions and values as a played match;
 * **builtin:random** (fold 6 %, call 47 %, raise 47 % renormalised over the legal kinds,
-  a raise-to uniform between the bounds) has its *kind* expanded with those weights and
-  only its raise size sampled, from a hash of (deal seed, hand, position, betting): every
-  variant compared on a deal meets the same draw at the same history (common random
-  numbers), so a difference between two variants is only noise where they really differ;
+  a raise-to uniform between the bounds) has its kind and raise size drawn from a hash of
+  (deal seed, hand, position, betting): every variant compared on a deal meets the same
+  draw at the same history (common random numbers), so a difference between two variants
+  is only noise where they really differ (``RandomAgent(expand=True)`` expands the kind
+  over its weights instead: on hold'em it costs more CPU than it saves variance);
 * the deterministic built-ins (call, fold, minraise, equity) are single branches;
 * at a showdown against a *card-blind* player (random, call, fold, minraise: their actions
   never depend on their cards), that player's hole cards are integrated out: the payoff is
@@ -29,7 +31,7 @@ position: a duplicate hand), walks the real betting tree:
 ``sampled-agents`` walks the same tree but follows one outcome at each of the agents'
 draws, picked by a hash of (deal seed, hand, betting) like random's sizes: unbiased for
 the same reason a played hand is, with common random numbers between the variants and a
-single path per seating (about 3x cheaper per deal than the expansion, for a somewhat
+single path per seating (about 2x cheaper per deal than the expansion, for a somewhat
 larger spread: less CPU per unit of variance on the bundled hold'em file).
 
 Per variant (not for differences) a cross-fitted *control variate* is applied on top
@@ -39,7 +41,7 @@ fitted on the other duplicate units, plus its exact mean over the classes' proba
 The value of a seating is the probability-weighted sum of the exact payoffs of the leaves
 (fold or showdown with the dealt board). It is the conditional expectation of a played
 hand's value given the cards and the sampled sizes, so its mean over deals is an unbiased
-estimate of the same expected mbb/h a played match estimates, with (much) smaller variance;
+estimate of the same expected mbb/h a played match estimates, with a smaller variance;
 the tests check it against ``acpc-match --exact`` in no-limit Leduc and against a played
 run in hold'em. The statistical unit is a duplicate deal (both seatings), which is valid
 because none of these agents adapts between hands.
