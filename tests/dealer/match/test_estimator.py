@@ -43,7 +43,7 @@ def _state_lines(log: str) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(("game_name", "strat", "mapping", "hands", "lazy"), [
-    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 150, False),
+    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 120, False),
     (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 100, True),
     (HOLDEM, "holdem.nolimit.2p.strat", "det-arith", 100, False),
     (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300, False),
@@ -99,11 +99,11 @@ def test_leduc_estimate_converges_to_the_exact_value() -> None:
     halves = []
     for expand, sample in ((False, False), (True, False), (False, True)):
         rnd = RandomAgent(game, expand=expand)
-        g = group_values(game, (agent, rnd), master_seed=11, units=5, hands=160,
+        g = group_values(game, (agent, rnd), master_seed=11, units=5, hands=120,
                          group=("a", "r"), sample=sample)
-        small = estimate(g.values[:200], 400)
-        large = estimate(g.values, 1600)
-        controlled = estimate(g.controlled(probs), 1600)
+        small = estimate(g.values[:150], 300)
+        large = estimate(g.values, 1200)
+        controlled = estimate(g.controlled(probs), 1200)
         for e in (small, large, controlled):
             assert e.ci_low <= exact <= e.ci_high, (expand, sample, e, exact)
         assert large.half_width < 0.7 * small.half_width
