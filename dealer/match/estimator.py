@@ -1,0 +1,750 @@
+"""``acpc-match --estimator exact-agents|sampled-agents``: duplicate results without
+playing matches, the agents' randomness valued exactly or sampled with common random
+numbers (issue 18, item 4).
+
+A played match samples three things per hand: the cards, the strategy-file agents' private
+randomness (each decision's draw from its purified row, each translation draw of an
+opponent's off-tree raise) and the built-in opponents' draws. This estimator keeps the
+cards sampled (the very deals a played match of the same seeds gets, from the dealer's
+:class:`~agent.acpc.dealing.MT19937`) and, per deal and per seating (the variant in each
+position: a duplicate hand), walks the real betting tree:
+
+* a **strategy-file** agent's decisions are expanded over its whole purified row, and an
+  opponent's raise it translates over both sides of the mapping's draw (``f`` and
+  ``1 - f``), by :class:`FileAgent`, a model of :class:`agent.policy.StrategyPolicy` that
+  follows its rules one for one (waiting for the real round, off-tree check/call, the
+  raise cap, the size convention, :func:`agent.policy.realise`); the oracle test plays it
+  with the policy's own draws and gets the same actions and values as a played match;
+* **builtin:random** (fold 6 %, call 47 %, raise 47 % renormalised over the legal kinds,
+  a raise-to uniform between the bounds) has its kind and raise size drawn from a hash of
+  (deal seed, hand, position, betting): every variant compared on a deal meets the same
+  draw at the same history (common random numbers), so a difference between two variants
+  is only noise where they really differ (``RandomAgent(expand=True)`` expands the kind
+  over its weights instead: on hold'em it costs more CPU than it saves variance);
+* the deterministic built-ins (call, fold, minraise, equity) are single branches;
+* at a showdown against a *card-blind* player (random, call, fold, minraise: their actions
+  never depend on their cards), that player's hole cards are integrated out: the payoff is
+  weighted by the other hole's exact win/tie/lose odds against every hole the rest of the
+  deck allows (the path's probability does not depend on those cards, so this is the
+  conditional expectation again).
+
+``sampled-agents`` walks the same tree but follows one outcome at each of the agents'
+draws, picked by a hash of (deal seed, hand, betting) like random's sizes: unbiased for
+the same reason a played hand is, with common random numbers between the variants and a
+single path per seating (about 2x cheaper per deal than the expansion, for a somewhat
+larger spread: less CPU per unit of variance on the bundled hold'em file).
+
+Per variant (not for differences) a cross-fitted *control variate* is applied on top
+(:meth:`GroupValues.controlled`): in each seating, minus a baseline per hole-card class
+fitted on the other duplicate units, plus its exact mean over the classes' probabilities.
+
+The value of a seating is the probability-weighted sum of the exact payoffs of the leaves
+(fold or showdown with the dealt board). It is the conditional expectation of a played
+hand's value given the cards and the sampled sizes, so its mean over deals is an unbiased
+estimate of the same expected mbb/h a played match estimates, with a smaller variance;
+the tests check it against ``acpc-match --exact`` in no-limit Leduc and against a played
+run in hold'em. The statistical unit is a duplicate deal (both seatings), which is valid
+because none of these agents adapts between hands.
+
+Imports the stdlib, :mod:`agent.acpc` and :mod:`dealer` at import time; the agent's policy
+code (numpy) inside :func:`make_model`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.cards import NUM_SUITS
+from agent.acpc.dealing import Deal, deal_hands
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.acpc.matchstate import MatchState
+from dealer.logfile import hand_values
+from dealer.match.schedule import deal_seed
+from dealer.match.variants import Variant
+from dealer.stats import Estimate, estimate, to_mbb
+
+ESTIMATORS = ("played", "exact-agents", "sampled-agents")
+"""``--estimator`` choices: ``played`` (matches are played, the default), ``exact-agents``
+and ``sampled-agents`` (this module)."""
+
+CARD_BLIND = ("builtin:call", "builtin:fold", "builtin:minraise")
+"""Deterministic built-ins that never look at their cards."""
+
+Outcome = tuple[float, Action, Any]
+"""``(probability, real action, the agent's state after it)``."""
+
+
+class Model(Protocol):
+    """One seat's behaviour as a distribution (see the module docstring)."""
+
+    draws: bool
+    """True if the agent consumes private draws (its outcomes are a distribution)."""
+    card_blind: bool
+    """True if the agent's actions never depend on its own cards (its hole cards can be
+    integrated out at a showdown: random, call, fold, minraise)."""
+
+    def start(self, position: int, deal: Deal) -> Any:
+        """The agent's state at the start of a hand in ``position``."""
+        ...
+
+    def act(self, st: Any, state: BettingState, position: int, deal: Deal,
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
+        """The agent's outcomes where it is to act, and whether it takes a draw there;
+        with ``draw``, called only where the agent draws, the one outcome it picks."""
+        ...
+
+    def observe(self, st: Any, state: BettingState,
+                action: Action) -> tuple[list[tuple[float, Any]], bool]:
+        """The agent's states after another player's ``action`` at ``state`` (and whether
+        it takes a draw to read it)."""
+        ...
+
+
+def _hash_u64(key: tuple[int, ...], salt: bytes, betting: str = "") -> int:
+    """64 pseudo-random bits from the deal's ``key``, a ``salt`` and the ``betting``."""
+    data = b"%s|%s|%s" % (salt, repr(key).encode(), betting.encode())
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+class RandomAgent:
+    """``builtin:random`` (:class:`agent.builtin.RandomPolicy`): kinds expanded with their
+    weights, the raise size sampled from a hash of the deal, position and betting."""
+
+    draws = False
+    card_blind = True
+
+    def __init__(self, game: Game, expand: bool = False) -> None:
+        from agent.builtin import RandomPolicy
+
+        self.weights = RandomPolicy.WEIGHTS
+        self.game = game
+        self.expand = expand
+
+    def start(self, position: int, deal: Deal) -> Any:
+        return None
+
+    def act(self, st: Any, state: BettingState, position: int, deal: Deal,
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
+        kinds = state.legal_actions()
+        weights = [self.weights[k] for k in kinds]
+        total = math.fsum(weights)
+        out: list[Outcome] = []
+        for kind, w in zip(kinds, weights, strict=True):
+            if kind is ActionKind.FOLD:
+                action = FOLD
+            elif kind is ActionKind.CALL:
+                action = CALL
+            elif not self.game.is_nolimit:
+                action = LIMIT_RAISE
+            else:
+                bounds = state.raise_bounds()
+                assert bounds is not None
+                lo, hi = bounds
+                h = _hash_u64((*key, position), b"size", state.betting)
+                action = Action(ActionKind.RAISE, lo + h % (hi - lo + 1))
+            out.append((w / total, action, None))
+        if not self.expand:
+            u = _hash_u64((*key, position), b"kind", state.betting) / 2.0**64
+            acc = 0.0
+            for q, action, _ in out:
+                acc += q
+                if u < acc:
+                    return [(1.0, action, None)], False
+            return [(1.0, out[-1][1], None)], False
+        return out, False
+
+    def observe(self, st: Any, state: BettingState,
+                action: Action) -> tuple[list[tuple[float, Any]], bool]:
+        return [(1.0, None)], False
+
+
+class PolicyAgent:
+    """A deterministic built-in (call, fold, minraise, equity): its own ``act``."""
+
+    draws = False
+
+    def __init__(self, policy: Any, card_blind: bool) -> None:
+        self.policy = policy
+        self.card_blind = card_blind
+
+    def start(self, position: int, deal: Deal) -> Any:
+        return None
+
+    def act(self, st: Any, state: BettingState, position: int, deal: Deal,
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
+        game = state.game
+        none: tuple[tuple[int, ...]] = ((),)
+        n = game.num_players
+        hole = none * position + (deal.hole[position],) + none * (n - 1 - position)
+        ms = MatchState(position, 0, state, hole, deal.board[: game.board_cards_through(
+            state.round)])
+        return [(1.0, self.policy.act(ms), None)], False
+
+    def observe(self, st: Any, state: BettingState,
+                action: Action) -> tuple[list[tuple[float, Any]], bool]:
+        return [(1.0, None)], False
+
+
+@dataclass(frozen=True, slots=True)
+class _FileState:
+    node: int
+    off_tree: bool = False
+
+
+class FileAgent:
+    """A strategy file as :class:`agent.policy.StrategyPolicy` plays it, as distributions.
+
+    The state is the abstract node (and whether the hand left the tree); the rules are the
+    policy's, in the same order (so sampling the outcomes with the policy's draws gives
+    its actions: the oracle test).
+    """
+
+    draws = True
+    card_blind = False
+
+    def __init__(self, policy: Any) -> None:
+        self.loaded = policy.loaded
+        self.tree = policy.loaded.tree
+        self.mapping = policy.mapping
+        self.purification = policy.purification
+        self.sizes_in = policy.sizes_in
+        self._buckets: dict[tuple[int, int], int] = {}
+        self._deal: Deal | None = None
+        self._rows: dict[tuple[int, int], list[float]] = {}
+
+    def start(self, position: int, deal: Deal) -> Any:
+        if deal is not self._deal:
+            self._deal = deal
+            self._buckets.clear()
+        return _FileState(0)
+
+    def _bucket(self, round_: int, position: int, deal: Deal) -> int:
+        key = (round_, position)
+        b = self._buckets.get(key)
+        if b is None:
+            game = self.tree.game
+            b = self._buckets[key] = self.loaded.cards.bucket(
+                round_, deal.hole[position], deal.board[: game.board_cards_through(round_)])
+        return b
+
+    def _purified(self, node: int, bucket: int) -> list[float]:
+        key = (node, bucket)
+        row = self._rows.get(key)
+        if row is None:
+            raw = [float(p) for p in self.loaded.strategy.row(node, bucket)]
+            row = self.purification.apply(raw)
+            if len(self._rows) > 1 << 18:
+                self._rows.clear()
+            self._rows[key] = row
+        return row
+
+    def act(self, st: Any, state: BettingState, position: int, deal: Deal,
+            key: tuple[int, ...], draw: Callable[[], float] | None = None,
+            ) -> tuple[list[Outcome], bool]:
+        from agent.policy import realise, waits_for_round
+        from agent.strategy.purification import sample_index
+
+        node = self.tree.nodes[st.node]
+        if not st.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
+            return [(1.0, CALL, st)], False
+        if st.off_tree or node.is_terminal or node.player != position or (
+            node.round != state.round
+        ):
+            return [(1.0, CALL, _FileState(st.node, True))], False
+        row = self._purified(node.id, self._bucket(state.round, position, deal))
+        if draw is not None:
+            i = sample_index(row, draw())
+            a = node.actions[i]
+            return [(1.0, realise(state, a.action.kind, a.fraction),
+                     _FileState(node.children[i]))], True
+        out: list[Outcome] = []
+        for i, p in enumerate(row):
+            # zero-probability actions stay in the list (sample_index skips them) but are
+            # not realised: the walk never follows them
+            a = node.actions[i]
+            real = realise(state, a.action.kind, a.fraction) if p > 0.0 else CALL
+            out.append((p, real, _FileState(node.children[i])))
+        return out, True
+
+    def observe(self, st: Any, state: BettingState,
+                action: Action) -> tuple[list[tuple[float, Any]], bool]:
+        from agent.abstraction.convention import read_bet
+        from agent.policy import waits_for_round
+
+        if st.off_tree:
+            return [(1.0, st)], False
+        node = self.tree.nodes[st.node]
+        if waits_for_round(node.is_terminal, node.round, state.round):
+            return [(1.0, st)], False
+        if node.is_terminal or node.player != state.player or node.round != state.round:
+            return [(1.0, _FileState(st.node, True))], False
+        kinds = [a.kind for a in node.actions]
+        if action.kind is ActionKind.FOLD:
+            if ActionKind.FOLD in kinds:
+                return [(1.0, _FileState(node.children[kinds.index(ActionKind.FOLD)]))], False
+            return [(1.0, _FileState(st.node, True))], False
+        call = _FileState(node.children[kinds.index(ActionKind.CALL)])
+        if action.kind is ActionKind.CALL:
+            return [(1.0, call)], False
+        raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
+        if not raises:
+            return [(1.0, call)], False
+        if not state.game.is_nolimit:
+            return [(1.0, _FileState(node.children[raises[0]]))], False
+        reading = read_bet(state, node, action.raise_to, self.sizes_in)
+        low = _FileState(node.children[reading.options[reading.low]])
+        if reading.certain:
+            return [(1.0, low)], True
+        f = reading.prob_low(self.mapping)
+        high = _FileState(node.children[reading.options[reading.high]])
+        return [(f, low), (1.0 - f, high)], True
+
+
+def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
+               shared: dict[tuple[str, str | None], Any] | None = None) -> Model:
+    """The model of one variant (strategy files and built-ins; not external commands).
+
+    ``shared`` keeps loaded strategy files by (path, size convention), so variants of one
+    file that differ in mapping or purification load it once.
+
+    Raises:
+        UsageError: for an external command (``cmd=``), which cannot be modelled.
+    """
+    if variant.kind == "cmd" or variant.strategy is None:
+        raise UsageError(f"expected strategy files or built-ins with --estimator "
+                         f"exact-agents or sampled-agents, got variant {variant.name!r} = "
+                         f"{variant.spec!r}")
+    from dealer.match.worker import make_seat_policy
+
+    if variant.kind == "file":
+        if shared is None:
+            return FileAgent(make_seat_policy(variant, game, 0))
+        from agent.abstraction.translation import get_mapping
+        from agent.agents import make_policy
+        from agent.policy import StrategyPolicy
+        from agent.strategy.purification import parse_purification
+
+        key = (variant.strategy, variant.sizes)
+        base: Any = shared.get(key)
+        if base is None:
+            base = shared[key] = make_policy(variant.strategy, game, seed=0,
+                                             mapping=variant.mapping, purify=variant.purify,
+                                             sizes_in=variant.sizes)
+        strategy = base.loaded.strategy
+        mapping = variant.mapping or strategy.default_mapping
+        return FileAgent(StrategyPolicy(
+            base.loaded, get_mapping(mapping),
+            parse_purification(variant.purify or strategy.default_purification),
+            seed=0, mapping_name=mapping, sizes_in=base.sizes_in))
+    spec = variant.strategy.strip().lower()
+    if spec == "builtin:random":
+        return RandomAgent(game, expand_random)
+    return PolicyAgent(make_seat_policy(variant, game, 0), spec in CARD_BLIND)
+
+
+# ---------------------------------------------------------------------- the walk
+
+
+def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, ...],
+               *, integrate_cards: bool = True, sample: bool = False) -> float:
+    """Position 0's expected chips on ``deal`` with ``models[p]`` in position ``p``
+    (heads-up), the models' distributions expanded (module docstring). With
+    ``integrate_cards``, a card-blind player's hole cards are integrated out at showdowns."""
+    sts = [m.start(p, deal) for p, m in enumerate(models)]
+    blind = -1
+    if integrate_cards:
+        blind = next((p for p in (1, 0) if models[p].card_blind), -1)
+    walk = _Walk(models, deal, key, blind, sample)
+    return walk.value(BettingState.initial(game), sts)
+
+
+class _Walk:
+    """One seating of one deal: the expanded tree's value (see :func:`hand_value`)."""
+
+    def __init__(self, models: Sequence[Model], deal: Deal, key: tuple[int, ...],
+                 blind: int, sample: bool = False) -> None:
+        self.models = models
+        self.deal = deal
+        self.key = key
+        self.blind = blind
+        self.sample = sample
+        self._odds: dict[int, tuple[float, float, float]] = {}
+
+    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
+        """One index drawn from ``probs`` by a hash of the deal and the history."""
+        u = _hash_u64(self.key, salt, state.betting) / 2.0**64
+        acc = 0.0
+        total = math.fsum(probs)
+        last = 0
+        for i, q in enumerate(probs):
+            if q <= 0.0:
+                continue
+            last = i
+            acc += q
+            if u * total < acc:
+                return i
+        return last
+
+    def value(self, state: BettingState, sts: list[Any]) -> float:
+        if state.finished:
+            return self.leaf(state)
+        models, deal, key = self.models, self.deal, self.key
+        p = state.player
+        o = 1 - p
+        draw = None
+        if self.sample:
+            def draw() -> float:
+                return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+        outs, _ = models[p].act(sts[p], state, p, deal, key, draw)
+        total = 0.0
+        for q, action, new in outs:
+            if q <= 0.0:
+                continue
+            seen, _ = models[o].observe(sts[o], state, action)
+            if self.sample and len(seen) > 1:
+                j = self._pick([r for r, _ in seen], state, b"see%d" % o)
+                seen = [(1.0, seen[j][1])]
+            child = state.apply(action)
+            for r, other in seen:
+                if r <= 0.0:
+                    continue
+                nxt = [new, other] if p == 0 else [other, new]
+                total += q * r * self.value(child, nxt)
+        return total
+
+    def leaf(self, state: BettingState) -> float:
+        deal = self.deal
+        if not state.is_showdown or self.blind < 0:
+            return hand_values(state, deal.hole, deal.board)[0]
+        q = self.blind
+        visible = state.game.board_cards_through(state.round)
+        odds = self._odds.get(visible)
+        if odds is None:
+            odds = self._odds[visible] = showdown_odds(
+                state.game, deal.hole[1 - q], deal.board[:visible])
+        win, tie, lose = odds  # of the seen player (1 - q) against q's unknown cards
+        hi, lo = (1, 0) if q == 1 else (0, 1)
+        return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
+                + lose * state.payoffs((lo, hi))[0])
+
+
+def showdown_odds(game: Game, hole: Sequence[int],
+                  board: Sequence[int]) -> tuple[float, float, float]:
+    """``(win, tie, lose)`` of ``hole`` on the showdown ``board`` against an opponent hole
+    drawn uniformly from the rest of the deck (exact enumeration)."""
+    from agent.acpc.cards import deck_for
+
+    used = set(hole) | set(board)
+    return _odds_on(game, hole, board, [c for c in deck_for(game) if c not in used])
+
+
+_COMBOS: dict[tuple[tuple[int, ...], int], Any] = {}
+"""Per (deck, hole size): every hole of the deck as an int64 array (rows of card ids)."""
+
+
+def _odds_on(game: Game, hole: Sequence[int], board: Sequence[int],
+             rest: Sequence[int]) -> tuple[float, float, float]:
+    import itertools
+
+    from agent.acpc.evaluator import rank_hand_fast
+
+    mine = rank_hand_fast([*hole, *board])
+    k = len(hole)
+    if math.comb(len(rest), k) <= 64:
+        theirs = [rank_hand_fast([*c, *board]) for c in itertools.combinations(rest, k)]
+        win = sum(1 for r in theirs if r < mine)
+        tie = sum(1 for r in theirs if r == mine)
+        n = len(theirs)
+        return win / n, tie / n, (n - win - tie) / n
+    import numpy as np
+
+    from agent.acpc.cards import deck_for
+    from agent.handeval import evaluate_batch
+
+    deck = tuple(deck_for(game))
+    combos = _COMBOS.get((deck, k))
+    if combos is None:
+        combos = _COMBOS[(deck, k)] = np.array(list(itertools.combinations(deck, k)),
+                                               np.int64).reshape(-1, k)
+    used = np.zeros(max(deck) + 1, np.bool_)
+    used[list(hole)] = True
+    used[list(board)] = True
+    keep = combos[~used[combos].any(axis=1)]
+    hands = np.empty((len(keep), k + len(board)), np.int64)
+    hands[:, :k] = keep
+    hands[:, k:] = board
+    ranks = evaluate_batch(hands, check=False)
+    n = len(keep)
+    win = int(np.count_nonzero(ranks < mine))
+    tie = int(np.count_nonzero(ranks == mine))
+    return win / n, tie / n, (n - win - tie) / n
+
+
+def play_hand(models: Sequence[Model], deal: Deal, draws: Sequence[Callable[[], float]],
+              opponents: Sequence[Any | None], game: Game, hand: int,
+              lazy: bool = False) -> tuple[str, float]:
+    """The slow oracle's twin: one hand played by the models with sampled outcomes.
+
+    ``draws[p]`` is position ``p``'s uniform source (the policy's ``rng.random``), used
+    exactly where the policy draws; where ``opponents[p]`` is a real policy object it acts
+    instead of the model; ``lazy``: the models pick their own outcome with the draw (the
+    ``sampled-agents`` path) instead of listing them all (the ``exact-agents`` one).
+    Returns the betting and position 0's chips.
+    """
+    from agent.strategy.purification import sample_index
+
+    state = BettingState.initial(game)
+    sts = [m.start(p, deal) for p, m in enumerate(models)]
+    n = game.num_players
+    for _ in range(10_000):
+        if state.finished:
+            break
+        p = state.player
+        o = 1 - p
+        real = opponents[p]
+        if real is not None:
+            none: tuple[tuple[int, ...]] = ((),)
+            hole = none * p + (deal.hole[p],) + none * (n - 1 - p)
+            ms = MatchState(p, hand, state, hole,
+                            deal.board[: game.board_cards_through(state.round)])
+            action = real.act(ms)
+        else:
+            if lazy:
+                outs, _ = models[p].act(sts[p], state, p, deal, (), draws[p])
+                _, action, sts[p] = outs[0]
+            else:
+                outs, drawn = models[p].act(sts[p], state, p, deal, ())
+                i = sample_index([q for q, _, _ in outs], draws[p]()) if drawn else 0
+                _, action, sts[p] = outs[i]
+        if opponents[o] is None:
+            seen, drawn = models[o].observe(sts[o], state, action)
+            i = sample_index([r for r, _ in seen], draws[o]()) if drawn else 0
+            sts[o] = seen[i][1]
+        state = state.apply(action)
+    return state.betting, hand_values(state, deal.hole, deal.board)[0]
+
+
+# ---------------------------------------------------------------------- the run
+
+
+def hole_class(hole: Sequence[int]) -> tuple[int, ...]:
+    """The suit-isomorphic class of hole cards: ranks descending, then 1 if all share a
+    suit (hold'em: the 169 preflop classes)."""
+    ranks = sorted((c // NUM_SUITS for c in hole), reverse=True)
+    suited = len(hole) > 1 and len({c % NUM_SUITS for c in hole}) == 1
+    return (*ranks, int(suited))
+
+
+def class_probabilities(game: Game) -> dict[tuple[int, ...], float]:
+    """The exact probability of each :func:`hole_class` of one player's deal."""
+    import itertools
+
+    from agent.acpc.cards import deck_for
+
+    combos = list(itertools.combinations(deck_for(game), game.num_hole_cards))
+    counts: dict[tuple[int, ...], int] = {}
+    for c in combos:
+        k = hole_class(c)
+        counts[k] = counts.get(k, 0) + 1
+    return {k: n / len(combos) for k, n in counts.items()}
+
+
+@dataclass
+class GroupValues:
+    """Per duplicate deal of a group: the first variant's chips in each seating, the hole
+    class it held there and the duplicate unit of the deal."""
+
+    group: tuple[str, str]
+    seatings: list[tuple[float, float]] = field(default_factory=list)
+    classes: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=list)
+    units: list[int] = field(default_factory=list)
+    cpu_seconds: float = 0.0
+
+    @property
+    def values(self) -> list[float]:
+        """Per deal: the mean of both seatings (no control variate)."""
+        return [0.5 * (a + b) for a, b in self.seatings]
+
+    def controlled(self, probs: dict[tuple[int, ...], float]) -> list[float]:
+        """Per deal, with the hole-class control variate: in each seating, the value minus
+        a baseline ``b(class)`` plus its exact mean ``sum_c P(c) b(c)``. The baseline of a
+        deal's unit is the mean value per class over the *other* units (cross-fitting), so
+        it is independent of the deal and every corrected value keeps its expectation:
+        unbiased. With a single unit there is nothing to fit: :attr:`values`."""
+        units = sorted(set(self.units))
+        if len(units) < 2:
+            return self.values
+        sums: dict[tuple[int, int, tuple[int, ...]], list[float]] = {}
+        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
+                                         strict=True):
+            for seat, v, c in ((0, v0, c0), (1, v1, c1)):
+                acc = sums.setdefault((u, seat, c), [0.0, 0.0])
+                acc[0] += v
+                acc[1] += 1.0
+        totals: dict[tuple[int, tuple[int, ...]], list[float]] = {}
+        for (_, seat, c), (t, n) in sums.items():
+            acc = totals.setdefault((seat, c), [0.0, 0.0])
+            acc[0] += t
+            acc[1] += n
+        baselines: dict[int, tuple[dict[tuple[int, ...], float], ...]] = {}
+        means: dict[int, tuple[float, float]] = {}
+        for u in units:
+            per_seat: list[dict[tuple[int, ...], float]] = []
+            for seat in (0, 1):
+                b: dict[tuple[int, ...], float] = {}
+                for (s2, c), (t, n) in totals.items():
+                    if s2 != seat:
+                        continue
+                    own = sums.get((u, seat, c), [0.0, 0.0])
+                    if n - own[1] > 0:
+                        b[c] = (t - own[0]) / (n - own[1] + BASELINE_PRIOR)
+                per_seat.append(b)
+            baselines[u] = (per_seat[0], per_seat[1])
+            means[u] = (math.fsum(p * per_seat[0].get(c, 0.0) for c, p in probs.items()),
+                        math.fsum(p * per_seat[1].get(c, 0.0) for c, p in probs.items()))
+        out: list[float] = []
+        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
+                                         strict=True):
+            b0, b1 = baselines[u]
+            m0, m1 = means[u]
+            out.append(0.5 * (v0 - b0.get(c0, 0.0) + m0 + v1 - b1.get(c1, 0.0) + m1))
+        return out
+
+
+BASELINE_PRIOR = 1.0
+"""Shrinkage of the per-class baseline toward 0 (a pseudo-count): any baseline fixed
+independently of the deal keeps the estimate unbiased; shrinking only tames sparse
+classes."""
+
+
+def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, units: int,
+                 hands: int, group: tuple[str, str], first_unit: int = 0,
+                 sample: bool = False) -> GroupValues:
+    """The duplicate value of ``group`` on every deal a played run of these seeds deals
+    (``units`` x ``hands``: unit ``k`` deals from :func:`deal_seed` ``(master, k)``, for
+    ``k`` from ``first_unit``)."""
+    out = GroupValues(group)
+    start = time.process_time()
+    a, b = models
+    for unit in range(first_unit, first_unit + units):
+        seed = deal_seed(master_seed, unit)
+        deals = deal_hands(game, seed)
+        for h in range(hands):
+            deal = next(deals)
+            key = (seed, h)
+            v0 = hand_value(game, (a, b), deal, key, sample=sample)
+            v1 = -hand_value(game, (b, a), deal, key, sample=sample)
+            out.seatings.append((v0, v1))
+            out.classes.append((hole_class(deal.hole[0]), hole_class(deal.hole[1])))
+            out.units.append(unit)
+    out.cpu_seconds = time.process_time() - start
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorRow:
+    """One line of the estimator's table: a variant against an opponent, or a difference."""
+
+    label: str
+    estimate: Estimate
+    cpu_seconds: float
+
+
+def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
+    """Each group's result (mbb/h) for both variants (with the hole-class control variate,
+    :meth:`GroupValues.controlled`), then the paired difference of every two variants
+    measured against a common opponent (on the same deals, common random numbers; no
+    control variate: the classes cancel in the difference)."""
+    big = game.big_blind or 1
+    rows: list[EstimatorRow] = []
+    by_pair: dict[tuple[str, str], GroupValues] = {}
+    probs = class_probabilities(game)
+    for r in results:
+        a, b = r.group
+        mbb = [to_mbb(v, big) for v in r.controlled(probs)]
+        est = estimate(mbb, 2 * len(mbb))
+        rows.append(EstimatorRow(f"{a} vs {b}", est, r.cpu_seconds))
+        rows.append(EstimatorRow(f"{b} vs {a}", est.negated(), r.cpu_seconds))
+        by_pair[(a, b)] = r
+    names = list(dict.fromkeys(n for r in results for n in r.group))
+
+    def signed(x: str, c: str) -> list[float] | None:
+        if (x, c) in by_pair:
+            return by_pair[(x, c)].values
+        if (c, x) in by_pair:
+            return [-v for v in by_pair[(c, x)].values]
+        return None
+
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            for c in names:
+                if c in (x, y):
+                    continue
+                vx, vy = signed(x, c), signed(y, c)
+                if vx is None or vy is None or len(vx) != len(vy):
+                    continue
+                diff = [to_mbb(p - q, big) for p, q in zip(vx, vy, strict=True)]
+                cpu = sum(r.cpu_seconds for r in results
+                          if set(r.group) in ({x, c}, {y, c}))
+                rows.append(EstimatorRow(f"{x} - {y} vs {c}", estimate(diff, 2 * len(diff)),
+                                         cpu))
+    return rows
+
+
+def estimate_run(game: Game, variants: Sequence[Variant],
+                 groups: Sequence[tuple[str, ...]], *, master_seed: int, units: int,
+                 hands: int, sample: bool = False) -> list[EstimatorRow]:
+    """Every group's rows (:func:`summarize`) on ``units`` x ``hands`` deals; ``sample``:
+    the agents' draws sampled (``sampled-agents``) instead of expanded.
+
+    Raises:
+        UsageError: for a group that is not a pair, or a variant that cannot be modelled.
+    """
+    by = {v.name: v for v in variants}
+    models: dict[str, Model] = {}
+    shared: dict[tuple[str, str | None], Any] = {}
+    for g in groups:
+        if len(g) != 2:
+            raise UsageError(f"expected heads-up pairs with --estimator exact-agents, got "
+                             f"{','.join(g)!r}")
+        for name in g:
+            if name not in models:
+                models[name] = make_model(by[name], game, shared=shared)
+    results = [group_values(game, (models[g[0]], models[g[1]]), master_seed=master_seed,
+                            units=units, hands=hands, group=(g[0], g[1]), sample=sample)
+               for g in groups]
+    return summarize(game, results)
+
+
+def rows_json(rows: Sequence[EstimatorRow]) -> list[dict[str, Any]]:
+    """The rows as JSON-able dicts (mbb/h)."""
+    return [{"comparison": r.label, **r.estimate.to_dict(), "cpu_seconds": r.cpu_seconds}
+            for r in rows]
+
+
+def format_rows(rows: Sequence[EstimatorRow], sample: bool = False) -> str:
+    """The table ``acpc-match --estimator exact-agents|sampled-agents`` prints."""
+    width = max(len(r.label) for r in rows)
+    lines = [f"{'comparison':<{width}}  {'mbb/h':>10}  {'95% interval':>23}  {'+/-':>8}  "
+             f"{'deals':>7}  {'cpu s':>7}"]
+    for r in rows:
+        e = r.estimate
+        lines.append(f"{r.label:<{width}}  {e.mean:>+10.2f}  [{e.ci_low:>+10.2f}, "
+                     f"{e.ci_high:>+10.2f}]  {e.half_width:>8.2f}  {e.units:>7}  "
+                     f"{r.cpu_seconds:>7.1f}")
+    how = ("the agents' draws sampled from a hash of the deal and the betting"
+           if sample else "the agents' randomness valued exactly")
+    lines.append(f"({'sampled' if sample else 'exact'}-agents: the deals of the played run "
+                 f"of these seeds, each in both seatings; {how}; random's draws with common "
+                 f"random numbers; a card-blind opponent's cards integrated at showdowns)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,222 @@
+"""``acpc-match --estimator exact-agents`` (issue 18, item 4): the model of a strategy-file
+agent plays exactly like the real policy (same draws, same actions and values as a played
+in-process match), and the estimate is unbiased: in no-limit Leduc it converges to the
+exact value of ``acpc-match --exact`` with a shrinking interval; in hold'em it agrees with
+played matches of the same seeds."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.acpc.dealing import deal_hands
+from agent.acpc.gamefiles import load_game
+from agent.builtin import RandomPolicy
+from dealer.match.estimator import (
+    FileAgent,
+    RandomAgent,
+    class_probabilities,
+    group_values,
+    make_model,
+    play_hand,
+    showdown_odds,
+)
+from dealer.match.schedule import plan_jobs
+from dealer.match.variants import parse_variant
+from dealer.match.worker import MatchSettings, make_seat_policy, run_job
+from dealer.stats import estimate
+from tests.support import ROOT
+
+DATA = ROOT / "strategies" / "data"
+HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
+LEDUC = "leduc.nolimit.2p.game"
+
+
+def _state_lines(log: str) -> list[list[str]]:
+    return [line.split(":") for line in log.splitlines() if line.startswith("STATE:")]
+
+
+@pytest.mark.parametrize(("game_name", "strat", "mapping", "hands", "lazy"), [
+    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 120, False),
+    (HOLDEM, "holdem.nolimit.2p.strat", "rand-pshar", 100, True),
+    (HOLDEM, "holdem.nolimit.2p.strat", "det-arith", 100, False),
+    (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300, False),
+    (LEDUC, "leduc.nolimit.2p.fcpa.strat", "rand-pshar", 300, True),
+])
+def test_the_model_plays_like_the_policy(game_name: str, strat: str, mapping: str,
+                                         hands: int, lazy: bool) -> None:
+    """The slow oracle: a played in-process match, and the same hands replayed by the
+    model with the policy's own draws and the real opponent: same betting, same values."""
+    game = load_game(game_name)
+    agent = parse_variant(f"a={DATA / strat},mapping={mapping}")
+    rnd = parse_variant("r=builtin:random")
+    settings = MatchSettings(game_spec=game_name, transport="inproc")
+    job = plan_jobs([agent, rnd], [("a", "r")], master_seed=5, matches=1, hands=hands)[0]
+    outcome = run_job(job, {"a": agent, "r": rnd}, settings)
+    assert outcome.ok, outcome.error
+    lines = _state_lines(outcome.log_text)
+    model = FileAgent(make_seat_policy(agent, game, 0))
+    draws = random.Random(job.agent_seeds[0]).random  # the policy's rng, hand after hand
+    opponent = RandomPolicy(job.agent_seeds[1])
+    deals = deal_hands(game, job.deal_seed)
+    translated = 0
+    for h, parts in enumerate(lines):
+        deal = next(deals)
+        pos = (0 - h) % 2  # the agent's position in hand h (seat 0, seats rotate)
+        models = [model, model]  # the opponent's slot is played by the real policy
+        opponents = [None, None]
+        opponents[1 - pos] = opponent
+        betting, value = play_hand(models, deal, [draws, draws], opponents, game, h, lazy)
+        assert betting == parts[2], (h, betting, parts[2])
+        names, values = parts[5].split("|"), [float(x) for x in parts[4].split("|")]
+        assert names[pos] == "a"
+        assert value * (1 if pos == 0 else -1) == pytest.approx(values[0] if pos == 0
+                                                                 else -values[0])
+        translated += sum(1 for c in betting if c == "r")
+    assert translated > hands  # the random opponent's raises were read many times
+
+
+def _leduc_exact() -> float:
+    from strategies.exact_match import ExactArena, Player
+
+    arena = ExactArena(load_game(LEDUC))
+    pshar = Player("pshar", str(DATA / "leduc.nolimit.2p.fcpa.strat"), mapping="rand-pshar")
+    return arena.value(pshar, Player("rnd", "builtin:random"))[0]
+
+
+def test_leduc_estimate_converges_to_the_exact_value() -> None:
+    game = load_game(LEDUC)
+    exact = _leduc_exact()
+    agent = make_model(parse_variant(f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'},"
+                                     "mapping=rand-pshar"), game)
+    probs = class_probabilities(game)
+    halves = []
+    for expand, sample in ((False, False), (True, False), (False, True)):
+        rnd = RandomAgent(game, expand=expand)
+        g = group_values(game, (agent, rnd), master_seed=11, units=5, hands=120,
+                         group=("a", "r"), sample=sample)
+        small = estimate(g.values[:150], 300)
+        large = estimate(g.values, 1200)
+        controlled = estimate(g.controlled(probs), 1200)
+        for e in (small, large, controlled):
+            assert e.ci_low <= exact <= e.ci_high, (expand, sample, e, exact)
+        assert large.half_width < 0.7 * small.half_width
+        halves.append(large.half_width)
+    # expanding random's kinds integrates more: a narrower interval on the same deals;
+    # sampling the agent's draws, a wider one
+    assert halves[1] < halves[0] < halves[2]
+
+
+def test_holdem_estimate_agrees_with_played_matches() -> None:
+    game = load_game(HOLDEM)
+    agent = parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'},mapping=det-arith")
+    rnd = parse_variant("r=builtin:random")
+    settings = MatchSettings(game_spec=HOLDEM, transport="inproc")
+    hands = 300
+    jobs = plan_jobs([agent, rnd], [("a", "r")], master_seed=3, matches=1, hands=hands)
+    outs = [run_job(j, {"a": agent, "r": rnd}, settings) for j in jobs]
+    assert all(o.ok for o in outs)
+    played = [0.5 * (x[0] + y[1]) for x, y in zip(outs[0].values, outs[1].values,
+                                                  strict=True)]
+    old = estimate(played, 2 * hands)
+    for sample in (False, True):
+        g = group_values(game, (make_model(agent, game), make_model(rnd, game)),
+                         master_seed=3, units=1, hands=hands, group=("a", "r"),
+                         sample=sample)
+        new = estimate(g.values, 2 * hands)
+        assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
+        assert new.se < old.se  # the same deals, less noise
+
+
+def test_showdown_odds_against_a_hand_count() -> None:
+    game = load_game(LEDUC)
+    # Leduc: a king (cards by rank) on a board pairing it wins against every other card
+    deals = deal_hands(game, 1)
+    deal = next(deals)
+    win, tie, lose = showdown_odds(game, deal.hole[0], deal.board[:1])
+    assert win + tie + lose == pytest.approx(1.0)
+    assert min(win, tie, lose) >= 0.0
+    holdem = load_game(HOLDEM)
+    # a dealt hold'em showdown against a count over every opponent hole
+    from itertools import combinations
+
+    from agent.acpc.cards import deck_for
+    from agent.acpc.evaluator import rank_hand
+
+    d = next(deal_hands(holdem, 3))
+    mine = rank_hand([*d.hole[0], *d.board])
+    rest = [c for c in deck_for(holdem) if c not in (*d.hole[0], *d.board)]
+    theirs = [rank_hand([*c, *d.board]) for c in combinations(rest, 2)]
+    n = len(theirs)
+    assert n == 990
+    assert showdown_odds(holdem, d.hole[0], d.board) == pytest.approx(
+        (sum(r < mine for r in theirs) / n, sum(r == mine for r in theirs) / n,
+         sum(r > mine for r in theirs) / n))
+    # royal flush on board: every hand ties
+    board = [51, 47, 43, 39, 35]  # A, K, Q, J, T of one suit (rank * 4 + suit)
+    assert showdown_odds(holdem, [0, 1], board) == (0.0, 1.0, 0.0)
+
+
+def test_cli_estimator(tmp_path: Path) -> None:
+    out = tmp_path / "e.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dealer.matchcli", "--estimator", "sampled-agents", "--game",
+         LEDUC, "-v", f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=rand-pshar",
+         "-v", f"b={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=det-arith",
+         "-v", "r=builtin:random", "--hands", "100", "--matches", "2", "--json", str(out),
+         "--quiet"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["comparison"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["a vs r"]["mean"] == pytest.approx(-rows["r vs a"]["mean"])
+    diff = rows["a - b vs r"]
+    assert diff["mean"] == pytest.approx(rows["a vs r"]["mean"] - rows["b vs r"]["mean"],
+                                         abs=2 * rows["a vs r"]["se"])
+    bad = subprocess.run(
+        [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents", "--game",
+         LEDUC, "-v", "a=cmd=./player", "-v", "r=builtin:random"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert bad.returncode == 1
+    assert "expected strategy files or built-ins" in bad.stderr
+    mixed = subprocess.run(
+        [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents",
+         "--transport", "inproc"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert mixed.returncode == 2
+    assert "--transport apply to played matches, not to --estimator exact-agents" in (
+        mixed.stderr)
+
+
+def test_hole_classes() -> None:
+    probs = class_probabilities(load_game(HOLDEM))
+    assert len(probs) == 169
+    assert sum(probs.values()) == pytest.approx(1.0)
+    assert probs[(12, 12, 0)] == pytest.approx(6 / 1326)  # aces
+    assert probs[(12, 11, 1)] == pytest.approx(4 / 1326)  # ace-king suited
+
+
+def test_exact_and_estimator_exclude_each_other() -> None:
+    from dealer.matchcli import main
+
+    assert main(["--exact", "--estimator", "sampled-agents", "--game", LEDUC,
+                 "-v", "a=builtin:call", "-v", "b=builtin:random"]) == 2
+
+
+def test_variants_of_one_file_share_it_with_their_own_options() -> None:
+    game = load_game(LEDUC)
+    shared: dict[tuple[str, str | None], object] = {}
+    path = DATA / "leduc.nolimit.2p.fcpa.strat"
+    a = make_model(parse_variant(f"a={path},mapping=rand-pshar"), game, shared=shared)
+    b = make_model(parse_variant(f"b={path},mapping=det-arith,purify=full"), game,
+                   shared=shared)
+    alone = FileAgent(make_seat_policy(parse_variant(f"b={path},mapping=det-arith,"
+                                                     "purify=full"), game, 0))
+    assert isinstance(a, FileAgent) and isinstance(b, FileAgent)
+    assert len(shared) == 1 and a.loaded is b.loaded
+    assert a.mapping is not b.mapping
+    assert (b.mapping, b.purification, b.sizes_in) == (alone.mapping, alone.purification,
+                                                       alone.sizes_in)
