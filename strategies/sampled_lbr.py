@@ -370,6 +370,9 @@ def agent_model(policy: Any) -> AgentModel:
     if isinstance(policy, RandomPolicy):
         return RandomModel()
     if isinstance(policy, EquityPolicy):
+        # the model's own instance, asked for every hole: a cache of every hole's equity
+        # on the board (its values are a function of the cards, so only speed changes)
+        setattr(policy, "CACHE_SIZE", 1 << 16)  # noqa: B010 (shadows the ClassVar)
         return QueryModel(policy, per_hole=True)
     if isinstance(policy, CallPolicy | FoldPolicy | MinRaisePolicy):
         return QueryModel(policy, per_hole=False)

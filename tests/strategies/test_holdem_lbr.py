@@ -24,11 +24,12 @@ import pytest
 
 from agent.abstraction.holdem_buckets import hand_strength_moments
 from agent.abstraction.translation import get_mapping
-from agent.acpc.betting import Action, BettingState, parse_betting
+from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState, parse_betting
 from agent.acpc.dealing import Deal
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import view_of
+from agent.builtin import EquityPolicy
 from agent.policy import StrategyPolicy
 from agent.strategy.purification import parse_purification
 from strategies.lbr import lbr_value
@@ -37,11 +38,14 @@ from strategies.sampled_lbr import (
     CHUNK_DEALS,
     BucketCache,
     ChunkPlayer,
+    HandView,
     LbrConfig,
     LbrSettings,
     candidate_raises,
     play_hand,
+    random_prob,
     summarize,
+    total,
 )
 from strategies.translation.full_br import AgentLab
 from strategies.translation.lab import load_leduc
@@ -327,3 +331,32 @@ def test_command_plays_and_writes_every_hand(tmp_path: Any) -> None:
     assert "LBR wins 750.0 +- 0.0 mbb/h" in done.stdout
     data = json.loads(out.read_text())
     assert data["hands"] == 40 and len(data["values"]) == 40 and data["mbb_per_hand"] == 750
+
+
+def test_random_agent_probabilities_sum_to_one() -> None:
+    game = load_game(HOLDEM)
+    state = BettingState.initial(game)
+    for action in (Action(ActionKind.CALL), Action(ActionKind.RAISE, 300)):
+        lo, hi = state.raise_bounds() or (0, 0)
+        everything = [FOLD, CALL] + [Action(ActionKind.RAISE, t) for t in range(lo, hi + 1)]
+        assert sum(random_prob(state, a) for a in everything) == pytest.approx(1.0)
+        state = state.apply(action)
+
+
+def test_equity_agent_range_is_its_raising_hands() -> None:
+    """Preflop, builtin:equity raises exactly the holes whose equity reaches RAISE_AT: the
+    range after its raise is those holes (asked through its act, hole by hole)."""
+    chunk = player("builtin:equity", HOLDEM)
+    game = chunk.game
+    deal = Deal(((0, 1), (2, 3)), (4, 5, 6, 7, 8))
+    view = HandView(game, chunk.holes, 1, 0, (0, 1), deal.board)
+    state = BettingState.initial(game)  # position 1 (the agent) acts first preflop
+    hyps = {0: view.possible(0).astype(np.float64)}
+    raised = chunk.model.update(view, hyps, state, Action(ActionKind.RAISE, 300))
+    weights = total(raised, chunk.holes.shape[0])
+    policy = EquityPolicy(game)
+    for i, hole in enumerate(chunk.holes.tolist()):
+        if set(hole) & {0, 1}:
+            assert weights[i] == 0
+            continue
+        assert weights[i] == float(policy.equity(hole, []) >= EquityPolicy.RAISE_AT), hole
