@@ -51,6 +51,7 @@ from agent.acpc.matchstate import (
     format_matchstate,
     parse_matchstate,
     parse_matchstate_prefix,
+    parse_next_matchstate,
     states_match,
 )
 
@@ -592,7 +593,12 @@ class ClientConnection:
         if text.startswith(_COMMENT_CHARS):
             return CommentReceived(text)
         try:
-            ms = parse_matchstate(text, self._game, self._last_state)
+            last = self._last_state
+            ms = (
+                parse_matchstate(text, self._game)
+                if last is None
+                else parse_next_matchstate(text, self._game, last, self._last_line)
+            )
         except RemoteProtocolError as exc:
             self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
         self._last_state = ms
