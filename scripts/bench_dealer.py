@@ -40,6 +40,7 @@ import argparse
 import importlib.util
 import os
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
@@ -65,6 +66,8 @@ class Run:
     seconds: float
     cpu: float
     user: float
+    client_cpu: float
+    """CPU seconds of all clients together (user + system)."""
     score: str
     load: float
 
@@ -101,6 +104,7 @@ def run_match(
         RuntimeError: if the dealer or a client fails.
     """
     load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     dealer = subprocess.Popen(list(dealer_cmd), cwd=workdir, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env)
     clients: list[subprocess.Popen[bytes]] = []
@@ -121,13 +125,16 @@ def run_match(
         elapsed = time.perf_counter() - start
         dealer.returncode = os.waitstatus_to_exitcode(status)
         bad = [c.wait(timeout=30) for c in clients]
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client_cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                      - usage.ru_utime - usage.ru_stime)
         if dealer.returncode != 0 or any(bad):
             raise RuntimeError(
                 f"{dealer_cmd[0]}: dealer exit {dealer.returncode}, clients {bad}; stderr:\n"
                 f"{err[-2000:]}"
             )
         score = [x for x in (out + err).splitlines() if x.startswith("SCORE:")]
-        return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_utime,
+        return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_utime, client_cpu,
                    score[-1] if score else "?", load)
     finally:
         for proc in [dealer, *clients]:
@@ -161,9 +168,10 @@ def _line(label: str, runs: list[Run], hands: int) -> str:
     rates = sorted(hands / r.seconds for r in runs)
     cpu = statistics.median(r.cpu for r in runs) / hands * 1e6
     user = statistics.median(r.user for r in runs) / hands * 1e6
+    clients = statistics.median(r.client_cpu for r in runs) / hands * 1e6
     return (f"  {label:<12} hands/s min {rates[0]:7,.0f}  median "
             f"{statistics.median(rates):7,.0f}  max {rates[-1]:7,.0f};  dealer CPU "
-            f"{cpu:4.0f} us/hand (user {user:.0f})")
+            f"{cpu:4.0f} us/hand (user {user:.0f}); clients CPU {clients:4.0f} us/hand")
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -204,7 +212,8 @@ def compare(args: argparse.Namespace) -> int:
                     name = "ours" if side == 0 else "C   "
                     print(f"  round {k + 1} {label[:3]} {name} {hands / run.seconds:7,.0f} "
                           f"hands/s, dealer CPU {run.cpu / hands * 1e6:4.0f} us/hand (user "
-                          f"{run.user / hands * 1e6:3.0f}), load "
+                          f"{run.user / hands * 1e6:3.0f}), clients "
+                          f"{run.client_cpu / hands * 1e6:4.0f} us/hand, load "
                           f"{run.load:.2f}  ({run.score})", flush=True)
     load = os.getloadavg()
     print(f"\nsummary ({hands} hands per run, load now {load[0]:.2f} {load[1]:.2f} "
