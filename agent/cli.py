@@ -12,7 +12,8 @@ state or re-expressed in the real state, :mod:`agent.abstraction.convention`; de
 ``abstract``), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
 decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop, swapped in
-between hands, a bad file is rejected and play goes on). Kernels and tables are loaded and
+between hands, a bad file is rejected and play goes on), ``--event-loop auto|asyncio|uvloop``
+(default ``auto``: uvloop when installed). Kernels and tables are loaded and
 warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
 goes to stderr when the dealer closes the connection.
 
@@ -45,7 +46,7 @@ from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
 from agent.builtin import Policy
-from agent.client import final_value, play
+from agent.client import EVENT_LOOPS, final_value, play, run
 from agent.console import compile_notice, port_number
 from agent.human import HumanPlayer, PlayerLeft
 
@@ -85,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="watch the strategy file (and SIGHUP) and swap it in between hands")
     p.add_argument("--time-guard-ms", type=float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
+    p.add_argument("--event-loop", choices=EVENT_LOOPS, default="auto",
+                   help="auto: uvloop when installed, else asyncio (default auto)")
     p.add_argument("--quiet", action="store_true", help="no summary line at the end")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
@@ -180,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,
                 sizes_in=args.sizes_in,
             )
-        text = asyncio.run(_run(args, game, policy))
+        text = run(_run(args, game, policy), args.event_loop)
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:
             traceback.print_exc()
@@ -202,7 +205,10 @@ def _main_human(args: argparse.Namespace) -> int:
         player = HumanPlayer(game, sys.stdin, sys.stdout, opponent=args.opponent)
         print(f"{PROG}: connecting to {args.host}:{args.port} as a human player "
               f"(? for help, quit to leave)", flush=True)
-        text = asyncio.run(_run(args, game, player))
+        # the terminal player blocks the loop reading stdin: the stdlib loop lets its Ctrl-C
+        # (KeyboardInterrupt) out of the protocol callback; speed does not matter here
+        loop = "asyncio" if args.event_loop == "auto" else args.event_loop
+        text = run(_run(args, game, player), loop)
     except (PlayerLeft, KeyboardInterrupt) as exc:
         why = str(exc) if isinstance(exc, PlayerLeft) else "you left the match (Ctrl-C)"
         hands, total = (player.hands, player.total) if player is not None else (0, 0.0)

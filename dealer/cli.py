@@ -21,7 +21,7 @@ from agent.acpc.gamedef import parse_gamedef
 from agent.acpc.gamefiles import read_game_text
 from dealer.engine import MatchConfig
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS, DEFAULT_T_RESPONSE_MS
-from dealer.server import ServerOptions, run
+from dealer.server import OBSERVER_DELAY_MS, ServerOptions, run
 
 PROG = "acpc-dealer"
 UINT32_MAX = 2**32 - 1
@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--log-dir", type=Path, default=Path("."),
                    help="directory for MATCH.log and MATCH.tlog (default: current)")
+    p.add_argument("--observer-delay", type=float, default=OBSERVER_DELAY_MS, metavar="MS",
+                   help="hold states for a seat that is not to act up to this long, to join "
+                   f"them with the next write to it (default {OBSERVER_DELAY_MS:g}; 0 = write "
+                   "every state at once, as the reference does)")
     return p
 
 
@@ -114,6 +118,10 @@ def parse_args(argv: Sequence[str]) -> tuple[MatchConfig, ServerOptions]:
     except ValueError:
         raise _Fail(f"ERROR: could not get start timeout {args.start_timeout}") from None
     ports = _parse_ports(args.ports) if args.ports else ()
+    if not 0 <= args.observer_delay <= 60_000:
+        raise _Fail(
+            f"ERROR: expected --observer-delay in 0..60000 ms, got {args.observer_delay!r}"
+        )
     try:
         text, source = read_game_text(args.game_file)
         game = parse_gamedef(text, source)
@@ -155,6 +163,7 @@ def parse_args(argv: Sequence[str]) -> tuple[MatchConfig, ServerOptions]:
         write_log=args.log,
         append=args.append,
         start_timeout_ms=start_timeout,
+        observer_delay_ms=args.observer_delay,
     )
     return config, options
 

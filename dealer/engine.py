@@ -40,7 +40,7 @@ from agent.acpc.cards import format_cards
 from agent.acpc.dealing import MT19937, Deal, deal_hand
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
-from agent.acpc.matchstate import PREFIX, MatchState
+from agent.acpc.matchstate import PREFIX
 from agent.acpc.protocol import (
     NEED_DATA,
     ActionReceived,
@@ -426,10 +426,11 @@ class Match:
             hole_view, hole_text = self._showdown_views(state)
         t = self._clock()
         first = len(to_seat)
+        prefix = self._prefix
         for seat, position in enumerate(self._positions):
-            ms = MatchState(position, hand, state, hole_view[position], board_view)
-            data = conns[seat].send_state(
-                ms, self._prefix[position] + betting + hole_text[position] + board_text
+            data = conns[seat].send_view(
+                position, hand, state, hole_view[position], board_view,
+                prefix[position] + betting + hole_text[position] + board_text,
             )
             if not quiet:
                 t = self._clock()
@@ -498,7 +499,8 @@ class Match:
                 f"{format_action(action, self.game)} {self.hand} "
                 f"{format_time(self._send_us)} {format_time(recv_us)}\n"
             )
-        self._state = self._state.apply(action)
+        # The connection judged the response once (fix_action): the action is legal here.
+        self._state = self._state._apply_unchecked(action)
         if self._state.finished:
             self._finish_hand()
         else:

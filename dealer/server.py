@@ -5,11 +5,19 @@ connection per seat with TCP_NODELAY. After every engine step the server writes,
 order: the log and transaction lines (flushed, so a match killed at any moment can be resumed
 from what the seats were shown), then what goes to the seats, one ``write`` per seat (states
 produced in one step for one seat are joined; the seat that must act is written first), then
-stderr (as bytes: client lines are echoed byte for byte) and stdout. A seat that floods the
-dealer while it is not to act has its reading paused once its unread bytes pass a cap (the
-reference leaves them in the kernel's socket buffer). One timer follows the engine's
-deadline lazily: it is re-armed only when the deadline moves earlier, and a timer that fires
-early just re-arms. SIGINT/SIGTERM end the match through the engine, so the ending is the
+stderr (as bytes: client lines are echoed byte for byte) and stdout.
+
+States for a seat that is not to act (it only watches) are held back for at most
+``observer_delay_ms`` (default :data:`OBSERVER_DELAY_MS`) and go out with the next write to
+that seat: when it must act, when the match ends, or when the delay runs out, whichever comes
+first. Every seat gets the same bytes in the same order as from the reference, in fewer writes:
+heads-up, one write per action instead of two, and a watching client is not woken for every
+action (the reference writes every state at once; ``--observer-delay 0`` does too).
+
+A seat that floods the dealer while it is not to act has its reading paused once its unread
+bytes pass a cap (the reference leaves them in the kernel's socket buffer). One timer follows
+the engine's deadline lazily: it is re-armed only when the deadline moves earlier, and a timer
+that fires early just re-arms. SIGINT/SIGTERM end the match through the engine, so the ending is the
 same clean one as any other error. At the end every transport is closed and given a bounded
 time to deliver what is buffered. uvloop is used when it is installed.
 
@@ -47,12 +55,16 @@ class ServerOptions:
     write_log: bool = True
     append: bool = False
     start_timeout_ms: int = -1
+    observer_delay_ms: float = 5.0
+    """How long states for a seat that is not to act may wait to be joined with later ones."""
 
 
 READ_PAUSE_BYTES = 1 << 22
 """Unread bytes of one seat above which reading from it is paused."""
 READ_RESUME_BYTES = 1 << 16
 """Unread bytes below which reading resumes."""
+OBSERVER_DELAY_MS = 5.0
+"""The default of :attr:`ServerOptions.observer_delay_ms`."""
 CLOSE_GRACE_S = 10.0
 """How long the closing transports may take to deliver their last bytes."""
 
@@ -92,8 +104,13 @@ class _Runner:
         stderr: TextIO,
         log: IO[str] | None,
         tlog: IO[str] | None,
+        observer_delay_ms: float = OBSERVER_DELAY_MS,
     ) -> None:
         self.match = match
+        self.observer_delay_s = max(0.0, observer_delay_ms / 1000)
+        self.held: dict[int, list[bytes]] = {}
+        """Seat -> states held back for it (see the module docstring), in order."""
+        self.held_timer: asyncio.TimerHandle | None = None
         self.stdout = stdout
         self.stderr = stderr
         self.stderr_bytes: IO[bytes] | None = getattr(stderr, "buffer", None)
@@ -145,6 +162,8 @@ class _Runner:
         if self.paused:
             self._resume_reading()
         if match.phase is Phase.DONE:
+            if self.held:
+                self.write_held()
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
@@ -181,22 +200,7 @@ class _Runner:
             self.log.flush()
         to_seat = out.to_seat
         if to_seat:
-            transports = self.transports
-            if len(to_seat) > len(transports):
-                # Several states for a seat (end of a hand and start of the next): one write
-                # per seat, the seat that must answer first.
-                parts: dict[int, list[bytes]] = {self.match.acting_seat: []}
-                for seat, data in to_seat:
-                    parts.setdefault(seat, []).append(data)
-                to_seat = [(seat, b"".join(p)) for seat, p in parts.items() if p]
-            for seat, data in to_seat:
-                transport = transports[seat]
-                if transport is None or transport.is_closing():
-                    if seat not in self.closed:
-                        self.match.fail_write(seat)
-                        failed = True
-                    continue
-                transport.write(data)
+            failed = self._write_states(to_seat)
         if out.stderr:
             text = "".join(out.stderr)
             if self.stderr_bytes is not None:
@@ -210,6 +214,62 @@ class _Runner:
             self.stdout.write("".join(out.stdout))
             self.stdout.flush()
         return failed
+
+
+    def _write_states(self, to_seat: list[tuple[int, bytes]]) -> bool:
+        """Write (or hold back) one drain's states; True if a failed write produced output."""
+        match = self.match
+        transports = self.transports
+        held = self.held
+        acting = match.acting_seat
+        hold = self.observer_delay_s > 0 and match.phase is Phase.PLAYING
+        if len(to_seat) > 1 or held:
+            # One write per seat, the seat that must answer first (its held states before the
+            # new ones); the others' states are held back while the match goes on.
+            parts: dict[int, list[bytes]] = {acting: held.pop(acting, [])}
+            for seat, data in to_seat:
+                parts.setdefault(seat, []).append(data)
+            if not hold:
+                for seat, states in held.items():
+                    parts.setdefault(seat, [])[:0] = states
+                held.clear()
+            to_seat = [(seat, b"".join(p)) for seat, p in parts.items() if p]
+        failed = False
+        for seat, data in to_seat:
+            transport = transports[seat]
+            if transport is None or transport.is_closing():
+                if seat not in self.closed:
+                    match.fail_write(seat)
+                    failed = True
+                held.pop(seat, None)
+                continue
+            if hold and seat != acting:
+                held.setdefault(seat, []).append(data)
+                if self.held_timer is None:
+                    self.held_timer = self.loop.call_later(
+                        self.observer_delay_s, self._held_timeout)
+                continue
+            transport.write(data)
+        return failed
+
+    def _held_timeout(self) -> None:
+        self.held_timer = None
+        self.write_held()
+        self.flush()
+
+    def write_held(self) -> None:
+        """Write every state held back for a watching seat now."""
+        if self.held_timer is not None:
+            self.held_timer.cancel()
+            self.held_timer = None
+        held, self.held = self.held, {}
+        for seat, states in held.items():
+            transport = self.transports[seat]
+            if transport is None or transport.is_closing():
+                if seat not in self.closed:
+                    self.match.fail_write(seat)
+                continue
+            transport.write(b"".join(states))
 
 
 def _factory(proto: _SeatProtocol) -> Callable[[], _SeatProtocol]:
@@ -325,7 +385,7 @@ async def run_match(
         if on_ports is not None:
             on_ports(bound)
         match = Match(config, clock_us)
-        runner = _Runner(match, stdout, stderr, log, tlog)
+        runner = _Runner(match, stdout, stderr, log, tlog, options.observer_delay_ms)
         match.begin()
         if replay:
             try:

@@ -1,4 +1,4 @@
-"""Benchmark ``acpc-dealer``: hands per second against minimal always-call clients.
+"""Benchmark ``acpc-dealer``: hands per second, alone or side by side with the reference C dealer.
 
 ``python scripts/bench_dealer.py [--hands 20000] [--players 2|3] [--profile OUT.prof]``
 
@@ -6,15 +6,32 @@ Starts ``acpc-dealer -q`` (a subprocess, real loopback sockets, the log file wri
 real match) on heads-up no-limit hold'em (``holdem.nolimit.2p.reverse_blinds.game``) or, with
 ``--players 3``, on ``holdem.nolimit.3p.game``, connects one ``scripts/call_client.py`` per
 seat (each its own process; every hand goes to showdown), and prints hands/s measured from
-the dealer's ports line to its exit, and the dealer's own CPU time per hand (user + system, a
-figure that depends much less on what else the machine is doing). The reference dealer with
-its example players does 2,500-4,000 hands/s on a 2-core machine.
+the dealer's ports line to its exit, and the dealer's own CPU time per hand (user + system of
+the dealer process from ``wait4``, a figure that depends much less on what else the machine is
+doing).
+
+``--reference DEALER --reference-player PLAYER`` (the reference ACPC ``dealer`` and
+``example_player`` binaries) compares, in one run, interleaving the sides ``--repeat`` times:
+
+(a) the dealer: our dealer vs the reference dealer, each with the same two (or three)
+    reference example players;
+(b) the full stack: our dealer with our agents (``acpc-agent --strategy builtin:random``) vs
+    the reference dealer with reference example players. Both players play random legal
+    actions of the same kind: fold 6% (only facing a bet), call 47%, raise 47% with a no-limit
+    raise-to uniform between the legal bounds (``agent/builtin.py``, after the reference
+    ``example_player``), so the hands have the same length distribution on both sides.
+
+Every side prints hands/s min/median/max, the dealer's CPU per hand, and the ratio ours / C
+of the medians (and the range of the per-round ratios: ours over the C run right next to
+it). The load average (``os.getloadavg``) is printed before every run. Client start-up is
+inside the measured time on both sides (the C player starts in milliseconds, ours in a few
+hundred; over 20,000 hands that is a few percent against us).
 
 ``--profile OUT`` runs the dealer under cProfile, writes the stats to ``OUT`` and prints the
 top functions by own time (profiling slows the dealer down; the figure is not a benchmark).
 ``--client agent`` uses ``acpc-agent --strategy builtin:call`` instead of the minimal client.
-``--dealer-path DIR`` runs the dealer from another checkout (``DIR`` goes first on its
-``PYTHONPATH``), to compare two versions on the same machine and load.
+``--dealer-path DIR`` runs our dealer (and our agents) from another checkout (``DIR`` goes
+first on its ``PYTHONPATH``), to compare two versions on the same machine and load.
 """
 
 from __future__ import annotations
@@ -23,16 +40,42 @@ import argparse
 import importlib.util
 import os
 import pstats
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = {2: "holdem.nolimit.2p.reverse_blinds.game", 3: "holdem.nolimit.3p.game"}
 CALL_CLIENT = Path(__file__).resolve().parent / "call_client.py"
 START_TIMEOUT_S = 30.0
+
+ClientCommand = Callable[[int, int], list[str]]
+"""(seat, port) -> the command line of one client."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One match: wall seconds (ports line to dealer exit), dealer CPU seconds, SCORE line."""
+
+    seconds: float
+    cpu: float
+    user: float
+    client_cpu: float
+    """CPU seconds of all clients together (user + system)."""
+    score: str
+    load: float
+
+
+def _game_path(players: int) -> Path:
+    from agent.acpc.gamefiles import bundled_game_path
+
+    return bundled_game_path(GAMES[players])
 
 
 def _client_command(kind: str, game: str, port: int) -> list[str]:
@@ -42,54 +85,152 @@ def _client_command(kind: str, game: str, port: int) -> list[str]:
     return [sys.executable, str(CALL_CLIENT), game, "127.0.0.1", str(port)]
 
 
-def run_once(
-    hands: int, players: int, seed: int, client: str, profile: Path | None, workdir: Path,
-    dealer_path: Path | None = None,
-) -> tuple[float, float, str]:
-    """Play one match; return ``(seconds, dealer CPU seconds, SCORE line)``.
-
-    Raises:
-        RuntimeError: if the dealer or a client fails.
-    """
-    game = GAMES[players]
-    names = [f"C{i + 1}" for i in range(players)]
-    prefix = [sys.executable]
-    if profile is not None:
-        prefix += ["-m", "cProfile", "-o", str(profile)]
-    cmd = [*prefix, "-m", "dealer.cli", "bench", game, str(hands), str(seed), *names, "-q",
-           "--start_timeout", str(int(START_TIMEOUT_S * 1000))]
+def _env(dealer_path: Path | None) -> dict[str, str]:
     env = dict(os.environ)
     if dealer_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             x for x in (str(dealer_path), env.get("PYTHONPATH", "")) if x
         )
-    dealer = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE,
+    return env
+
+
+def run_match(
+    dealer_cmd: Sequence[str], players: int, clients_for: ClientCommand, workdir: Path,
+    env: dict[str, str],
+) -> Run:
+    """Start a dealer, connect one client per port, wait for the end.
+
+    Raises:
+        RuntimeError: if the dealer or a client fails.
+    """
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    dealer = subprocess.Popen(list(dealer_cmd), cwd=workdir, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env)
     clients: list[subprocess.Popen[bytes]] = []
     try:
-        assert dealer.stdout is not None
+        assert dealer.stdout is not None and dealer.stderr is not None
         ports = [int(p) for p in dealer.stdout.readline().split()]
         if len(ports) != players:
             raise RuntimeError(f"expected {players} ports from the dealer, got {ports!r}")
         start = time.perf_counter()
-        clients = [subprocess.Popen(_client_command(client, game, port), cwd=ROOT)
-                   for port in ports]
-        assert dealer.stderr is not None
+        clients = [
+            subprocess.Popen(clients_for(seat, port), cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL)
+            for seat, port in enumerate(ports)
+        ]
         out = dealer.stdout.read()  # -q: stdout and stderr stay small; EOF at exit
         err = dealer.stderr.read()
         _, status, usage = os.wait4(dealer.pid, 0)
         elapsed = time.perf_counter() - start
         dealer.returncode = os.waitstatus_to_exitcode(status)
         bad = [c.wait(timeout=30) for c in clients]
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client_cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                      - usage.ru_utime - usage.ru_stime)
         if dealer.returncode != 0 or any(bad):
-            raise RuntimeError(f"dealer exit {dealer.returncode}, clients {bad}; stderr:\n{err}")
-        print(f"  (dealer user {usage.ru_utime:.2f} s, system {usage.ru_stime:.2f} s)")
-        return elapsed, usage.ru_utime + usage.ru_stime, out.strip().splitlines()[-1]
+            raise RuntimeError(
+                f"{dealer_cmd[0]}: dealer exit {dealer.returncode}, clients {bad}; stderr:\n"
+                f"{err[-2000:]}"
+            )
+        score = [x for x in (out + err).splitlines() if x.startswith("SCORE:")]
+        return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_utime, client_cpu,
+                   score[-1] if score else "?", load)
     finally:
         for proc in [dealer, *clients]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def our_dealer_command(
+    game: str, hands: int, seed: int, players: int, profile: Path | None = None
+) -> list[str]:
+    """``acpc-dealer -q`` for a benchmark match."""
+    prefix = [sys.executable]
+    if profile is not None:
+        prefix += ["-m", "cProfile", "-o", str(profile)]
+    names = [f"C{i + 1}" for i in range(players)]
+    return [*prefix, "-m", "dealer.cli", "bench", game, str(hands), str(seed), *names, "-q",
+            "--start_timeout", str(int(START_TIMEOUT_S * 1000))]
+
+
+def reference_dealer_command(
+    dealer: Path, game: str, hands: int, seed: int, players: int
+) -> list[str]:
+    """The reference dealer with the same match (it has the same arguments)."""
+    names = [f"C{i + 1}" for i in range(players)]
+    return [str(dealer), "bench", game, str(hands), str(seed), *names, "-q",
+            "--start_timeout", str(int(START_TIMEOUT_S * 1000))]
+
+
+def _line(label: str, runs: list[Run], hands: int) -> str:
+    rates = sorted(hands / r.seconds for r in runs)
+    cpu = statistics.median(r.cpu for r in runs) / hands * 1e6
+    user = statistics.median(r.user for r in runs) / hands * 1e6
+    clients = statistics.median(r.client_cpu for r in runs) / hands * 1e6
+    return (f"  {label:<12} hands/s min {rates[0]:7,.0f}  median "
+            f"{statistics.median(rates):7,.0f}  max {rates[-1]:7,.0f};  dealer CPU "
+            f"{cpu:4.0f} us/hand (user {user:.0f}); clients CPU {clients:4.0f} us/hand")
+
+
+def compare(args: argparse.Namespace) -> int:
+    """The side-by-side comparison with the reference (see the module docstring)."""
+    game = str(_game_path(args.players))
+    ref_dealer: Path = args.reference.resolve()
+    ref_player: Path = args.reference_player.resolve()
+    env = _env(args.dealer_path)
+    hands, players = args.hands, args.players
+
+    def ref_clients(seat: int, port: int) -> list[str]:
+        return [str(ref_player), game, "127.0.0.1", str(port)]
+
+    def our_clients(seat: int, port: int) -> list[str]:
+        return [sys.executable, "-m", "agent.cli", game, "127.0.0.1", str(port),
+                "--strategy", "builtin:random", "--seed", str(args.seed * 100 + seat),
+                "--quiet"]
+
+    ours = our_dealer_command(game, hands, args.seed, players)
+    ref = reference_dealer_command(ref_dealer, game, hands, args.seed, players)
+    sides: dict[str, list[tuple[list[str], ClientCommand]]] = {}
+    if args.part in ("both", "dealer"):
+        sides["(a) dealer, reference players"] = [(ours, ref_clients), (ref, ref_clients)]
+    if args.part in ("both", "stack"):
+        sides["(b) full stack, random players"] = [(ours, our_clients), (ref, ref_clients)]
+    results: dict[str, tuple[list[Run], list[Run]]] = {k: ([], []) for k in sides}
+    print(f"game {GAMES[players]}, {hands} hands, {args.repeat} rounds (ours, C interleaved); "
+          f"uvloop {'installed' if importlib.util.find_spec('uvloop') else 'not installed'}; "
+          f"{os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="bench_dealer_") as tmp:
+        for k in range(max(1, args.repeat)):
+            for label, pair in sides.items():
+                order = pair if k % 2 == 0 else pair[::-1]
+                for cmd, clients in order:
+                    side = 0 if cmd is ours else 1
+                    run = run_match(cmd, players, clients, Path(tmp), env)
+                    results[label][side].append(run)
+                    name = "ours" if side == 0 else "C   "
+                    print(f"  round {k + 1} {label[:3]} {name} {hands / run.seconds:7,.0f} "
+                          f"hands/s, dealer CPU {run.cpu / hands * 1e6:4.0f} us/hand (user "
+                          f"{run.user / hands * 1e6:3.0f}), clients "
+                          f"{run.client_cpu / hands * 1e6:4.0f} us/hand, load "
+                          f"{run.load:.2f}  ({run.score})", flush=True)
+    load = os.getloadavg()
+    print(f"\nsummary ({hands} hands per run, load now {load[0]:.2f} {load[1]:.2f} "
+          f"{load[2]:.2f}):")
+    for label, (mine, theirs) in results.items():
+        print(label)
+        print(_line("ours", mine, hands))
+        print(_line("C reference", theirs, hands))
+        med = statistics.median(r.seconds for r in theirs) / statistics.median(
+            r.seconds for r in mine)
+        per_round = sorted(t.seconds / m.seconds for m, t in zip(mine, theirs, strict=True))
+        cpu = statistics.median(r.cpu for r in mine) / statistics.median(r.cpu for r in theirs)
+        loads = [r.load for r in mine + theirs]
+        print(f"  ratio ours/C hands/s: median {med:.2f} (per round {per_round[0]:.2f}.."
+              f"{per_round[-1]:.2f}); dealer CPU ours/C {cpu:.2f}; load during "
+              f"{min(loads):.2f}..{max(loads):.2f}")
+    return 0
 
 
 def main() -> int:
@@ -98,27 +239,51 @@ def main() -> int:
     parser.add_argument("--players", type=int, choices=sorted(GAMES), default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--client", choices=("minimal", "agent"), default="minimal")
-    parser.add_argument("--repeat", type=int, default=1, help="runs; the best is reported")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="runs (rounds of both sides with --reference); default 1, 3 with "
+                        "--reference")
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the dealer under cProfile, write the stats here")
     parser.add_argument("--top", type=int, default=30, help="functions shown with --profile")
     parser.add_argument("--dealer-path", type=Path, default=None,
                         help="run the dealer from this checkout instead (for before/after)")
+    parser.add_argument("--reference", type=Path, default=None, metavar="DEALER",
+                        help="the reference dealer binary: compare against it")
+    parser.add_argument("--reference-player", type=Path, default=None, metavar="PLAYER",
+                        help="the reference example_player binary (with --reference)")
+    parser.add_argument("--part", choices=("both", "dealer", "stack"), default="both",
+                        help="with --reference: (a) the dealer, (b) the full stack, or both")
     args = parser.parse_args()
+    if (args.reference is None) != (args.reference_player is None):
+        parser.error("expected --reference and --reference-player together, got one of them")
+    for opt in ("reference", "reference_player"):
+        path = getattr(args, opt)
+        if path is not None and not os.access(path, os.X_OK):
+            parser.error(f"--{opt.replace('_', '-')}: expected an executable, got {str(path)!r}")
+    if args.reference is not None:
+        if args.profile is not None:
+            parser.error("expected --profile without --reference (profiling is not timing)")
+        args.repeat = 3 if args.repeat is None else args.repeat
+        return compare(args)
+    repeat = 1 if args.repeat is None else args.repeat
     uvloop = importlib.util.find_spec("uvloop") is not None
     print(f"game {GAMES[args.players]}, {args.hands} hands, {args.client} call clients, "
           f"uvloop {'installed' if uvloop else 'not installed'}")
     best = float("inf")
+    game = GAMES[args.players]
+    env = _env(args.dealer_path)
     with tempfile.TemporaryDirectory(prefix="bench_dealer_") as tmp:
-        for _ in range(max(1, args.repeat)):
+        for _ in range(max(1, repeat)):
             profile = args.profile.resolve() if args.profile else None
-            seconds, cpu, score = run_once(
-                args.hands, args.players, args.seed, args.client, profile, Path(tmp),
-                args.dealer_path,
-            )
-            print(f"  {seconds:.2f} s, {args.hands / seconds:,.0f} hands/s; dealer CPU "
-                  f"{cpu:.2f} s = {cpu / args.hands * 1e6:.0f} us/hand  ({score})")
-            best = min(best, seconds)
+            cmd = our_dealer_command(game, args.hands, args.seed, args.players, profile)
+            run = run_match(cmd, args.players,
+                            lambda seat, port: _client_command(args.client, game, port),
+                            Path(tmp), env)
+            print(f"  {run.seconds:.2f} s, {args.hands / run.seconds:,.0f} hands/s; dealer CPU "
+                  f"{run.cpu:.2f} s = {run.cpu / args.hands * 1e6:.0f} us/hand (user "
+                  f"{run.user / args.hands * 1e6:.0f}), load "
+                  f"{run.load:.2f}  ({run.score})")
+            best = min(best, run.seconds)
     print(f"best: {args.hands / best:,.0f} hands/s")
     if args.profile is not None:
         stats = pstats.Stats(str(args.profile))

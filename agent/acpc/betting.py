@@ -217,9 +217,12 @@ class BettingState:
     def num_acting(self) -> int:
         """Players who can still act: not folded and not all-in (``numActingPlayers``)."""
         stack = self.game.stack
-        return sum(
-            1 for p, f in enumerate(self.folded) if not f and self.spent[p] < stack[p]
-        )
+        spent = self.spent
+        acting = 0
+        for p, f in enumerate(self.folded):
+            if not f and spent[p] < stack[p]:
+                acting += 1
+        return acting
 
     def can_act(self, position: int) -> bool:
         """True if ``position`` has neither folded nor gone all-in."""
@@ -232,7 +235,11 @@ class BettingState:
 
     def num_raises(self) -> int:
         """Raises made in the current round (``numRaises``)."""
-        return sum(1 for a in self.actions[self.round] if a.kind is ActionKind.RAISE)
+        raises = 0
+        for a in self.actions[self.round]:
+            if a.kind is ActionKind.RAISE:
+                raises += 1
+        return raises
 
     def to_call(self, position: int | None = None) -> int:
         """Chips ``position`` (default: the player to act) must add to call, capped by stack."""
@@ -317,14 +324,14 @@ class BettingState:
         if self.finished:
             raise IllegalActionError(f"expected no action: the hand is over, got {action}")
         kind = action.kind
+        if kind is ActionKind.CALL:
+            return
         if kind is ActionKind.FOLD:
             if not self.can_fold():
                 raise IllegalActionError(
                     f"fold is not legal: position {self.player} has already matched the bet "
                     f"of {self.max_spent} (check instead)"
                 )
-            return
-        if kind is ActionKind.CALL:
             return
         reason = self._no_raise_reason(strict=False)
         if reason is not None:
@@ -398,8 +405,11 @@ class BettingState:
         round_start = self.round_start_spent
         finished = False
         n = game.num_players
-        acting = sum(1 for q in range(n) if not folded[q] and spent_t[q] < stack[q])
-        if sum(folded) + 1 >= n:
+        acting = 0
+        for q in range(n):
+            if not folded[q] and spent_t[q] < stack[q]:
+                acting += 1
+        if folded.count(True) + 1 >= n:
             finished = True
         elif _num_called(actions[r], actors[r], spent_t, stack) >= acting:
             if acting > 1:
@@ -627,13 +637,12 @@ def parse_betting_prefix(
                 f"expected an action in the betting at offset {i}, got {text[i:i + 12]!r}"
             )
         action, end = got
-        if not state.is_legal(action):
-            try:
-                state.check_action(action)
-            except IllegalActionError as exc:
-                raise RemoteProtocolError(
-                    f"illegal action {text[i:end]!r} at offset {i} of the betting: {exc}"
-                ) from None
+        try:
+            state.check_action(action)
+        except IllegalActionError as exc:
+            raise RemoteProtocolError(
+                f"illegal action {text[i:end]!r} at offset {i} of the betting: {exc}"
+            ) from None
         state = state._apply_unchecked(action)
         i = end
     return state, i

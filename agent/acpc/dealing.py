@@ -79,22 +79,25 @@ class Deal:
 
 def deal_hand(game: Game, rng: MT19937) -> Deal:
     """Draw the cards of one hand from ``rng`` (the reference ``dealCards``)."""
-    deck = deck_for(game)
+    key = (game.num_suits, game.num_ranks)
+    full = _DECKS.get(key)
+    if full is None:
+        full = _DECKS[key] = tuple(deck_for(game))
+    deck = list(full)
     n = len(deck)
-
-    def draw() -> int:
-        nonlocal n
+    drawn: list[int] = []
+    for _ in range(game.cards_per_hand):
         i = rng.next_u32() % n
-        card = deck[i]
-        deck[i] = deck[n - 1]
+        drawn.append(deck[i])
         n -= 1
-        return card
+        deck[i] = deck[n]
+    k = game.num_hole_cards
+    hole = tuple(tuple(drawn[p * k : p * k + k]) for p in range(game.num_players))
+    return Deal(hole, tuple(drawn[game.num_players * k :]))
 
-    hole = tuple(
-        tuple(draw() for _ in range(game.num_hole_cards)) for _ in range(game.num_players)
-    )
-    board = tuple(draw() for _ in range(game.total_board_cards))
-    return Deal(hole, board)
+
+_DECKS: dict[tuple[int, int], tuple[int, ...]] = {}
+"""(numSuits, numRanks) -> the deck in the reference order (:func:`deck_for`), built once."""
 
 
 def deal_hands(game: Game, seed: int) -> Iterator[Deal]:

@@ -203,6 +203,45 @@ def parse_matchstate(text: str, game: Game, previous: MatchState | None = None) 
     return ms
 
 
+def parse_next_matchstate(
+    text: str, game: Game, previous: MatchState, previous_text: str
+) -> MatchState:
+    """:func:`parse_matchstate` of ``text``, faster when it continues ``previous``.
+
+    ``previous_text`` is the line ``previous`` was parsed from. When ``text`` starts with
+    that line's position, hand and betting as written, only the new actions are replayed;
+    when, in addition, the round is the same and the cards section is the same text, the
+    cards parsed before are reused (the same text in the same round parses to the same
+    cards). Anything else is parsed in full. The result is always that of
+    ``parse_matchstate(text, game)``.
+
+    Raises:
+        RemoteProtocolError: if ``text`` is not exactly one valid state for ``game``.
+    """
+    # the ':' ending the betting: the third after the prefix (position, hand, betting)
+    head = previous_text.find(":", previous_text.find(":", len(PREFIX)) + 1)
+    head = previous_text.find(":", head + 1) if head > 0 else -1
+    if (
+        head > 0
+        and previous.state.game is game
+        and text.startswith(previous_text[:head])
+        and head < len(text)
+        and not text[head].isdigit()  # 'r300' must not resume inside 'r3000'
+    ):
+        state, end = parse_betting_prefix(game, text, head, previous.state)
+        if (
+            state.round == previous.state.round
+            and end < len(text)
+            and text.endswith(previous_text[head:])
+            and len(text) - end == len(previous_text) - head
+        ):
+            return MatchState(
+                previous.position, previous.hand_number, state, previous.hole_cards,
+                previous.board,
+            )
+    return parse_matchstate(text, game, previous)
+
+
 def format_cards_section(
     state: BettingState,
     hole: tuple[tuple[int, ...], ...],

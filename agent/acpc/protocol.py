@@ -34,6 +34,7 @@ from typing import ClassVar, Final, NoReturn
 from agent.acpc.betting import (
     CALL,
     Action,
+    BettingState,
     fix_action,
     format_action,
     parse_action_prefix,
@@ -50,6 +51,7 @@ from agent.acpc.matchstate import (
     format_matchstate,
     parse_matchstate,
     parse_matchstate_prefix,
+    parse_next_matchstate,
     states_match,
 )
 
@@ -113,6 +115,8 @@ NEED_DATA: Final = NeedData.NEED_DATA
 """Returned by ``next_event`` when more bytes (or the seat's turn) are needed first."""
 
 _COMMENT_CHARS: Final = ("#", ";")
+_View = tuple[int, int, BettingState, tuple[tuple[int, ...], ...], tuple[int, ...]]
+"""The parts of a MatchState: position, hand number, state, hole cards, board."""
 _COMPACT_AT: Final = 1 << 16
 
 
@@ -589,7 +593,12 @@ class ClientConnection:
         if text.startswith(_COMMENT_CHARS):
             return CommentReceived(text)
         try:
-            ms = parse_matchstate(text, self._game, self._last_state)
+            last = self._last_state
+            ms = (
+                parse_matchstate(text, self._game)
+                if last is None
+                else parse_next_matchstate(text, self._game, last, self._last_line)
+            )
         except RemoteProtocolError as exc:
             self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
         self._last_state = ms
@@ -658,6 +667,8 @@ class DealerConnection:
         self._fatal: BadVersion | ClientClosed | None = None
         self._version: VersionReceived | None = None
         self._sent: MatchState | None = None
+        self._sent_parts: _View | None = None
+        self._sent_state: BettingState | None = None
         self._sent_line = ""
         self._expect = ""
 
@@ -691,6 +702,8 @@ class DealerConnection:
     @property
     def last_state(self) -> MatchState | None:
         """The last state sent to this seat."""
+        if self._sent is None and self._sent_parts is not None:
+            self._sent = MatchState(*self._sent_parts)
         return self._sent
 
     @property
@@ -722,27 +735,42 @@ class DealerConnection:
             LocalProtocolError: before the version line was read, after a fatal event, or
                 while the seat still owes a response to the previous state.
         """
-        phase = self._phase
-        if phase is not DealerPhase.IDLE:
-            if phase is DealerPhase.AWAIT_RESPONSE:
-                raise LocalProtocolError(
-                    f"expected seat {self._seat + 1} to answer {self._sent_line!r} first, got "
-                    f"a new state to send"
-                )
-            if phase is DealerPhase.AWAIT_VERSION:
-                raise LocalProtocolError(
-                    f"expected the version line of seat {self._seat + 1} to be read first, got "
-                    f"a state to send"
-                )
-            raise LocalProtocolError(
-                f"expected a live connection, got a state to send to seat {self._seat + 1} "
-                f"after {self._fatal!r}"
-            )
+        if self._phase is not DealerPhase.IDLE:
+            self._check_can_send()
         if text is None:
             text = format_matchstate(ms)
         self._sent = ms
+        self._sent_parts = None
+        self._sent_state = ms.state
         self._sent_line = text
         if ms.is_to_act:
+            self._expect = text + ":"
+            self._phase = DealerPhase.AWAIT_RESPONSE
+        return (text + "\r\n").encode("ascii")
+
+    def send_view(
+        self,
+        position: int,
+        hand_number: int,
+        state: BettingState,
+        hole_cards: tuple[tuple[int, ...], ...],
+        board: tuple[int, ...],
+        text: str,
+    ) -> bytes:
+        """:meth:`send_state` of ``MatchState(position, hand_number, state, hole_cards,
+        board)`` whose text is ``text``; the MatchState is built only if asked for
+        (:attr:`last_state`, or a response that does not echo ``text``).
+
+        Raises:
+            LocalProtocolError: as :meth:`send_state`.
+        """
+        if self._phase is not DealerPhase.IDLE:
+            self._check_can_send()
+        self._sent = None
+        self._sent_parts = (position, hand_number, state, hole_cards, board)
+        self._sent_state = state
+        self._sent_line = text
+        if not state.finished and state.player == position:
             self._expect = text + ":"
             self._phase = DealerPhase.AWAIT_RESPONSE
         return (text + "\r\n").encode("ascii")
@@ -796,6 +824,24 @@ class DealerConnection:
 
     # ------------------------------------------------------------------------- internals
 
+    def _check_can_send(self) -> NoReturn:
+        """Raise the :class:`LocalProtocolError` for a state sent outside the IDLE phase."""
+        phase = self._phase
+        if phase is DealerPhase.AWAIT_RESPONSE:
+            raise LocalProtocolError(
+                f"expected seat {self._seat + 1} to answer {self._sent_line!r} first, got "
+                f"a new state to send"
+            )
+        if phase is DealerPhase.AWAIT_VERSION:
+            raise LocalProtocolError(
+                f"expected the version line of seat {self._seat + 1} to be read first, got "
+                f"a state to send"
+            )
+        raise LocalProtocolError(
+            f"expected a live connection, got a state to send to seat {self._seat + 1} "
+            f"after {self._fatal!r}"
+        )
+
     def _close(self, message: str) -> ClientClosed:
         event = ClientClosed(message)
         self._fatal = event
@@ -819,7 +865,7 @@ class DealerConnection:
         """Steps (2) and (4)-(7) of the reference ``readPlayerResponse`` for one line."""
         if line.startswith(_COMMENT_CHARS):
             return CommentSkipped(line)
-        sent = self._sent
+        sent = self._sent_state
         assert sent is not None
         game = self._game
         if line.startswith(self._expect):
@@ -830,7 +876,9 @@ class DealerConnection:
                 ms, end = parse_matchstate_prefix(line, game)
             except RemoteProtocolError as exc:
                 return BadStateFormat(line, str(exc))
-            if not states_match(sent, ms):
+            sent_ms = self.last_state
+            assert sent_ms is not None
+            if not states_match(sent_ms, ms):
                 return UnrequestedResponse(line)
             if end < len(line) and line[end] == ":":
                 got = parse_action_prefix(line, end + 1, game)
@@ -839,5 +887,5 @@ class DealerConnection:
         self._phase = DealerPhase.IDLE
         if got is None:
             return ActionReceived(line, CALL, (BAD_ACTION_WARNING,))
-        action, warnings = fix_action(sent.state, got[0])
+        action, warnings = fix_action(sent, got[0])
         return ActionReceived(line, action, warnings)
