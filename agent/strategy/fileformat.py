@@ -49,9 +49,9 @@ from agent import __version__
 from agent.abstraction.actions import (
     BettingAbstraction,
     BettingTree,
-    build_tree,
     parse_betting_abstraction,
 )
+from agent.abstraction.treecache import load_tree, tree_shape
 from agent.acpc.errors import GameDefError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.fileio import atomic_writer
@@ -107,19 +107,13 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
     cached = tree.derived.get(key)
     if isinstance(cached, TableLayout):
         return cached
-    n = len(tree.nodes)
-    offsets = np.full(n, -1, dtype=np.int64)
-    num_actions = np.zeros(n, dtype=np.int32)
-    rows = np.zeros(n, dtype=np.int32)
-    total = 0
-    for node in tree.nodes:
-        if node.is_terminal:
-            continue
-        k = len(node.actions)
-        offsets[node.id] = total
-        num_actions[node.id] = k
-        rows[node.id] = buckets[node.round]
-        total += buckets[node.round] * k
+    shape_actions, node_rounds = tree_shape(tree)
+    num_actions = shape_actions.copy()
+    rows = np.where(num_actions > 0, np.asarray(buckets, dtype=np.int64)[node_rounds], 0)
+    sizes = rows * num_actions
+    offsets = np.where(num_actions > 0, np.cumsum(sizes) - sizes, -1).astype(np.int64)
+    rows = rows.astype(np.int32)
+    total = int(sizes.sum())
     for array in (offsets, num_actions, rows):
         array.flags.writeable = False  # shared through the cache
     layout = TableLayout(offsets, num_actions, rows, tuple(buckets), total)
@@ -208,7 +202,7 @@ def dump_strategy(
     if dtype not in DTYPES:
         raise UsageError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
     buckets = tuple(int(b) for b in cards["buckets"])
-    tree = tree or build_tree(game, betting)
+    tree = tree or load_tree(game, betting)
     layout = table_layout(tree, buckets)
     values = np.asarray(table, dtype=np.float64).reshape(-1)
     if values.size != layout.total:
@@ -387,7 +381,7 @@ def load_strategy(
         betting = parse_betting_abstraction(header["betting"])
         buckets = tuple(int(b) for b in header["cards"]["buckets"])
         if tree is None or tree.game != game or tree.abstraction != betting:
-            tree = build_tree(game, betting)
+            tree = load_tree(game, betting)
         layout = table_layout(tree, buckets)
     except (KeyError, TypeError, ValueError) as exc:
         raise _fail(source, f"corrupt header: {exc}") from None
