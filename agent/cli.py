@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +49,10 @@ from agent.builtin import Policy
 from agent.client import final_value, play
 from agent.console import compile_notice, port_number
 from agent.human import HumanPlayer, PlayerLeft
+from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
+
+VERIFY_MODES = ("auto", "full")
+"""``--verify``: :data:`agent.strategy.fileformat.VERIFY_MODES` (not imported: numpy)."""
 
 PROG = "acpc-agent"
 
@@ -83,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write one JSON line per decision to this file")
     p.add_argument("--reload", action="store_true",
                    help="watch the strategy file (and SIGHUP) and swap it in between hands")
+    p.add_argument("--verify", default="auto", choices=VERIFY_MODES,
+                   help="auto: trust a strategy table that passed the checksum and row "
+                   "checks before and cannot have changed since (same inode, size, mtime, "
+                   "ctime); full: check every byte of every file, at start and at every swap "
+                   "(default auto)")
     p.add_argument("--time-guard-ms", type=float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--quiet", action="store_true", help="no summary line at the end")
@@ -107,7 +117,8 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
         if not isinstance(policy, StrategyPolicy):
             raise UsageError("expected --reload with a strategy file, got a built-in strategy")
         log = json_logger(sys.stderr)
-        reloader = StrategyReloader(Path(args.strategy), game, policy, log.info)
+        reloader = StrategyReloader(Path(args.strategy), game, policy, log.info,
+                                    verify=args.verify)
         task = asyncio.create_task(reloader.run())
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGHUP, reloader.request)
@@ -154,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.human:
         given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
                                                             "trace", "seed")
-                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
+                     ["--verify"] if args.verify != "auto" else [])
         if given:
             parser.error(f"{', '.join(given)} apply to an agent, not to --human (you play)")
         return _main_human(args)
@@ -165,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if is_builtin(args.strategy):
         given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
                                                           "sizes_in")
-                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
+                     ["--verify"] if args.verify != "auto" else [])
         if given:
             parser.error(f"{', '.join(given)} apply to strategy files, not to the built-in "
                          f"{args.strategy!r}")
@@ -174,12 +187,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        with compile_notice(PROG, policy_kernels(args.strategy, game)):
-            policy = make_policy(
-                args.strategy, game, seed=args.seed, mapping=args.mapping,
-                purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,
-                sizes_in=args.sizes_in,
-            )
+        options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
+                   "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
+                   "sizes_in": args.sizes_in, "verify": args.verify}
+        if not is_builtin(args.strategy) and kernels_known_warm():
+            # the kernels are in numba's cache: play at once, load them in the background
+            policy = make_policy(args.strategy, game, defer_kernels=True, **options)
+            threading.Thread(target=_load_kernels, args=(policy, args.reload),
+                             name="acpc-kernels", daemon=True).start()
+        else:
+            with compile_notice(PROG, policy_kernels(args.strategy, game)):
+                policy = make_policy(args.strategy, game, **options)
+                if not is_builtin(args.strategy):
+                    _load_kernels(policy, True)
         text = asyncio.run(_run(args, game, policy))
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:
@@ -192,6 +212,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         print(f"{PROG}: {text}", file=sys.stderr)
     return 0
+
+
+def _load_kernels(policy: Policy, validation: bool) -> None:
+    """Load the numba kernels a strategy policy plays with (its card abstraction's, and with
+    ``validation`` those that check a strategy file at a swap), then stamp them warm
+    (:mod:`agent.kernelstamp`). Run in a background thread when they are known to be in
+    numba's cache, before connecting otherwise."""
+    loaded = getattr(policy, "loaded", None)
+    wait = getattr(getattr(loaded, "cards", None), "wait", None)
+    try:
+        if wait is not None:
+            wait()
+        if validation:
+            from agent.strategy.kernels import warm_up
+
+            warm_up()
+    except Exception:  # a decision that needs them reports the error
+        return
+    mark_kernels_warm()
 
 
 def _main_human(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -55,14 +56,20 @@ class SwapTarget(Protocol):
 
 
 def load_for_game(
-    path: Path, game: Game, current: LoadedStrategy | None = None
+    path: Path, game: Game, current: LoadedStrategy | None = None, *,
+    verify: str = "auto", defer_cards: bool = False,
 ) -> LoadedStrategy:
     """Load, validate and attach the card abstraction of a strategy file for ``game``.
 
     ``current`` (the strategy being played) lets a file with the same betting abstraction
     and card abstraction reuse its tree and card tables instead of rebuilding them (the
     common case when a retrained file replaces the old one); everything else is validated
-    in full as usual.
+    in full as usual. ``verify`` is :func:`~agent.strategy.fileformat.load_strategy`'s
+    (``auto`` trusts a table verified before, :mod:`agent.strategy.verified`).
+    ``defer_cards``: a hold'em card abstraction is a
+    :class:`~agent.abstraction.deferred.DeferredCards` (preflop at once, the numba part
+    built when :meth:`~agent.abstraction.deferred.DeferredCards.start` is called or a later
+    round is first asked for).
 
     Raises:
         StrategyFileError: if the file is invalid or for another game.
@@ -72,9 +79,15 @@ def load_for_game(
     from agent.strategy.fileformat import load_strategy
 
     tree = current.tree if current is not None else None
-    strategy = load_strategy(path, game, tree=tree)
+    strategy = load_strategy(path, game, tree=tree, verify=verify)
     if current is not None and strategy.cards == current.strategy.cards:
         return LoadedStrategy(strategy, current.cards)
+    if defer_cards:
+        from agent.abstraction.deferred import deferred_card_abstraction
+
+        deferred = deferred_card_abstraction(game, strategy.cards)
+        if deferred is not None:
+            return LoadedStrategy(strategy, deferred)
     return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
 
 
@@ -104,14 +117,17 @@ class StrategyReloader:
         log: LogFn,
         *,
         poll_seconds: float = 0.25,
-        loader: Callable[[Path, Game, LoadedStrategy | None], LoadedStrategy] = load_for_game,
+        loader: Callable[[Path, Game, LoadedStrategy | None], LoadedStrategy] | None = None,
+        verify: str = "auto",
     ) -> None:
         self.path = path
         self.game = game
         self.policy = policy
         self.log = log
         self.poll_seconds = poll_seconds
-        self.loader = loader
+        self.loader = loader or functools.partial(load_for_game, verify=verify)
+        """Loads a file (default :func:`load_for_game` with ``verify``: ``auto`` trusts a
+        table verified before, ``full`` checks every byte of every file)."""
         self._stamp = _stamp(path)
         self._wake = asyncio.Event()
         self.swaps = 0
