@@ -106,7 +106,7 @@ def test_corrupt_or_foreign_cache_is_refused_and_rebuilt(tmp_path: Path) -> None
     built = build_tree(game, abstraction)
     path = write_tree(built, tmp_path / "t.npz")
     # another abstraction's key
-    with pytest.raises(AbstractionError, match="for .*got one for"):
+    with pytest.raises(AbstractionError, match=r"for .*got one for"):
         read_tree(path, game, BettingAbstraction("x", (((1.0,),),), max_raises=(1,)))
     # arrays that do not match their digest
     with np.load(path, allow_pickle=False) as data:
@@ -129,7 +129,7 @@ def test_corrupt_or_foreign_cache_is_refused_and_rebuilt(tmp_path: Path) -> None
     meta["sha256"] = _digest(parent, size, rounds)
     _rewrite(path, size=size)
     _set_meta(path, meta)
-    with pytest.raises(AbstractionError, match="pre-order|size"):
+    with pytest.raises(AbstractionError, match=r"pre-order|size"):
         read_tree(path, game, abstraction)
     # not a zip at all
     path.write_bytes(b"garbage")
