@@ -68,6 +68,18 @@ def test_commands_that_need_no_kernel_import_no_numba(module: str, argv: list[st
     assert result["numba"] is False, f"{module} {argv} imported numba: {result}"
 
 
+def test_inspect_of_a_verified_holdem_file_imports_no_numba(tmp_path: Path) -> None:
+    """``acpc-strategy inspect`` of the bundled hold'em file (figures from the manifest)
+    needs no kernel once its table is verified and its tree cached (the first run)."""
+    env = dict(os.environ, ACPC_ARENA_CACHE=str(tmp_path / "cache"))
+    path = f"strategies/data/{HOLDEM}"
+    first = _run(_WRAP, "strategies.cli", "inspect", path, env=env)
+    second = _run(_WRAP, "strategies.cli", "inspect", path, env=env)
+    assert first["status"] == second["status"] == 0, (first, second)
+    assert first["numba"] is True  # the first run verified the table
+    assert second["numba"] is False, second
+
+
 _FIRST_DECISIONS = textwrap.dedent("""
     import json, sys
     from agent.acpc.betting import CALL, BettingState
