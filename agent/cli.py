@@ -12,9 +12,14 @@ state or re-expressed in the real state, :mod:`agent.abstraction.convention`; de
 ``abstract``), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
 decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop, swapped in
-between hands, a bad file is rejected and play goes on). Kernels and tables are loaded and
-warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
-goes to stderr when the dealer closes the connection.
+between hands, a bad file is rejected and play goes on), ``--verify auto|full`` (trust a
+table verified before and unchanged since, or check every byte: :mod:`agent.strategy.
+verified`). Start-up: when the agent's kernels are known to be in numba's cache
+(:mod:`agent.kernelstamp`) a strategy file's hold'em kernels load in a background thread
+and the first, preflop, decisions are answered without them
+(:mod:`agent.abstraction.deferred`); otherwise they are loaded (compiled on a fresh
+install, with a notice) before the handshake. A summary line (hands, chips won, decision
+times, fallbacks) goes to stderr when the dealer closes the connection.
 
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
 (:mod:`agent.explain`).

@@ -12,6 +12,9 @@ min / median / max with the load average (``os.getloadavg``) before and after.
   this install has them; one untimed run first fills them.
 * **cold** (``--cold-runs N``): ``NUMBA_CACHE_DIR`` and ``ACPC_ARENA_CACHE`` pointed at a
   fresh empty directory for each run: numba compiles, the tree is built, the file verified.
+* **floor**: ``python -c "import asyncio, numpy, msgpack"`` spawned the same way (to its
+  exit): the interpreter and the imports an agent playing a file cannot do without, under
+  the same load.
 * **reference** (``--reference-player PATH``): the C example player of the ACPC reference
   (``example_player GAME HOST PORT``) launched the same way with ``--reference-game``
   (default: the bundled game file); the ratio agent / reference is printed.
@@ -141,8 +144,12 @@ def main() -> None:
     one_run(agent, line, None, args.timeout)  # fills the caches this install keeps
     warm: list[float] = []
     ref: list[float] = []
+    floor: list[float] = []
     for _ in range(args.runs):
         warm.append(one_run(agent, line, None, args.timeout))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import asyncio, numpy, msgpack"], check=True)
+        floor.append(time.perf_counter() - start)
         if reference is not None:
             ref.append(one_run(reference, line, None, args.timeout))
     cold: list[float] = []
@@ -155,6 +162,7 @@ def main() -> None:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print(describe("launch -> first decision, warm", warm))
+    print(describe("floor: python -c 'import asyncio, numpy, msgpack'", floor))
     if cold:
         print(describe("launch -> first decision, cold (empty caches)", cold))
     if ref:

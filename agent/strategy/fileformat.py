@@ -32,6 +32,7 @@ reader never sees half a file. Never pickle.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import mmap
 import os
@@ -434,8 +435,12 @@ def load_strategy(
         raise _fail(source, f"corrupt file: {size - need} unexpected bytes after the table")
     table: npt.NDArray[Any]
     nbytes = layout.total * dtype.itemsize
+    trusted = verify == "auto" and verify_checksum and is_verified(st, header)
     if nbytes > mmap_bytes:
-        table, table_st = _map_table(Path(path), dtype, offset, layout.total)
+        # a table to check is read whole anyway (prefaulted); a trusted one is paged in
+        # by the kernel's readahead and on first use, so that trusting it costs no pass
+        table, table_st = _map_table(Path(path), dtype, offset, layout.total,
+                                     populate=not trusted)
     else:
         with open(path, "rb") as f:
             table_st = os.fstat(f.fileno())
@@ -448,7 +453,6 @@ def load_strategy(
     if header.get("checksum_algorithm", CHECKSUM_ALGORITHM) != CHECKSUM_ALGORITHM:
         raise _fail(source, f"expected checksum_algorithm {CHECKSUM_ALGORITHM!r}, got "
                     f"{header['checksum_algorithm']!r}")
-    trusted = verify == "auto" and verify_checksum and is_verified(st, header)
     if not trusted:
         from agent.strategy.kernels import table_checksum
 
@@ -467,14 +471,18 @@ def load_strategy(
                     table, header["checksum"])
 
 
-def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int
-               ) -> tuple[npt.NDArray[Any], os.stat_result]:
-    """Memory-map the table read-only, prefaulted where the OS allows (MAP_POPULATE); with
-    the ``fstat`` of the file mapped."""
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int, *,
+               populate: bool = True) -> tuple[npt.NDArray[Any], os.stat_result]:
+    """Memory-map the table read-only; with ``populate`` prefaulted where the OS allows
+    (MAP_POPULATE), else with an asynchronous readahead hint (MADV_WILLNEED); with the
+    ``fstat`` of the file mapped."""
+    flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         mapped = mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+    if not populate and hasattr(mapped, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
+        with contextlib.suppress(OSError):
+            mapped.madvise(mmap.MADV_WILLNEED)
     return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset), st
 
 

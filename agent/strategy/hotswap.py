@@ -2,11 +2,14 @@
 
 :class:`StrategyReloader` watches a strategy file (modification time, size and inode,
 polled) and reacts to :meth:`StrategyReloader.request` (the agent wires SIGHUP to it). A
-reload loads and fully validates the file in a worker thread (the event loop keeps serving
-the dealer), for the game being played; a good file is handed to the policy, which plays it
-from the next hand on; a bad file, or a file for another game, is rejected with an error
-line and the current strategy stays. Every outcome is one structured log line (the swap
-line carries the new file's checksum).
+reload loads and validates the file in a worker thread (the event loop keeps serving the
+dealer), for the game being played: in full, or, with ``verify="auto"`` (the default), with
+the checksum and row checks skipped for a table that passed them before and is unchanged
+since (:mod:`agent.strategy.verified`; a file written by ``dump_strategy`` above 64 MB is
+recorded as it is written, so a retrained file swaps in without a pass over its bytes); a
+good file is handed to the policy, which plays it from the next hand on; a bad file, or a
+file for another game, is rejected with an error line and the current strategy stays.
+Every outcome is one structured log line (the swap line carries the new file's checksum).
 
 The reloader needs of the policy only what :class:`SwapTarget` says (the strategy it plays,
 and a way to hand it the next one), so this module sits below :mod:`agent.policy`, which
