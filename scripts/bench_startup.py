@@ -12,6 +12,9 @@ min / median / max with the load average (``os.getloadavg``) before and after.
   this install has them; one untimed run first fills them.
 * **cold** (``--cold-runs N``): ``NUMBA_CACHE_DIR`` and ``ACPC_ARENA_CACHE`` pointed at a
   fresh empty directory for each run: numba compiles, the tree is built, the file verified.
+* **baseline** (``--baseline DIR``): the same agent command run from another source tree
+  (e.g. ``git archive`` of an older commit unpacked in DIR; ``python -m agent.cli`` with
+  ``PYTHONPATH=DIR``), interleaved with the warm runs: before / after in one run.
 * **floor**: ``python -c "import asyncio, numpy, msgpack"`` spawned the same way (to its
   exit): the interpreter and the imports an agent playing a file cannot do without, under
   the same load.
@@ -127,6 +130,9 @@ def main() -> None:
                         help="the ACPC reference example_player, launched the same way")
     parser.add_argument("--reference-game", type=Path, default=None,
                         help="game file for the reference player (default: the bundled one)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a source tree of another version of acpc-arena to time the "
+                        "same way (python -m agent.cli with PYTHONPATH=DIR)")
     parser.add_argument("--agent-arg", action="append", default=[],
                         help="one more argument for acpc-agent (repeatable)")
     parser.add_argument("--timeout", type=float, default=120.0)
@@ -142,11 +148,19 @@ def main() -> None:
     print(f"agent: {' '.join(agent)} HOST PORT ...")
     print(f"before: {load_text()}")
     one_run(agent, line, None, args.timeout)  # fills the caches this install keeps
+    base_env = None
+    base_cmd = [sys.executable, "-m", "agent.cli", *agent[1:]]
+    if args.baseline is not None:
+        base_env = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
+        one_run(base_cmd, line, base_env, args.timeout * 5)  # its numba cache
     warm: list[float] = []
     ref: list[float] = []
     floor: list[float] = []
+    base: list[float] = []
     for _ in range(args.runs):
         warm.append(one_run(agent, line, None, args.timeout))
+        if base_env is not None:
+            base.append(one_run(base_cmd, line, base_env, args.timeout))
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import asyncio, numpy, msgpack"], check=True)
         floor.append(time.perf_counter() - start)
@@ -162,6 +176,10 @@ def main() -> None:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print(describe("launch -> first decision, warm", warm))
+    if base:
+        print(describe(f"baseline {args.baseline}", base))
+        print(f"ratio baseline / warm (medians): "
+              f"{statistics.median(base) / statistics.median(warm):.1f}")
     print(describe("floor: python -c 'import asyncio, numpy, msgpack'", floor))
     if cold:
         print(describe("launch -> first decision, cold (empty caches)", cold))
