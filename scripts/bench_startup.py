@@ -67,19 +67,28 @@ def first_state_line(game_name: str) -> bytes:
 
 
 def one_run(command: Sequence[str], line: bytes, env: dict[str, str] | None,
-            timeout: float) -> float:
+            timeout: float, cwd: Path | None = None) -> float:
     """Seconds from spawning ``command + [host, port]`` to its action line."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
-        listener.settimeout(timeout)
+        listener.settimeout(0.5)
         port = listener.getsockname()[1]
         start = time.perf_counter()
         proc = subprocess.Popen([*command[:1], *command[1:2], "127.0.0.1", str(port),
                                  *command[2:]], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
+                                stderr=subprocess.PIPE, cwd=cwd)
         try:
-            conn, _ = listener.accept()
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                    break
+                except TimeoutError:
+                    if proc.poll() is not None:
+                        raise RuntimeError(f"{command[0]} exited ({proc.returncode}) before "
+                                           f"connecting") from None
+                    if time.perf_counter() - start > timeout:
+                        raise
             with conn:
                 conn.settimeout(timeout)
                 buf = b""
@@ -152,7 +161,7 @@ def main() -> None:
     base_cmd = [sys.executable, "-m", "agent.cli", *agent[1:]]
     if args.baseline is not None:
         base_env = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
-        one_run(base_cmd, line, base_env, args.timeout * 5)  # its numba cache
+        one_run(base_cmd, line, base_env, args.timeout * 5, args.baseline)  # its numba cache
     warm: list[float] = []
     ref: list[float] = []
     floor: list[float] = []
@@ -160,7 +169,7 @@ def main() -> None:
     for _ in range(args.runs):
         warm.append(one_run(agent, line, None, args.timeout))
         if base_env is not None:
-            base.append(one_run(base_cmd, line, base_env, args.timeout))
+            base.append(one_run(base_cmd, line, base_env, args.timeout, args.baseline))
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import asyncio, numpy, msgpack"], check=True)
         floor.append(time.perf_counter() - start)
