@@ -68,15 +68,16 @@ def first_state_line(game_name: str) -> bytes:
 
 def one_run(command: Sequence[str], line: bytes, env: dict[str, str] | None,
             timeout: float, cwd: Path | None = None) -> float:
-    """Seconds from spawning ``command + [host, port]`` to its action line."""
+    """Seconds from spawning ``command`` (``HOST`` and ``PORT`` in it replaced) to its
+    action line."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
         listener.settimeout(0.5)
         port = listener.getsockname()[1]
         start = time.perf_counter()
-        proc = subprocess.Popen([*command[:1], *command[1:2], "127.0.0.1", str(port),
-                                 *command[2:]], env=env, stdout=subprocess.DEVNULL,
+        argv = [{"HOST": "127.0.0.1", "PORT": str(port)}.get(a, a) for a in command]
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, cwd=cwd)
         try:
             while True:
@@ -147,14 +148,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args()
     line = first_state_line(args.game)
-    agent = [str(AGENT), args.game, "--strategy", args.strategy, "--quiet", *args.agent_arg]
+    agent = [str(AGENT), args.game, "HOST", "PORT", "--strategy", args.strategy, "--quiet",
+             *args.agent_arg]
     reference = None
     if args.reference_player is not None:
         game_file = args.reference_game or (
             bundled_game_path(args.game) if args.game in bundled_games() else Path(args.game))
-        reference = [str(args.reference_player), str(game_file)]
+        reference = [str(args.reference_player), str(game_file), "HOST", "PORT"]
     print(f"first state sent: {line.decode().strip()}")
-    print(f"agent: {' '.join(agent)} HOST PORT ...")
+    print(f"agent: {' '.join(agent)}")
     print(f"before: {load_text()}")
     one_run(agent, line, None, args.timeout)  # fills the caches this install keeps
     base_env = None
