@@ -20,7 +20,9 @@ from agent.acpc.betting import CALL, BettingState, parse_action
 from agent.acpc.cards import parse_cards
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import format_matchstate, view_of
+from agent.builtin import Policy
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm, stamp_path
 from tests.support import ROOT
 
@@ -68,28 +70,32 @@ def test_commands_that_need_no_kernel_import_no_numba(module: str, argv: list[st
     assert result["numba"] is False, f"{module} {argv} imported numba: {result}"
 
 
-def test_inspect_of_a_verified_holdem_file_imports_no_numba(tmp_path: Path) -> None:
+def _filled_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A fresh acpc-arena cache holding what a first run leaves: the bundled hold'em
+    file's tree and its verified record; the environment of a process that uses it."""
+    from agent.agents import resolve_strategy
+    from agent.strategy.fileformat import load_strategy
+
+    monkeypatch.setenv("ACPC_ARENA_CACHE", str(tmp_path / "cache"))
+    load_strategy(resolve_strategy(HOLDEM))
+    return dict(os.environ)
+
+
+def test_inspect_of_a_verified_holdem_file_imports_no_numba(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``acpc-strategy inspect`` of the bundled hold'em file (figures from the manifest)
     needs no kernel once its table is verified and its tree cached (the first run)."""
-    env = dict(os.environ, ACPC_ARENA_CACHE=str(tmp_path / "cache"))
-    path = f"strategies/data/{HOLDEM}"
-    first = _run(_WRAP, "strategies.cli", "inspect", path, env=env)
-    second = _run(_WRAP, "strategies.cli", "inspect", path, env=env)
-    assert first["status"] == second["status"] == 0, (first, second)
-    assert first["numba"] is True  # the first run verified the table
-    assert second["numba"] is False, second
+    env = _filled_cache(tmp_path, monkeypatch)
+    result = _run(_WRAP, "strategies.cli", "inspect", f"strategies/data/{HOLDEM}", env=env)
+    assert result["status"] == 0, result
+    assert result["numba"] is False, result
 
 
-_FIRST_DECISIONS = textwrap.dedent("""
-    import json, sys
-    from agent.acpc.betting import CALL, BettingState
-    from agent.acpc.cards import parse_cards
-    from agent.acpc.gamefiles import load_game
-    from agent.acpc.matchstate import view_of
-    from agent.agents import make_policy
-    game = load_game("holdem.nolimit.2p.reverse_blinds.game")
-    eager = len(sys.argv) > 2
-    policy = make_policy(sys.argv[1], game, seed=5, defer_kernels=not eager, purify="full")
+def first_decisions(policy: Policy) -> dict[str, object]:
+    """Preflop decisions of a few hands until one is not a fold, then the opponent calls or
+    checks to our flop decision, which is made too; what was played, and whether numba was
+    loaded at the preflop decisions."""
+    game = load_game(NL2)
     board = tuple(parse_cards("Qh9h2s4c5d"))
     played = []
     for hand, cards in enumerate(("AhKh", "AcAd", "KcKd", "JsTs", "8c8s", "AsQs")):
@@ -101,32 +107,40 @@ _FIRST_DECISIONS = textwrap.dedent("""
         played.append(str(preflop))
         state = state.apply(preflop)
         while not state.finished and (state.round == 0 or state.player != me):
-            state = state.apply(CALL)  # the opponent calls or checks to our flop decision
+            state = state.apply(CALL)
         if not state.finished:
             break
     numba_at_preflop = "numba" in sys.modules
     assert state.round == 1 and not state.finished, state.betting
     flop = policy.act(view_of(me, hand, state, hole, board))
-    print(json.dumps({"preflop": played, "flop": str(flop),
-                      "numba_at_preflop": numba_at_preflop,
-                      "numba_at_flop": "numba" in sys.modules,
-                      "fallbacks": policy.stats.off_tree_decisions}))
+    return {"preflop": played, "flop": str(flop), "numba_at_preflop": numba_at_preflop,
+            "numba_at_flop": "numba" in sys.modules,
+            "fallbacks": getattr(policy, "stats", None).off_tree_decisions}  # type: ignore[union-attr]
+
+
+_FIRST_DECISIONS = textwrap.dedent("""
+    import json, sys
+    from agent.acpc.gamefiles import load_game
+    from agent.agents import make_policy
+    from tests.agent.test_startup import NL2, first_decisions
+    policy = make_policy(sys.argv[1], load_game(NL2), seed=5, defer_kernels=True,
+                         purify="full")
+    print(json.dumps(first_decisions(policy)))
 """)
 
 
-def test_first_decision_before_numba(tmp_path: Path) -> None:
-    """With the tree and the verified record cached (a first run made them), the preflop
-    decision comes from the deferred abstraction without numba; the flop decision loads
-    the kernels and plays what the eager abstraction plays."""
-    env = dict(os.environ, ACPC_ARENA_CACHE=str(tmp_path / "cache"))
-    first = _run(_FIRST_DECISIONS, HOLDEM, env=env)  # fills the caches
-    second = _run(_FIRST_DECISIONS, HOLDEM, env=env)
-    assert second["numba_at_preflop"] is False, second
-    assert second["numba_at_flop"] is True and second["fallbacks"] == 0, second
-    eager = _run(_FIRST_DECISIONS, HOLDEM, "eager", env=env)
-    assert eager["numba_at_preflop"] is True
-    for result in (first, second):
-        assert (result["preflop"], result["flop"]) == (eager["preflop"], eager["flop"])
+def test_first_decision_before_numba(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the tree and the verified record cached (as a first run leaves them), the
+    preflop decisions come from the deferred abstraction without numba; the flop decision
+    loads the kernels; all play what the eagerly built abstraction plays."""
+    from agent.agents import make_policy
+
+    env = _filled_cache(tmp_path, monkeypatch)
+    deferred = _run(_FIRST_DECISIONS, HOLDEM, env=env)
+    assert deferred["numba_at_preflop"] is False, deferred
+    assert deferred["numba_at_flop"] is True and deferred["fallbacks"] == 0, deferred
+    eager = first_decisions(make_policy(HOLDEM, load_game(NL2), seed=5, purify="full"))
+    assert (deferred["preflop"], deferred["flop"]) == (eager["preflop"], eager["flop"])
 
 
 def test_deferred_cards_equal_the_real_ones(nl2: Game) -> None:
@@ -164,7 +178,7 @@ def test_deferred_cards_check_the_spec_at_once_and_report_a_failed_build(nl2: Ga
     def broken() -> DeferredCards:
         raise OSError("no kernels here")
 
-    cards = DeferredCards({"kind": "x"}, (169, 2), lambda h, b: 7, broken)  # type: ignore[arg-type]
+    cards = DeferredCards({"kind": "x"}, (169, 2), lambda h, b: 7, broken)
     assert cards.bucket(0, [0, 1], []) == 7
     cards.start()
     with pytest.raises(OSError, match="no kernels here"):
@@ -180,14 +194,13 @@ def test_kernel_stamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert not kernels_known_warm()  # another numba cache: not known
 
 
-@pytest.mark.parametrize("warm", [True, False], ids=["stamp: deferred", "no stamp: eager"])
-def test_agent_process_answers_preflop_and_flop(nl2: Game, tmp_path: Path, warm: bool) -> None:
-    """The real acpc-agent answers a preflop and then a flop state of one hand, with the
-    kernels deferred (stamp present) and loaded before connecting (no stamp)."""
-    env = dict(os.environ, ACPC_ARENA_CACHE=str(tmp_path / "cache"))
-    if warm:
-        subprocess.run([sys.executable, "-c", "from agent.kernelstamp import mark_kernels_warm;"
-                        " mark_kernels_warm()"], env=env, check=True, cwd=ROOT)
+def test_agent_process_answers_preflop_and_flop(nl2: Game, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real acpc-agent, with the kernels stamped warm, answers a preflop and then a flop
+    state of one hand (the flop waits for the background load). Without the stamp it loads
+    them before connecting, as before (tests/agent/test_agent_live.py plays that way)."""
+    env = _filled_cache(tmp_path, monkeypatch)
+    mark_kernels_warm()
     state = BettingState.initial(nl2)
     me = state.player
     mine, other = tuple(parse_cards("AcAd")), tuple(parse_cards("7c2d"))
