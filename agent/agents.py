@@ -150,11 +150,18 @@ def make_policy(
     trace: TextIO | None = None,
     time_guard: float | None = None,
     sizes_in: str | None = None,
+    verify: str = "auto",
+    defer_kernels: bool = False,
 ) -> Policy:
     """The policy a spec names, with its options (``mapping``, ``purify``, ``sizes_in``
     (the size convention, :mod:`agent.abstraction.convention`; default
     :data:`~agent.abstraction.convention.DEFAULT_SIZE_CONVENTION`) and ``trace`` are for
-    strategy files; ``seed`` seeds any randomness).
+    strategy files; ``seed`` seeds any randomness). ``verify`` is
+    :func:`~agent.strategy.fileformat.load_strategy`'s (``auto`` trusts a table verified
+    before, ``full`` checks it again). ``defer_kernels``: a hold'em file's card abstraction
+    answers preflop at once and builds its numba part later (:mod:`agent.abstraction.
+    deferred`; the caller starts it, e.g. in a background thread): only when the kernels
+    are in numba's cache.
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
@@ -169,7 +176,8 @@ def make_policy(
     from agent.strategy.hotswap import load_for_game
     from agent.strategy.purification import parse_purification
 
-    loaded = load_for_game(resolve_strategy(spec), game)
+    loaded = load_for_game(resolve_strategy(spec), game, verify=verify,
+                           defer_cards=defer_kernels)
     mapping_name = mapping or loaded.strategy.default_mapping
     trace_fn = None
     if trace is not None:

@@ -12,10 +12,15 @@ state or re-expressed in the real state, :mod:`agent.abstraction.convention`; de
 ``abstract``), ``--seed`` (the agent's private
 randomness: same seed, same inputs, same actions), ``--trace FILE`` (one JSON line per
 decision), ``--reload`` (watch the file and SIGHUP: validated off the event loop, swapped in
-between hands, a bad file is rejected and play goes on), ``--event-loop auto|asyncio|uvloop``
-(default ``auto``: uvloop when installed). Kernels and tables are loaded and
-warmed before the handshake. A summary line (hands, chips won, decision times, fallbacks)
-goes to stderr when the dealer closes the connection.
+between hands, a bad file is rejected and play goes on), ``--verify auto|full`` (trust a
+table verified before and unchanged since, or check every byte: :mod:`agent.strategy.
+verified`), ``--event-loop auto|asyncio|uvloop`` (default ``auto``: uvloop when
+installed). Start-up: when the agent's kernels are known to be in numba's cache
+(:mod:`agent.kernelstamp`) a strategy file's hold'em kernels load in a background thread
+and the first, preflop, decisions are answered without them
+(:mod:`agent.abstraction.deferred`); otherwise they are loaded (compiled on a fresh
+install, with a notice) before the handshake. A summary line (hands, chips won, decision
+times, fallbacks) goes to stderr when the dealer closes the connection.
 
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
 (:mod:`agent.explain`).
@@ -34,6 +39,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,6 +55,10 @@ from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
 from agent.console import compile_notice, port_number
 from agent.human import HumanPlayer, PlayerLeft
+from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
+
+VERIFY_MODES = ("auto", "full")
+"""``--verify``: :data:`agent.strategy.fileformat.VERIFY_MODES` (not imported: numpy)."""
 
 PROG = "acpc-agent"
 
@@ -84,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write one JSON line per decision to this file")
     p.add_argument("--reload", action="store_true",
                    help="watch the strategy file (and SIGHUP) and swap it in between hands")
+    p.add_argument("--verify", default="auto", choices=VERIFY_MODES,
+                   help="auto: trust a strategy table that passed the checksum and row "
+                   "checks before and cannot have changed since (same inode, size, mtime, "
+                   "ctime); full: check every byte of every file, at start and at every swap "
+                   "(default auto)")
     p.add_argument("--time-guard-ms", type=float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--event-loop", choices=EVENT_LOOPS, default="auto",
@@ -110,7 +125,8 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
         if not isinstance(policy, StrategyPolicy):
             raise UsageError("expected --reload with a strategy file, got a built-in strategy")
         log = json_logger(sys.stderr)
-        reloader = StrategyReloader(Path(args.strategy), game, policy, log.info)
+        reloader = StrategyReloader(Path(args.strategy), game, policy, log.info,
+                                    verify=args.verify)
         task = asyncio.create_task(reloader.run())
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGHUP, reloader.request)
@@ -157,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.human:
         given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
                                                             "trace", "seed")
-                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
+                     ["--verify"] if args.verify != "auto" else [])
         if given:
             parser.error(f"{', '.join(given)} apply to an agent, not to --human (you play)")
         return _main_human(args)
@@ -168,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if is_builtin(args.strategy):
         given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
                                                           "sizes_in")
-                 if getattr(args, name) is not None] + (["--reload"] if args.reload else [])
+                 if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
+                     ["--verify"] if args.verify != "auto" else [])
         if given:
             parser.error(f"{', '.join(given)} apply to strategy files, not to the built-in "
                          f"{args.strategy!r}")
@@ -177,12 +195,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        with compile_notice(PROG, policy_kernels(args.strategy, game)):
-            policy = make_policy(
-                args.strategy, game, seed=args.seed, mapping=args.mapping,
-                purify=args.purify, trace=trace, time_guard=args.time_guard_ms / 1000.0,
-                sizes_in=args.sizes_in,
-            )
+        options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
+                   "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
+                   "sizes_in": args.sizes_in, "verify": args.verify}
+        if not is_builtin(args.strategy) and kernels_known_warm():
+            # the kernels are in numba's cache: play at once, load them in the background
+            policy = make_policy(args.strategy, game, defer_kernels=True, **options)
+            threading.Thread(target=_load_kernels, args=(policy, args.reload),
+                             name="acpc-kernels", daemon=True).start()
+        else:
+            with compile_notice(PROG, policy_kernels(args.strategy, game)):
+                policy = make_policy(args.strategy, game, **options)
+                if not is_builtin(args.strategy):
+                    _load_kernels(policy, True)
         text = run(_run(args, game, policy), args.event_loop)
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:
@@ -195,6 +220,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         print(f"{PROG}: {text}", file=sys.stderr)
     return 0
+
+
+def _load_kernels(policy: Policy, validation: bool) -> None:
+    """Load the numba kernels a strategy policy plays with (its card abstraction's, and with
+    ``validation`` those that check a strategy file at a swap), then stamp them warm
+    (:mod:`agent.kernelstamp`). Run in a background thread when they are known to be in
+    numba's cache, before connecting otherwise."""
+    loaded = getattr(policy, "loaded", None)
+    wait = getattr(getattr(loaded, "cards", None), "wait", None)
+    try:
+        if wait is not None:
+            wait()
+        if validation:
+            from agent.strategy.kernels import warm_up
+
+            warm_up()
+    except Exception:  # a decision that needs them reports the error
+        return
+    mark_kernels_warm()
 
 
 def _main_human(args: argparse.Namespace) -> int:

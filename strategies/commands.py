@@ -15,24 +15,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from agent.abstraction.actions import ALL_IN
 from agent.abstraction.buckets import card_abstraction_from_spec
-from agent.abstraction.holdem_buckets import FLOP_RIVERS_PER_TURN
+from agent.abstraction.holdem_spec import FLOP_RIVERS_PER_TURN
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
-from strategies.best_response import (
-    Exploitability,
-    exploitability,
-    purify_table,
-    strategy_table,
-)
 from strategies.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
@@ -43,7 +37,10 @@ from strategies.defaults import (
 )
 from strategies.game import AbstractGame, build_abstract_game, check_enumerable
 from strategies.recipes import DATA_DIR, Recipe, get_recipe, load_manifest, update_manifest
-from strategies.sampled_br import SampledExploitability
+
+if TYPE_CHECKING:  # numba: imported by the commands that measure (inspect needs none)
+    from strategies.best_response import Exploitability
+    from strategies.sampled_br import SampledExploitability
 
 # --------------------------------------------------------------------------- helpers
 
@@ -78,7 +75,7 @@ def _bucket_label(cards: dict[str, Any], round_: int, bucket: int) -> str:
     if cards.get("kind") != "holdem":
         return ""
     if round_ == 0:
-        from agent.abstraction.holdem_buckets import preflop_class_name
+        from agent.abstraction.holdem_spec import preflop_class_name
 
         return preflop_class_name(bucket)
     values = cards["thresholds"][round_ - 1]
@@ -163,7 +160,7 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
         return Recipe(name, args.game, json.dumps(betting.to_json()), solver,
                       args.iterations or 10_000,
                       description=f"{args.game} with betting {betting.name!r} ({solver})")
-    from agent.abstraction.holdem_buckets import check_holdem_game
+    from agent.abstraction.holdem_spec import check_holdem_game
 
     check_holdem_game(game)
     solver = args.solver or "mccfr-es-pool"
@@ -274,6 +271,8 @@ def inspect(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"abstract-game figures: not computed ({exc})", file=out)
     if abstract is not None:
+        from strategies.best_response import exploitability, strategy_table
+
         print("abstract-game figures (chips per hand):", file=out)
         _print_exploitability(exploitability(abstract, strategy_table(abstract, strategy)),
                               out)
@@ -419,6 +418,8 @@ def exploit(args: argparse.Namespace) -> int:
     if given:
         raise UsageError(f"{', '.join(given)} apply to hold'em files measured by sampling; "
                          f"{args.file!r} is measured exactly")
+    from strategies.best_response import exploitability, purify_table, strategy_table
+
     abstract = _game_for_strategy(strategy)
     purification = parse_purification(args.purify) if args.purify is not None else None
     table = purify_table(abstract.layout, strategy_table(abstract, strategy), purification)

@@ -6,8 +6,10 @@ This command runs a small workload through every kernel family, one step at a ti
 time, so that later commands start with the cache warm:
 
 * the agent: the hand evaluator, hold'em buckets, suit isomorphism, strategy-file
-  validation (loading every bundled strategy file) and a policy playing the bundled
-  hold'em and Leduc files;
+  validation (loading every bundled strategy file, which also caches their abstract trees
+  and records them as verified) and a policy playing the bundled hold'em and Leduc files;
+  then it stamps the agent's kernels warm (:mod:`agent.kernelstamp`), so that
+  ``acpc-agent`` answers its first decisions before loading them;
 * the offline tools: every solver variant on Kuhn (full width and external sampling), the
   same solver over a small deal pool, the exact and the sampled best responses, the
   strength-table kernel and the translation lab's half-street games.
@@ -49,8 +51,12 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
     def strategy_files() -> None:
         from agent.acpc.gamefiles import load_game
         from agent.agents import make_policy
+        from agent.kernelstamp import mark_kernels_warm
+        from agent.strategy import kernels
         from agent.strategy.fileformat import load_strategy
         from strategies.recipes import RECIPES
+
+        kernels.warm_up()  # the checks of a strategy file, as a swap runs them
 
         for recipe in RECIPES.values():
             if recipe.bundled_path.exists():
@@ -59,6 +65,7 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
             recipe = RECIPES[name]
             if recipe.bundled_path.exists():
                 make_policy(str(recipe.bundled_path), load_game(recipe.game), seed=0)
+        mark_kernels_warm()  # acpc-agent may now answer before loading them (agent.kernelstamp)
 
     def solvers() -> None:
         from strategies.best_response import exploitability

@@ -48,6 +48,7 @@ AGENT_LEVELS = {
     "agent.handeval": 1,
     "agent.fileio": 1,
     "agent.console": 1,
+    "agent.kernelstamp": 1,
     "agent.abstraction": 2,
     "agent.strategy": 3,
     "agent.builtin": 4,

@@ -372,7 +372,9 @@ class BettingTree:
 
     game: Game
     abstraction: BettingAbstraction
-    nodes: list[Node] = field(default_factory=list)
+    nodes: Sequence[Node] = field(default_factory=list)
+    """Every node by id: a list, or for a tree read from the cache
+    (:mod:`agent.abstraction.treecache`) a sequence that builds each node on first use."""
     derived: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Per-tree caches of derived data (e.g. table layouts by bucket counts)."""
 
@@ -384,6 +386,19 @@ class BettingTree:
         return self.nodes[self.nodes[node_id].children[action_index]]
 
 
+def child_node(node: Node, act: AbstractAction, new_id: int) -> Node:
+    """The child of ``node`` after its abstract action ``act`` (no actions or children yet):
+    its state, raise depth and sequence key, with id ``new_id``."""
+    child_state = node.state._apply_unchecked(act.action)  # legal by construction
+    same_round = child_state.round == node.state.round and not child_state.finished
+    depth = node.depth + 1 if (act.kind is ActionKind.RAISE and same_round) else (
+        node.depth if same_round else 0)
+    history = node.history + action_token(act, node.depth)
+    if not same_round and not child_state.finished:
+        history += "/"
+    return Node(new_id, child_state, node.id, depth, history=history)
+
+
 def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_000) -> BettingTree:
     """Enumerate the abstract betting tree depth first (see the module docstring).
 
@@ -392,7 +407,8 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
             abstraction), or a ``sequences`` key matches no node of the tree.
     """
     tree = BettingTree(game, abstraction)
-    nodes = tree.nodes
+    nodes: list[Node] = []
+    tree.nodes = nodes
     root = Node(0, BettingState.initial(game), -1, 0)
     nodes.append(root)
     stack = [0]
@@ -415,14 +431,7 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
                 used.add(key)
         kids: list[int] = []
         for act in node.actions:
-            child_state = node.state._apply_unchecked(act.action)  # legal by construction
-            same_round = child_state.round == node.state.round and not child_state.finished
-            depth = node.depth + 1 if (act.kind is ActionKind.RAISE and same_round) else (
-                node.depth if same_round else 0)
-            history = node.history + action_token(act, node.depth)
-            if not same_round and not child_state.finished:
-                history += "/"
-            child = Node(len(nodes), child_state, node.id, depth, history=history)
+            child = child_node(node, act, len(nodes))
             nodes.append(child)
             kids.append(child.id)
             if len(nodes) > limit:

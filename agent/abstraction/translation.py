@@ -36,7 +36,6 @@ import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from agent.acpc.errors import AbstractionError
 
@@ -169,6 +168,8 @@ def get_mapping(spec: str) -> MappingFn:
             raise AbstractionError(f"expected a callable {attr!r} in module {module_name!r} for "
                                    f"mapping {spec!r}")
         return _checked(spec, fn)
+    from importlib.metadata import entry_points  # ~20 ms: only for a name not built in
+
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == spec:
             return _checked(spec, ep.load())

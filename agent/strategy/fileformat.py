@@ -32,10 +32,12 @@ reader never sees half a file. Never pickle.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import mmap
 import os
 import struct
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +51,13 @@ from agent import __version__
 from agent.abstraction.actions import (
     BettingAbstraction,
     BettingTree,
-    build_tree,
     parse_betting_abstraction,
 )
+from agent.abstraction.treecache import load_tree, tree_shape
 from agent.acpc.errors import GameDefError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.fileio import atomic_writer
-from agent.strategy.kernels import first_bad_row, table_checksum
+from agent.strategy.verified import SETTLE_NS, is_verified, mark_verified
 
 CHECKSUM_ALGORITHM = "acpc64x4"
 
@@ -72,8 +74,14 @@ ROW_TOLERANCE = 1e-3
 DEFAULT_MMAP_BYTES = 64 << 20
 
 
+VERIFY_MODES = ("auto", "full")
+"""``load_strategy(verify=...)``: trust a table verified before (``auto``) or not (``full``)."""
+
+
 def checksum_of_bytes(data: bytes) -> str:
     """The table checksum of raw table bytes."""
+    from agent.strategy.kernels import table_checksum  # numba: only when a table is checked
+
     return table_checksum(np.frombuffer(data, dtype=np.uint8))
 MAX_HEADER_BYTES = 64 << 20
 
@@ -107,19 +115,13 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
     cached = tree.derived.get(key)
     if isinstance(cached, TableLayout):
         return cached
-    n = len(tree.nodes)
-    offsets = np.full(n, -1, dtype=np.int64)
-    num_actions = np.zeros(n, dtype=np.int32)
-    rows = np.zeros(n, dtype=np.int32)
-    total = 0
-    for node in tree.nodes:
-        if node.is_terminal:
-            continue
-        k = len(node.actions)
-        offsets[node.id] = total
-        num_actions[node.id] = k
-        rows[node.id] = buckets[node.round]
-        total += buckets[node.round] * k
+    shape_actions, node_rounds = tree_shape(tree)
+    num_actions = shape_actions.copy()
+    rows = np.where(num_actions > 0, np.asarray(buckets, dtype=np.int64)[node_rounds], 0)
+    sizes = rows * num_actions
+    offsets = np.where(num_actions > 0, np.cumsum(sizes) - sizes, -1).astype(np.int64)
+    rows = rows.astype(np.int32)
+    total = int(sizes.sum())
     for array in (offsets, num_actions, rows):
         array.flags.writeable = False  # shared through the cache
     layout = TableLayout(offsets, num_actions, rows, tuple(buckets), total)
@@ -208,7 +210,7 @@ def dump_strategy(
     if dtype not in DTYPES:
         raise UsageError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
     buckets = tuple(int(b) for b in cards["buckets"])
-    tree = tree or build_tree(game, betting)
+    tree = tree or load_tree(game, betting)
     layout = table_layout(tree, buckets)
     values = np.asarray(table, dtype=np.float64).reshape(-1)
     if values.size != layout.total:
@@ -255,6 +257,15 @@ def dump_strategy(
         f.write(packed)
         f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
         f.write(data)
+    if len(data) > DEFAULT_MMAP_BYTES:
+        # the rows were checked and the checksum computed from these very bytes: record it,
+        # once the file's last change is old enough (agent.strategy.verified), so a big file
+        # is not read again just to be checked
+        st = os.stat(target)
+        wait = SETTLE_NS - (time.time_ns() - st.st_ctime_ns)
+        if wait > 0:
+            time.sleep(wait / 1e9 + 0.001)
+        mark_verified(target, st, header)
     return target
 
 
@@ -264,6 +275,8 @@ def _check_rows(values: npt.NDArray[Any], layout: TableLayout, source: str,
 
     One numba pass over the table (:func:`agent.strategy.kernels.first_bad_row`).
     """
+    from agent.strategy.kernels import first_bad_row  # numba: only when a table is checked
+
     index, kind, value = first_bad_row(
         values, layout.offsets, layout.rows, layout.num_actions, ROW_TOLERANCE, QUANT
     )
@@ -294,10 +307,17 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], int]:
     Raises:
         StrategyFileError: if the file is missing, not a strategy file or truncated.
     """
+    header, st = _read_header_stat(path)
+    return header, st.st_size
+
+
+def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]:
+    """:func:`read_header`, with the ``fstat`` of the file it read."""
     source = str(path)
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
+            size = st.st_size
             head = f.read(16)
             if len(head) < 16 or head[:8] != MAGIC:
                 raise _fail(source, f"not a strategy file: expected magic {MAGIC!r} at offset "
@@ -315,7 +335,7 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], int]:
         raise _fail(source, f"corrupt header: {exc}") from None
     if not isinstance(header, dict):
         raise _fail(source, f"corrupt header: expected a map, got {type(header).__name__}")
-    return header, size
+    return header, st
 
 
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
@@ -339,6 +359,7 @@ def load_strategy(
     mmap_bytes: int = DEFAULT_MMAP_BYTES,
     verify_checksum: bool = True,
     tree: BettingTree | None = None,
+    verify: str = "auto",
 ) -> Strategy:
     """Load and fully validate a strategy file.
 
@@ -349,6 +370,9 @@ def load_strategy(
         verify_checksum: check the sha256 of the table (on by default).
         tree: the abstract tree if the caller already built it for this game and
             abstraction (it is checked to be for the file's game and abstraction).
+        verify: ``"auto"``: skip the checksum and row checks of a table that passed them
+            before and cannot have changed since (:mod:`agent.strategy.verified`), check
+            and record any other; ``"full"``: always check (and record).
 
     Raises:
         StrategyFileError: for a wrong tag or version, another game, a table whose size
@@ -356,7 +380,11 @@ def load_strategy(
             a checksum mismatch, each with a precise message.
     """
     source = str(path)
-    header, size = read_header(path)
+    if verify not in VERIFY_MODES:
+        raise UsageError(f"expected verify to be one of {', '.join(VERIFY_MODES)}, got "
+                         f"{verify!r}")
+    header, st = _read_header_stat(path)
+    size = st.st_size
     for key, kind in _REQUIRED.items():
         if key not in header:
             raise _fail(source, f"corrupt header: missing {key!r}")
@@ -387,7 +415,7 @@ def load_strategy(
         betting = parse_betting_abstraction(header["betting"])
         buckets = tuple(int(b) for b in header["cards"]["buckets"])
         if tree is None or tree.game != game or tree.abstraction != betting:
-            tree = build_tree(game, betting)
+            tree = load_tree(game, betting)
         layout = table_layout(tree, buckets)
     except (KeyError, TypeError, ValueError) as exc:
         raise _fail(source, f"corrupt header: {exc}") from None
@@ -406,35 +434,60 @@ def load_strategy(
     if size > need:
         raise _fail(source, f"corrupt file: {size - need} unexpected bytes after the table")
     table: npt.NDArray[Any]
-    if layout.total * dtype.itemsize > mmap_bytes:
-        table = _map_table(Path(path), dtype, offset, layout.total)
+    nbytes = layout.total * dtype.itemsize
+    trusted = verify == "auto" and verify_checksum and is_verified(st, header)
+    if nbytes > mmap_bytes:
+        # a table to check is read whole anyway (prefaulted); a trusted one is paged in
+        # by the kernel's readahead and on first use, so that trusting it costs no pass
+        table, table_st = _map_table(Path(path), dtype, offset, layout.total,
+                                     populate=not trusted)
     else:
         with open(path, "rb") as f:
+            table_st = os.fstat(f.fileno())
             f.seek(offset)
-            raw = f.read(layout.total * dtype.itemsize)
+            raw = f.read(nbytes)
         table = np.frombuffer(raw, dtype=dtype)
+    if _identity(table_st) != _identity(st):
+        raise _fail(source, "the file changed while it was being read (replaced or written "
+                    "to); try again")
     if header.get("checksum_algorithm", CHECKSUM_ALGORITHM) != CHECKSUM_ALGORITHM:
         raise _fail(source, f"expected checksum_algorithm {CHECKSUM_ALGORITHM!r}, got "
                     f"{header['checksum_algorithm']!r}")
-    if verify_checksum:
-        digest = table_checksum(table)
-        if digest != header["checksum"]:
-            raise _fail(source, f"checksum mismatch: table {CHECKSUM_ALGORITHM} {digest}, "
-                        f"header says {header['checksum']} (corrupt or edited file)")
-    try:
-        _check_rows(table, layout, source, quantized=dtype == DTYPES["uint16"], tree=tree)
-    except ValueError as exc:
-        raise _fail(source, str(exc)) from None
+    if not trusted:
+        from agent.strategy.kernels import table_checksum
+
+        if verify_checksum:
+            digest = table_checksum(table)
+            if digest != header["checksum"]:
+                raise _fail(source, f"checksum mismatch: table {CHECKSUM_ALGORITHM} {digest}, "
+                            f"header says {header['checksum']} (corrupt or edited file)")
+        try:
+            _check_rows(table, layout, source, quantized=dtype == DTYPES["uint16"], tree=tree)
+        except ValueError as exc:
+            raise _fail(source, str(exc)) from None
+        if verify_checksum:
+            mark_verified(path, st, header)
     return Strategy(Path(path), header, game, betting, dict(header["cards"]), tree, layout,
                     table, header["checksum"])
 
 
-def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int) -> npt.NDArray[Any]:
-    """Memory-map the table read-only, prefaulted where the OS allows (MAP_POPULATE)."""
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int, *,
+               populate: bool = True) -> tuple[npt.NDArray[Any], os.stat_result]:
+    """Memory-map the table read-only; with ``populate`` prefaulted where the OS allows
+    (MAP_POPULATE), else with an asynchronous readahead hint (MADV_WILLNEED); with the
+    ``fstat`` of the file mapped."""
+    flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
     with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
         mapped = mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
-    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
+    if not populate and hasattr(mapped, "madvise") and hasattr(mmap, "MADV_WILLNEED"):
+        with contextlib.suppress(OSError):
+            mapped.madvise(mmap.MADV_WILLNEED)
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset), st
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _game_summary(game: Game) -> str:

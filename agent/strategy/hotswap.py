@@ -2,11 +2,14 @@
 
 :class:`StrategyReloader` watches a strategy file (modification time, size and inode,
 polled) and reacts to :meth:`StrategyReloader.request` (the agent wires SIGHUP to it). A
-reload loads and fully validates the file in a worker thread (the event loop keeps serving
-the dealer), for the game being played; a good file is handed to the policy, which plays it
-from the next hand on; a bad file, or a file for another game, is rejected with an error
-line and the current strategy stays. Every outcome is one structured log line (the swap
-line carries the new file's checksum).
+reload loads and validates the file in a worker thread (the event loop keeps serving the
+dealer), for the game being played: in full, or, with ``verify="auto"`` (the default), with
+the checksum and row checks skipped for a table that passed them before and is unchanged
+since (:mod:`agent.strategy.verified`; a file written by ``dump_strategy`` above 64 MB is
+recorded as it is written, so a retrained file swaps in without a pass over its bytes); a
+good file is handed to the policy, which plays it from the next hand on; a bad file, or a
+file for another game, is rejected with an error line and the current strategy stays.
+Every outcome is one structured log line (the swap line carries the new file's checksum).
 
 The reloader needs of the policy only what :class:`SwapTarget` says (the strategy it plays,
 and a way to hand it the next one), so this module sits below :mod:`agent.policy`, which
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -55,14 +59,20 @@ class SwapTarget(Protocol):
 
 
 def load_for_game(
-    path: Path, game: Game, current: LoadedStrategy | None = None
+    path: Path, game: Game, current: LoadedStrategy | None = None, *,
+    verify: str = "auto", defer_cards: bool = False,
 ) -> LoadedStrategy:
     """Load, validate and attach the card abstraction of a strategy file for ``game``.
 
     ``current`` (the strategy being played) lets a file with the same betting abstraction
     and card abstraction reuse its tree and card tables instead of rebuilding them (the
     common case when a retrained file replaces the old one); everything else is validated
-    in full as usual.
+    in full as usual. ``verify`` is :func:`~agent.strategy.fileformat.load_strategy`'s
+    (``auto`` trusts a table verified before, :mod:`agent.strategy.verified`).
+    ``defer_cards``: a hold'em card abstraction is a
+    :class:`~agent.abstraction.deferred.DeferredCards` (preflop at once, the numba part
+    built when :meth:`~agent.abstraction.deferred.DeferredCards.start` is called or a later
+    round is first asked for).
 
     Raises:
         StrategyFileError: if the file is invalid or for another game.
@@ -72,9 +82,15 @@ def load_for_game(
     from agent.strategy.fileformat import load_strategy
 
     tree = current.tree if current is not None else None
-    strategy = load_strategy(path, game, tree=tree)
+    strategy = load_strategy(path, game, tree=tree, verify=verify)
     if current is not None and strategy.cards == current.strategy.cards:
         return LoadedStrategy(strategy, current.cards)
+    if defer_cards:
+        from agent.abstraction.deferred import deferred_card_abstraction
+
+        deferred = deferred_card_abstraction(game, strategy.cards)
+        if deferred is not None:
+            return LoadedStrategy(strategy, deferred)
     return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
 
 
@@ -104,14 +120,17 @@ class StrategyReloader:
         log: LogFn,
         *,
         poll_seconds: float = 0.25,
-        loader: Callable[[Path, Game, LoadedStrategy | None], LoadedStrategy] = load_for_game,
+        loader: Callable[[Path, Game, LoadedStrategy | None], LoadedStrategy] | None = None,
+        verify: str = "auto",
     ) -> None:
         self.path = path
         self.game = game
         self.policy = policy
         self.log = log
         self.poll_seconds = poll_seconds
-        self.loader = loader
+        self.loader = loader or functools.partial(load_for_game, verify=verify)
+        """Loads a file (default :func:`load_for_game` with ``verify``: ``auto`` trusts a
+        table verified before, ``full`` checks every byte of every file)."""
         self._stamp = _stamp(path)
         self._wake = asyncio.Event()
         self.swaps = 0

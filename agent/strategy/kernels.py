@@ -258,3 +258,21 @@ def first_bad_row(
             return -1, 0, 0.0
         index = _check_float_rows(table, offsets, rows, num_actions, tolerance, out)
     return int(index), int(out[0]), float(out[1])
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel of this module, for the argument
+    types strategy files give them (read-only tables and layouts), off any match clock."""
+
+    def frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        a.flags.writeable = False
+        return a
+
+    table_checksum(frozen(np.zeros(40, dtype=np.uint8)))
+    offsets = frozen(np.array([0, -1], dtype=np.int64))
+    rows = frozen(np.array([1, 0], dtype=np.int32))
+    num_actions = frozen(np.array([2, 0], dtype=np.int32))
+    for table in (frozen(np.array([0.5, 0.5], dtype="<f4")),
+                  frozen(np.array([0.5, 0.6], dtype="<f4")),  # the slow path names the row
+                  frozen(np.array([30000, 35535], dtype="<u2"))):
+        first_bad_row(table, offsets, rows, num_actions, 1e-3, 65535)

@@ -125,7 +125,8 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
         raise UsageError("expected a no-limit game (a limit game is its own abstraction: "
                          "use strategies.best_response)")
     tree = BettingTree(game, EVERY_CHIP)
-    nodes = tree.nodes
+    nodes: list[Node] = []
+    tree.nodes = nodes
     kids: list[list[int]] = []
     stack: list[tuple[BettingState, int, int]] = [(BettingState.initial(game), -1, 0)]
     while stack:

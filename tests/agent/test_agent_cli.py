@@ -34,7 +34,7 @@ def test_every_registry_builtin_is_accepted(spec: str) -> None:
 
 @pytest.mark.parametrize("extra", [["--mapping", "det-arith"], ["--purify", "full"],
                                    ["--trace", "t.jsonl"], ["--reload"],
-                                   ["--sizes-in", "real"]])
+                                   ["--sizes-in", "real"], ["--verify", "full"]])
 def test_file_options_with_a_builtin_are_an_error(extra: list[str],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
