@@ -327,6 +327,7 @@ def _turn_pass_kernel(
     bins: Int,
     workers: Int,
     boards: Int64Array,
+    ids: Int64Array,
     mult: Int64Array,
     sample_start: Int64Array,
     sample_pair: Int64Array,
@@ -345,7 +346,7 @@ def _turn_pass_kernel(
     strength: Int32Array,
     progress: Int64Array,
 ) -> None:
-    """Turn features of every hole pair on every canonical 4-card board ``boards[cid]``.
+    """Turn features of every hole pair on the canonical 4-card boards ``boards[ids]``.
 
     Per board: for each river card, the scores of every hole (:func:`_river_scores_kernel`)
     into per-hole bin counts and score sums. Then the sampled hands of the board (rows
@@ -374,7 +375,8 @@ def _turn_pass_kernel(
         holes = np.zeros(n_pairs, np.int64)
         hole_a = np.zeros(n_pairs, np.int64)
         hole_b = np.zeros(n_pairs, np.int64)
-        for cid in range(w, boards.shape[0], workers):
+        for slot_id in range(w, ids.shape[0], workers):
+            cid = ids[slot_id]
             dead = np.int64(0)
             for i in range(4):
                 board5[i] = boards[cid, i]
@@ -707,13 +709,15 @@ def turn_pass(
     weights: Int64Array | None = None,
     workers: int = 2,
     progress: Any = None,
+    board_ids: Int64Array | None = None,
 ) -> TurnPass:
     """Run the turn pass over every canonical 4-card board (:func:`_turn_pass_kernel`).
 
     ``sample_boards``/``sample_pairs``: canonical board ids and mapped pair ids of sampled
     hands (their features come back in sample order). ``sums``/``weights``: turn centroids
     to assign every hand to (else ``table`` is empty). ``progress(done, total)`` is called
-    about every second from the calling thread.
+    about every second from the calling thread. ``board_ids``: only these canonical boards
+    (the table's other rows stay 0; for tests).
     """
     deck = 4 * ranks
     tables = board_tables(ranks, 4)
@@ -742,8 +746,10 @@ def turn_pass(
         c_sums = np.zeros((0, bins - 1), np.int64)
         c_weights = np.zeros(0, np.int64)
     done = np.zeros(workers, np.int64)
+    ids = (np.arange(n_boards, dtype=np.int64) if board_ids is None
+           else np.ascontiguousarray(board_ids, dtype=np.int64))
     args = (
-        deck, bins, workers, tables.boards, tables.mult, start, sorted_pairs, c_sums,
+        deck, bins, workers, tables.boards, ids, tables.mult, start, sorted_pairs, c_sums,
         c_weights, np.ones(bins - 1), *TABLES_7, cdf_sorted, strength_sorted, river_counts,
         table, strength, done,
     )
@@ -756,7 +762,7 @@ def turn_pass(
         thread.start()
         while thread.is_alive():
             thread.join(1.0)
-            progress(int(done.sum()), n_boards)
+            progress(int(done.sum()), ids.size)
     sample_cdf = np.zeros_like(cdf_sorted)
     sample_cdf[order] = cdf_sorted
     sample_strength = np.zeros_like(strength_sorted)
