@@ -35,19 +35,24 @@ BINS = 20
 GAME = load_game("holdem.nolimit.2p.reverse_blinds.game")
 
 
-def make_cards(recall: str, turn_table: Any = None) -> pa.PotentialAwareCards:
+def make_cards(
+    recall: str, turn_table: Any = None, clusters: tuple[int, int, int, int] = CLUSTERS
+) -> pa.PotentialAwareCards:
+    """Synthetic full-deck parts (also used by the loopback test)."""
     rng = np.random.default_rng(0)
     n_boards = pa.board_tables(13, 3).boards.shape[0]
     # invariant under the suit permutations that fix a canonical board, as a built table is
     ranks = np.array([(a // 4) + 3 * (b // 4) for b in range(52) for a in range(b)])
-    flop = ((np.arange(n_boards)[:, None] + ranks[None, :]) % CLUSTERS[1]).astype(np.uint8)
-    hists = rng.multinomial(46, np.ones(BINS) / BINS, size=CLUSTERS[2])
-    weights = np.array([1, 2, 3, 1, 2], np.int64)
+    flop = ((np.arange(n_boards)[:, None] + ranks[None, :]) % clusters[1]).astype(np.uint8)
+    hists = rng.multinomial(46, np.ones(BINS) / BINS, size=clusters[2])
+    weights = np.array([1, 2, 3, 1, 2] * clusters[2], np.int64)[: clusters[2]]
     sums = np.cumsum(hists, axis=1)[:, :-1] * weights[:, None]
+    thresholds = [int(1980 * (i + 1) / clusters[3]) for i in range(clusters[3] - 1)]
     return pa.PotentialAwareCards(
-        clusters=CLUSTERS, recall=recall, bins=BINS, preflop=[c % 8 for c in range(169)],
-        flop=flop, turn_sums=sums, turn_weights=weights, river_thresholds=[600, 1000, 1400],
-        samples=10, seed=1, turn_table=turn_table,
+        clusters=clusters, recall=recall, bins=BINS,
+        preflop=[c % clusters[0] for c in range(169)], flop=flop, turn_sums=sums,
+        turn_weights=weights, river_thresholds=thresholds, samples=10, seed=1,
+        turn_table=turn_table,
     )  # fmt: skip
 
 
@@ -95,7 +100,7 @@ def test_river_cluster_is_the_thresholds_of_the_exact_score(deals: np.ndarray) -
     for deal in deals[:10]:
         hole, board = split(deal)
         score = int(pa.river_scores_on_board(board)[pa._pair_id(*hole)])
-        assert cards.bucket(3, hole, board) == sum(t <= score for t in (600, 1000, 1400))
+        assert cards.bucket(3, hole, board) == sum(t <= score for t in (495, 990, 1485))
 
 
 def test_every_round_is_invariant_under_suit_permutation_and_card_order(
@@ -175,7 +180,7 @@ def _bad_flop(field: str, value: Any) -> dict[str, Any]:
         (_spec_with(recall="partial"), "recall"),
         (_spec_with(clusters=[8, 6, 5]), "cluster counts"),
         (_spec_with(turn_weights=[1, 2, 3]), "turn_weights"),
-        (_spec_with(river_thresholds=[1400, 1000, 600]), "sorted river_thresholds"),
+        (_spec_with(river_thresholds=[1485, 990, 495]), "sorted river_thresholds"),
         (_spec_with(preflop=[9] * 169), "preflop"),
         (_bad_flop("sha256", "0" * 64), "sha256"),
         (_bad_flop("shape", [3, 3]), "shape"),
