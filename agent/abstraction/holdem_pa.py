@@ -86,6 +86,7 @@ from agent.abstraction.holdem_buckets import (
     check_holdem_game,
     hash32,
 )
+from agent.abstraction.holdem_buckets import warm_up as holdem_buckets_warm_up
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.handeval import SUIT_BASE, TABLES_7, hand_value
@@ -310,11 +311,31 @@ def _distance(
 
 @kernel
 def _nearest(cdf: Int64Array, sums: Int64Array, weights: Int64Array, gaps: Float64Array) -> int:
-    """Nearest centroid (lowest index on ties) of cumulative counts ``cdf`` (module doc)."""
+    """Nearest centroid (lowest index on ties) of cumulative counts ``cdf`` (module doc).
+
+    The same numbers as :func:`_distance` for every centroid, but a centroid is dropped as
+    soon as its partial sum (which can only grow: the terms are >= 0 and rounding is
+    monotone) already reaches the best distance so far, checked every 8 terms.
+    """
     best = 0
     best_d = 0.0
+    dims = cdf.shape[0]
     for j in range(sums.shape[0]):
-        dist = _distance(cdf, sums, weights, j, gaps)
+        w = weights[j]
+        fw = float(w)
+        acc = 0.0
+        dropped = False
+        for d in range(dims):
+            diff = w * cdf[d] - sums[j, d]
+            if diff < 0:
+                diff = -diff
+            acc += float(diff) * gaps[d]
+            if j > 0 and (d & 7) == 7 and acc / fw >= best_d:
+                dropped = True
+                break
+        if dropped:
+            continue
+        dist = acc / fw
         if j == 0 or dist < best_d:
             best = j
             best_d = dist
@@ -951,7 +972,9 @@ class PotentialAwareCards:
         self.warm_up()
 
     def warm_up(self) -> None:
-        """Compile (or load) the decision-time kernels now."""
+        """Compile (or load) the decision-time kernels now (and holdem_buckets', which
+        :func:`agent.agents.policy_kernels` lists for every hold'em strategy)."""
+        holdem_buckets_warm_up()
         self._clusters_of([0, 1], [2, 3, 4, 5, 6], 3)
         self.bucket_deals(np.array([[0, 1]], np.int64), np.array([[2, 3, 4, 5, 6]], np.int64),
                           _warm=True)
