@@ -43,6 +43,7 @@ from agent.abstraction.holdem_pa import (
     FULL_RANKS,
     PotentialAwareCards,
     _canonical_pair,
+    _centroid_means,
     _comb_index,
     _distance,
     _map_pair,
@@ -126,8 +127,10 @@ def _assign_kernel(
     """``labels[x]`` = nearest centroid of each point; returns how many changed."""
     n = points.shape[0]
     changed = np.zeros(n, np.int64)
+    means = np.zeros(sums.shape[0])
+    _centroid_means(sums, weights, gaps, means)
     for x in numba.prange(n):
-        j = _nearest(points[x], sums, weights, gaps)
+        j = _nearest(points[x], sums, weights, gaps, means)
         if j != labels[x]:
             changed[x] = 1
             labels[x] = j
@@ -266,6 +269,8 @@ def _flop_assign_kernel(
     table: npt.NDArray[np.uint16],
 ) -> None:
     dims = sums.shape[1]
+    means = np.zeros(sums.shape[0])
+    _centroid_means(sums, weights, gaps, means)
     for w in numba.prange(workers):
         cdf = np.zeros(dims, np.int64)
         for cid in range(w, boards3.shape[0], workers):
@@ -283,7 +288,7 @@ def _flop_assign_kernel(
                     for d in range(dims):
                         acc += hist[cid, pid, d]
                         cdf[d] = acc
-                    table[cid, pid] = _nearest(cdf, sums, weights, gaps)
+                    table[cid, pid] = _nearest(cdf, sums, weights, gaps, means)
 
 
 # --------------------------------------------------------------------------- steps
