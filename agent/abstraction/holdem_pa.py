@@ -71,9 +71,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 import numba
@@ -1154,15 +1156,64 @@ class PotentialAwareCards:
             cache.popitem(last=False)
         return value
 
-    def turn_table(self, *, workers: int = 2, progress: Any = None) -> npt.NDArray[np.uint16]:
+    def turn_key(self) -> str:
+        """sha256 of what the turn table depends on (bins, centroid sums and weights)."""
+        h = hashlib.sha256(f"holdem-pa-turn-v1 bins={self._bins}".encode())
+        h.update(self._turn_sums.astype("<i8").tobytes())
+        h.update(self._turn_weights.astype("<i8").tobytes())
+        return h.hexdigest()
+
+    def turn_table(
+        self, *, workers: int = 2, progress: Any = None, cache: str | Path | None = None
+    ) -> npt.NDArray[np.uint16]:
         """Turn cluster of every (canonical 4-card board, hole pair); computed once (the
-        builder's table if it came from the build)."""
-        if self._turn_table is None:
-            self._turn_table = turn_pass(
-                FULL_RANKS, self._bins, sums=self._turn_sums, weights=self._turn_weights,
-                workers=workers, progress=progress,
-            ).table  # fmt: skip
-        return self._turn_table
+        builder's table if it came from the build).
+
+        ``cache``: an ``.npz`` file (no pickle) to read the table from if it holds this
+        abstraction's (:meth:`turn_key`, shape, dtype and range checked), else to write it to
+        after computing it.
+
+        Raises:
+            AbstractionError: if ``cache`` exists but is not a valid turn table of these
+                centroids.
+        """
+        if self._turn_table is not None:
+            return self._turn_table
+        shape = (self._b4.boards.shape[0], 1326)
+        key = self.turn_key()
+        path = Path(cache) if cache is not None else None
+        if path is not None and path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    stored_key = str(data["key"])
+                    table = np.ascontiguousarray(data["table"])
+            except (OSError, ValueError, KeyError) as exc:
+                raise AbstractionError(
+                    f"expected a holdem-pa turn table .npz in {str(path)!r}, got {exc!r}"
+                ) from None
+            if stored_key != key:
+                raise AbstractionError(
+                    f"expected the turn table of centroids {key[:16]} in {str(path)!r}, it "
+                    f"holds {stored_key[:16]!r}"
+                )
+            if table.shape != shape or table.dtype != np.uint16 or (
+                    table.size and int(table.max()) >= self._clusters[2]):
+                raise AbstractionError(
+                    f"expected a uint16 turn table of shape {shape} with values below "
+                    f"{self._clusters[2]} in {str(path)!r}, got {table.dtype} {table.shape}"
+                )
+            self._turn_table = table
+            return table
+        table = turn_pass(
+            FULL_RANKS, self._bins, sums=self._turn_sums, weights=self._turn_weights,
+            workers=workers, progress=progress,
+        ).table  # fmt: skip
+        if path is not None:
+            tmp = path.with_name(path.name + ".tmp.npz")
+            np.savez_compressed(tmp, key=np.array(key), table=table)
+            os.replace(tmp, path)
+        self._turn_table = table
+        return table
 
     def bucket_deals(
         self,
@@ -1170,13 +1221,14 @@ class PotentialAwareCards:
         boards: npt.ArrayLike,
         *,
         workers: int = 2,
+        turn_cache: str | Path | None = None,
         _warm: bool = False,
     ) -> npt.NDArray[np.uint16]:
         """Buckets of ``N`` deals in all 4 rounds: ``uint16 (N, 4)`` (numba, parallel).
 
         ``holes`` is ``(N, 2)``, ``boards`` ``(N, 5)`` card indices, every deal 7 distinct
-        cards. The first call computes the turn table (:meth:`turn_table`) unless the
-        abstraction came from the build.
+        cards. The first call computes the turn table (:meth:`turn_table`, ``turn_cache``:
+        its ``.npz`` cache) unless the abstraction came from the build.
 
         Raises:
             AbstractionError: for bad shapes or cards.
@@ -1203,7 +1255,7 @@ class PotentialAwareCards:
         if _warm:
             turn = np.zeros((self._b4.boards.shape[0], 1326), np.uint16)
         else:
-            turn = self.turn_table(workers=workers)
+            turn = self.turn_table(workers=workers, cache=turn_cache)
         out = np.zeros((h.shape[0], 4), np.uint16)
         _bucket_deals_kernel(
             h, b, workers, self._preflop, self._b3.canon, self._b3.perm_of, self._b3.cid_of,

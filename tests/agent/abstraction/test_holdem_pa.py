@@ -221,3 +221,32 @@ def test_other_games_and_bad_cards_are_one_line_errors() -> None:
         cards.bucket_deals([[0, 1], [2, 2]], [[3, 4, 5, 6, 7], [3, 4, 5, 6, 7]])
     with pytest.raises(AbstractionError, match=r"0\.\.51"):
         cards.bucket_deals([[0, 52]], [[3, 4, 5, 6, 7]])
+
+
+def test_turn_table_cache_writes_reads_and_checks(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, turn_table: np.ndarray, deals: np.ndarray
+) -> None:
+    calls = []
+
+    def fake_pass(*args: Any, **kwargs: Any) -> pa.TurnPass:
+        calls.append(1)
+        return pa.TurnPass(np.zeros((0, 1), np.int64), np.zeros(0, np.int64),
+                           np.zeros(1, np.int64), turn_table, np.zeros((0, 0), np.int32))
+
+    monkeypatch.setattr(pa, "turn_pass", fake_pass)
+    path = tmp_path / "turn.npz"
+    first = make_cards("imperfect")
+    want = first.bucket_deals(deals[:, :2], deals[:, 2:], turn_cache=path)
+    assert path.exists() and calls == [1]
+    again = make_cards("imperfect")
+    assert (again.turn_table(cache=path) == turn_table).all() and calls == [1]
+    assert (again.bucket_deals(deals[:, :2], deals[:, 2:]) == want).all()
+    other = make_cards("imperfect", clusters=(8, 6, 4, 4))
+    with pytest.raises(AbstractionError, match="turn table of centroids"):
+        other.turn_table(cache=path)
+    np.savez(path, key=np.array(first.turn_key()), table=turn_table[:5])
+    with pytest.raises(AbstractionError, match="uint16 turn table of shape"):
+        make_cards("imperfect").turn_table(cache=path)
+    path.write_bytes(b"not an npz")
+    with pytest.raises(AbstractionError, match=r"turn table \.npz"):
+        make_cards("imperfect").turn_table(cache=path)
