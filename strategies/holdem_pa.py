@@ -31,7 +31,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numba
 import numpy as np
@@ -358,14 +358,12 @@ def kmeans(
             break
         _update_kernel(points, weights, labels, sums, counts)
     _assign_kernel(points, sums, counts, gaps, labels)
-    member_w = np.bincount(labels, weights=None, minlength=k)
     key: list[tuple[float, int]] = []
     for j in range(k):
         mask = labels == j
         wsum = int(weights[mask].sum())
         ssum = int((weights[mask] * strength[mask]).sum())
         key.append((ssum / (wsum * norm) if wsum else math.inf, j))
-    del member_w
     order = [j for _, j in sorted(key)]
     rank = np.empty(k, np.int64)
     rank[order] = np.arange(k)
@@ -433,7 +431,10 @@ def build(
     if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
         raise AbstractionError(f"expected bins to be an int in 2..1981, got {bins!r}")
     if n2 > 255:
-        raise AbstractionError(f"expected at most 255 turn clusters (uint8 histograms), got {n2}")
+        raise AbstractionError(
+            f"expected at most 255 turn clusters (the flop histograms take 1,755 x 1,326 x n2 "
+            f"bytes), got {n2}"
+        )
     most = max(n1, n2)
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < most:
         raise AbstractionError(
@@ -540,8 +541,6 @@ def build(
     )  # fmt: skip
 
 
-NUM_CLASSES: Final = 169
-
 
 def _class_histograms(
     ranks: int,
@@ -584,9 +583,3 @@ def build_cards(result: PaBuild, recall: str) -> PotentialAwareCards:
         river_thresholds=result.river_thresholds, samples=result.samples, seed=result.seed,
         turn_table=result.turn_table,
     )  # fmt: skip
-
-
-def spec_summary(result: PaBuild) -> dict[str, Any]:
-    """Figures of a build for progress lines and JSON."""
-    return {"clusters": list(result.clusters), "seconds": dict(result.seconds),
-            "turn_iterations": result.turn.iterations, "flop_iterations": result.flop.iterations}

@@ -86,7 +86,6 @@ from agent.abstraction.holdem_buckets import (
     NUM_PREFLOP_CLASSES,
     _river_score,
     check_holdem_game,
-    hash32,
 )
 from agent.abstraction.holdem_buckets import warm_up as holdem_buckets_warm_up
 from agent.acpc.errors import AbstractionError
@@ -1264,8 +1263,3 @@ class PotentialAwareCards:
             self._recall == "perfect", *TABLES_7, out,
         )  # fmt: skip
         return out
-
-
-def seed_state(seed: int, salt: int) -> int:
-    """Generator state for a seed and a salt (:func:`holdem_buckets.hash32` mixing)."""
-    return int(hash32(hash32(seed & _MASK32) ^ (salt & _MASK32)))
