@@ -58,7 +58,17 @@ def _game_for_strategy(strategy: Strategy) -> AbstractGame:
 
 def _describe_cards(cards: dict[str, Any]) -> str:
     """The card abstraction in a line: hold'em thresholds summarised per round (a file has
-    one per bucket boundary: 150 numbers for 50 buckets a round)."""
+    one per bucket boundary: 150 numbers for 50 buckets a round); potential-aware tables by
+    their size."""
+    if cards.get("kind") == "holdem-pa":
+        small = {k: v for k, v in cards.items()
+                 if k in ("kind", "buckets", "clusters", "recall", "bins", "samples", "seed")}
+        flop = cards.get("flop")
+        shape = flop.get("shape") if isinstance(flop, dict) else None
+        return (f"{small}; flop table {shape} (sha256 "
+                f"{str(flop.get('sha256', ''))[:16] if isinstance(flop, dict) else ''}), "
+                f"{len(cards.get('turn_weights', []))} turn centroids, "
+                f"{len(cards.get('river_thresholds', []))} river thresholds")
     if cards.get("kind") != "holdem":
         return str(cards)
     rest = {k: v for k, v in cards.items() if k != "thresholds"}

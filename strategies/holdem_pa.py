@@ -31,7 +31,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numba
 import numpy as np
@@ -43,6 +43,7 @@ from agent.abstraction.holdem_pa import (
     FULL_RANKS,
     PotentialAwareCards,
     _canonical_pair,
+    _centroid_means,
     _comb_index,
     _distance,
     _map_pair,
@@ -126,8 +127,10 @@ def _assign_kernel(
     """``labels[x]`` = nearest centroid of each point; returns how many changed."""
     n = points.shape[0]
     changed = np.zeros(n, np.int64)
+    means = np.zeros(sums.shape[0])
+    _centroid_means(sums, weights, gaps, means)
     for x in numba.prange(n):
-        j = _nearest(points[x], sums, weights, gaps)
+        j = _nearest(points[x], sums, weights, gaps, means)
         if j != labels[x]:
             changed[x] = 1
             labels[x] = j
@@ -266,6 +269,8 @@ def _flop_assign_kernel(
     table: npt.NDArray[np.uint16],
 ) -> None:
     dims = sums.shape[1]
+    means = np.zeros(sums.shape[0])
+    _centroid_means(sums, weights, gaps, means)
     for w in numba.prange(workers):
         cdf = np.zeros(dims, np.int64)
         for cid in range(w, boards3.shape[0], workers):
@@ -283,7 +288,7 @@ def _flop_assign_kernel(
                     for d in range(dims):
                         acc += hist[cid, pid, d]
                         cdf[d] = acc
-                    table[cid, pid] = _nearest(cdf, sums, weights, gaps)
+                    table[cid, pid] = _nearest(cdf, sums, weights, gaps, means)
 
 
 # --------------------------------------------------------------------------- steps
@@ -353,14 +358,12 @@ def kmeans(
             break
         _update_kernel(points, weights, labels, sums, counts)
     _assign_kernel(points, sums, counts, gaps, labels)
-    member_w = np.bincount(labels, weights=None, minlength=k)
     key: list[tuple[float, int]] = []
     for j in range(k):
         mask = labels == j
         wsum = int(weights[mask].sum())
         ssum = int((weights[mask] * strength[mask]).sum())
         key.append((ssum / (wsum * norm) if wsum else math.inf, j))
-    del member_w
     order = [j for _, j in sorted(key)]
     rank = np.empty(k, np.int64)
     rank[order] = np.arange(k)
@@ -428,7 +431,10 @@ def build(
     if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
         raise AbstractionError(f"expected bins to be an int in 2..1981, got {bins!r}")
     if n2 > 255:
-        raise AbstractionError(f"expected at most 255 turn clusters (uint8 histograms), got {n2}")
+        raise AbstractionError(
+            f"expected at most 255 turn clusters (the flop histograms take 1,755 x 1,326 x n2 "
+            f"bytes), got {n2}"
+        )
     most = max(n1, n2)
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < most:
         raise AbstractionError(
@@ -535,8 +541,6 @@ def build(
     )  # fmt: skip
 
 
-NUM_CLASSES: Final = 169
-
 
 def _class_histograms(
     ranks: int,
@@ -579,9 +583,3 @@ def build_cards(result: PaBuild, recall: str) -> PotentialAwareCards:
         river_thresholds=result.river_thresholds, samples=result.samples, seed=result.seed,
         turn_table=result.turn_table,
     )  # fmt: skip
-
-
-def spec_summary(result: PaBuild) -> dict[str, Any]:
-    """Figures of a build for progress lines and JSON."""
-    return {"clusters": list(result.clusters), "seconds": dict(result.seconds),
-            "turn_iterations": result.turn.iterations, "flop_iterations": result.flop.iterations}

@@ -126,6 +126,18 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
         games.full_best_responses(game, strategy, get_mapping("rand-pshar"),
                                   parse_purification("none"))
 
+    def potential_aware() -> None:
+        from agent.abstraction.holdem_pa import PotentialAwareCards, board_tables
+        from strategies.holdem_pa import build
+
+        build([2, 2, 2, 2], ranks=4, bins=4, samples=20, seed=0, workers=1)
+        boards = board_tables(13, 3).boards.shape[0]
+        PotentialAwareCards(
+            clusters=(1, 1, 1, 1), recall="imperfect", bins=2, preflop=[0] * 169,
+            flop=np.zeros((boards, 1326), np.uint8), turn_sums=np.zeros((1, 1), np.int64),
+            turn_weights=np.ones(1, np.int64), river_thresholds=[],
+        )
+
     def learned_sizes() -> None:
         from agent.abstraction.actions import parse_betting_abstraction
         from agent.acpc.gamefiles import load_game
@@ -140,6 +152,7 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
     return [
         ("hand evaluator", evaluator),
         ("hold'em buckets", buckets),
+        ("potential-aware buckets", potential_aware),
         ("suit isomorphism", isomorphism),
         ("strategy files and policies", strategy_files),
         ("solvers and best response (Leduc)", solvers),

@@ -23,7 +23,8 @@ from tests.support import ROOT, module_source, project_modules
 BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
                   if isinstance(value, type) and issubclass(value, BaseException)}
 ALLOWED = {"NotImplementedError", "SystemExit", "KeyboardInterrupt", "StopIteration",
-           "AssertionError"}
+           "AssertionError",
+           "AttributeError"}  # the protocol of __getattr__ (a proxy's missing attribute)
 
 
 MODULES = project_modules()

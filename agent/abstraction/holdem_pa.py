@@ -71,9 +71,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+import os
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 import numba
@@ -84,8 +86,8 @@ from agent.abstraction.holdem_buckets import (
     NUM_PREFLOP_CLASSES,
     _river_score,
     check_holdem_game,
-    hash32,
 )
+from agent.abstraction.holdem_buckets import warm_up as holdem_buckets_warm_up
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.handeval import SUIT_BASE, TABLES_7, hand_value
@@ -309,13 +311,68 @@ def _distance(
 
 
 @kernel
-def _nearest(cdf: Int64Array, sums: Int64Array, weights: Int64Array, gaps: Float64Array) -> int:
-    """Nearest centroid (lowest index on ties) of cumulative counts ``cdf`` (module doc)."""
-    best = 0
-    best_d = 0.0
+def _centroid_means(
+    sums: Int64Array, weights: Int64Array, gaps: Float64Array, out: Float64Array
+) -> None:
+    """``out[j] = sum_d S_jd gap_d / W_j``: with a hand's ``m = sum_d A_d gap_d``,
+    ``|m - out[j]|`` is a lower bound of its distance to centroid ``j``."""
     for j in range(sums.shape[0]):
-        dist = _distance(cdf, sums, weights, j, gaps)
-        if j == 0 or dist < best_d:
+        acc = 0.0
+        for d in range(sums.shape[1]):
+            acc += float(sums[j, d]) * gaps[d]
+        out[j] = acc / float(weights[j])
+
+
+@kernel
+def _nearest(
+    cdf: Int64Array, sums: Int64Array, weights: Int64Array, gaps: Float64Array,
+    means: Float64Array,
+) -> int:
+    """Nearest centroid (lowest index on ties) of cumulative counts ``cdf`` (module doc).
+
+    The result of comparing :func:`_distance` to every centroid, found faster: first the
+    centroid whose mean is nearest the hand's, then the others, skipping one whose lower
+    bound ``|m - means[j]|`` exceeds the best distance by more than float rounding could
+    explain (a relative 1e-9), and dropping one as soon as its partial sum (which only
+    grows: the terms are >= 0 and rounding is monotone) is past the best, checked every 8
+    terms. Ties keep the lowest index.
+    """
+    dims = cdf.shape[0]
+    k = sums.shape[0]
+    m = 0.0
+    for d in range(dims):
+        m += float(cdf[d]) * gaps[d]
+    best = 0
+    gap_best = abs(m - means[0])
+    for j in range(1, k):
+        g = abs(m - means[j])
+        if g < gap_best:
+            gap_best = g
+            best = j
+    best_d = _distance(cdf, sums, weights, best, gaps)
+    for j in range(k):
+        if j == best:
+            continue
+        if abs(m - means[j]) > best_d * (1.0 + 1e-9) + 1e-9:
+            continue
+        w = weights[j]
+        fw = float(w)
+        acc = 0.0
+        dropped = False
+        for d in range(dims):
+            diff = w * cdf[d] - sums[j, d]
+            if diff < 0:
+                diff = -diff
+            acc += float(diff) * gaps[d]
+            if (d & 7) == 7:
+                part = acc / fw
+                if part > best_d or (part == best_d and j > best):
+                    dropped = True
+                    break
+        if dropped:
+            continue
+        dist = acc / fw
+        if dist < best_d or (dist == best_d and j < best):
             best = j
             best_d = dist
     return best
@@ -327,6 +384,7 @@ def _turn_pass_kernel(
     bins: Int,
     workers: Int,
     boards: Int64Array,
+    ids: Int64Array,
     mult: Int64Array,
     sample_start: Int64Array,
     sample_pair: Int64Array,
@@ -345,7 +403,7 @@ def _turn_pass_kernel(
     strength: Int32Array,
     progress: Int64Array,
 ) -> None:
-    """Turn features of every hole pair on every canonical 4-card board ``boards[cid]``.
+    """Turn features of every hole pair on the canonical 4-card boards ``boards[ids]``.
 
     Per board: for each river card, the scores of every hole (:func:`_river_scores_kernel`)
     into per-hole bin counts and score sums. Then the sampled hands of the board (rows
@@ -360,6 +418,8 @@ def _turn_pass_kernel(
     m = live * (live - 1) // 2
     n_opp2 = (deck - 7) * (deck - 8)  # 2 * C(deck - 7, 2)
     assign = sums.shape[0] > 0
+    means = np.zeros(sums.shape[0])
+    _centroid_means(sums, weights, gaps, means)
     for w in numba.prange(workers):
         packed = np.empty(m, np.int64)
         pair_a = np.empty(m, np.int64)
@@ -374,7 +434,8 @@ def _turn_pass_kernel(
         holes = np.zeros(n_pairs, np.int64)
         hole_a = np.zeros(n_pairs, np.int64)
         hole_b = np.zeros(n_pairs, np.int64)
-        for cid in range(w, boards.shape[0], workers):
+        for slot_id in range(w, ids.shape[0], workers):
+            cid = ids[slot_id]
             dead = np.int64(0)
             for i in range(4):
                 board5[i] = boards[cid, i]
@@ -425,7 +486,7 @@ def _turn_pass_kernel(
                     for x in range(bins - 1):
                         acc += hist[pid, x]
                         cdf[x] = acc
-                    table[cid, pid] = _nearest(cdf, sums, weights, gaps)
+                    table[cid, pid] = _nearest(cdf, sums, weights, gaps, means)
                     strength[cid, pid] = total[pid]
             progress[w] += 1
 
@@ -479,6 +540,7 @@ def _turn_cluster_kernel(
     sums: Int64Array,
     weights: Int64Array,
     gaps: Float64Array,
+    means: Float64Array,
     keys: Int64Array,
     card_bits: Int64Array,
     offsets: Int32Array,
@@ -510,7 +572,7 @@ def _turn_cluster_kernel(
     for x in range(bins - 1):
         acc += hist[x]
         cdf[x] = acc
-    return _nearest(cdf, sums, weights, gaps)
+    return _nearest(cdf, sums, weights, gaps, means)
 
 
 @kernel
@@ -707,13 +769,15 @@ def turn_pass(
     weights: Int64Array | None = None,
     workers: int = 2,
     progress: Any = None,
+    board_ids: Int64Array | None = None,
 ) -> TurnPass:
     """Run the turn pass over every canonical 4-card board (:func:`_turn_pass_kernel`).
 
     ``sample_boards``/``sample_pairs``: canonical board ids and mapped pair ids of sampled
     hands (their features come back in sample order). ``sums``/``weights``: turn centroids
     to assign every hand to (else ``table`` is empty). ``progress(done, total)`` is called
-    about every second from the calling thread.
+    about every second from the calling thread. ``board_ids``: only these canonical boards
+    (the table's other rows stay 0; for tests).
     """
     deck = 4 * ranks
     tables = board_tables(ranks, 4)
@@ -742,8 +806,10 @@ def turn_pass(
         c_sums = np.zeros((0, bins - 1), np.int64)
         c_weights = np.zeros(0, np.int64)
     done = np.zeros(workers, np.int64)
+    ids = (np.arange(n_boards, dtype=np.int64) if board_ids is None
+           else np.ascontiguousarray(board_ids, dtype=np.int64))
     args = (
-        deck, bins, workers, tables.boards, tables.mult, start, sorted_pairs, c_sums,
+        deck, bins, workers, tables.boards, ids, tables.mult, start, sorted_pairs, c_sums,
         c_weights, np.ones(bins - 1), *TABLES_7, cdf_sorted, strength_sorted, river_counts,
         table, strength, done,
     )
@@ -756,7 +822,7 @@ def turn_pass(
         thread.start()
         while thread.is_alive():
             thread.join(1.0)
-            progress(int(done.sum()), n_boards)
+            progress(int(done.sum()), ids.size)
     sample_cdf = np.zeros_like(cdf_sorted)
     sample_cdf[order] = cdf_sorted
     sample_strength = np.zeros_like(strength_sorted)
@@ -940,12 +1006,16 @@ class PotentialAwareCards:
         self._cdf = np.zeros(bins - 1, np.int64)
         self._scratch = np.zeros(5, np.int64)
         self._gaps = np.ones(bins - 1)
+        self._turn_means = np.zeros(n2)
+        _centroid_means(self._turn_sums, self._turn_weights, self._gaps, self._turn_means)
         self._b3 = b3
         self._b4 = board_tables(FULL_RANKS, 4)
         self.warm_up()
 
     def warm_up(self) -> None:
-        """Compile (or load) the decision-time kernels now."""
+        """Compile (or load) the decision-time kernels now (and holdem_buckets', which
+        :func:`agent.agents.policy_kernels` lists for every hold'em strategy)."""
+        holdem_buckets_warm_up()
         self._clusters_of([0, 1], [2, 3, 4, 5, 6], 3)
         self.bucket_deals(np.array([[0, 1]], np.int64), np.array([[2, 3, 4, 5, 6]], np.int64),
                           _warm=True)
@@ -1047,7 +1117,7 @@ class PotentialAwareCards:
         if round_ >= 2:
             out.append(int(_turn_cluster_kernel(
                 h0, h1, cards, self._bins, self._turn_sums, self._turn_weights, self._gaps,
-                *TABLES_7, self._work, self._hist, self._cdf,
+                self._turn_means, *TABLES_7, self._work, self._hist, self._cdf,
             )))  # fmt: skip
         if round_ >= 3:
             s = _river_score_of(h0, h1, cards, *TABLES_7, self._work)
@@ -1085,15 +1155,64 @@ class PotentialAwareCards:
             cache.popitem(last=False)
         return value
 
-    def turn_table(self, *, workers: int = 2, progress: Any = None) -> npt.NDArray[np.uint16]:
+    def turn_key(self) -> str:
+        """sha256 of what the turn table depends on (bins, centroid sums and weights)."""
+        h = hashlib.sha256(f"holdem-pa-turn-v1 bins={self._bins}".encode())
+        h.update(self._turn_sums.astype("<i8").tobytes())
+        h.update(self._turn_weights.astype("<i8").tobytes())
+        return h.hexdigest()
+
+    def turn_table(
+        self, *, workers: int = 2, progress: Any = None, cache: str | Path | None = None
+    ) -> npt.NDArray[np.uint16]:
         """Turn cluster of every (canonical 4-card board, hole pair); computed once (the
-        builder's table if it came from the build)."""
-        if self._turn_table is None:
-            self._turn_table = turn_pass(
-                FULL_RANKS, self._bins, sums=self._turn_sums, weights=self._turn_weights,
-                workers=workers, progress=progress,
-            ).table  # fmt: skip
-        return self._turn_table
+        builder's table if it came from the build).
+
+        ``cache``: an ``.npz`` file (no pickle) to read the table from if it holds this
+        abstraction's (:meth:`turn_key`, shape, dtype and range checked), else to write it to
+        after computing it.
+
+        Raises:
+            AbstractionError: if ``cache`` exists but is not a valid turn table of these
+                centroids.
+        """
+        if self._turn_table is not None:
+            return self._turn_table
+        shape = (self._b4.boards.shape[0], 1326)
+        key = self.turn_key()
+        path = Path(cache) if cache is not None else None
+        if path is not None and path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    stored_key = str(data["key"])
+                    table = np.ascontiguousarray(data["table"])
+            except (OSError, ValueError, KeyError) as exc:
+                raise AbstractionError(
+                    f"expected a holdem-pa turn table .npz in {str(path)!r}, got {exc!r}"
+                ) from None
+            if stored_key != key:
+                raise AbstractionError(
+                    f"expected the turn table of centroids {key[:16]} in {str(path)!r}, it "
+                    f"holds {stored_key[:16]!r}"
+                )
+            if table.shape != shape or table.dtype != np.uint16 or (
+                    table.size and int(table.max()) >= self._clusters[2]):
+                raise AbstractionError(
+                    f"expected a uint16 turn table of shape {shape} with values below "
+                    f"{self._clusters[2]} in {str(path)!r}, got {table.dtype} {table.shape}"
+                )
+            self._turn_table = table
+            return table
+        table = turn_pass(
+            FULL_RANKS, self._bins, sums=self._turn_sums, weights=self._turn_weights,
+            workers=workers, progress=progress,
+        ).table  # fmt: skip
+        if path is not None:
+            tmp = path.with_name(path.name + ".tmp.npz")
+            np.savez_compressed(tmp, key=np.array(key), table=table)
+            os.replace(tmp, path)
+        self._turn_table = table
+        return table
 
     def bucket_deals(
         self,
@@ -1101,13 +1220,14 @@ class PotentialAwareCards:
         boards: npt.ArrayLike,
         *,
         workers: int = 2,
+        turn_cache: str | Path | None = None,
         _warm: bool = False,
     ) -> npt.NDArray[np.uint16]:
         """Buckets of ``N`` deals in all 4 rounds: ``uint16 (N, 4)`` (numba, parallel).
 
         ``holes`` is ``(N, 2)``, ``boards`` ``(N, 5)`` card indices, every deal 7 distinct
-        cards. The first call computes the turn table (:meth:`turn_table`) unless the
-        abstraction came from the build.
+        cards. The first call computes the turn table (:meth:`turn_table`, ``turn_cache``:
+        its ``.npz`` cache) unless the abstraction came from the build.
 
         Raises:
             AbstractionError: for bad shapes or cards.
@@ -1134,7 +1254,7 @@ class PotentialAwareCards:
         if _warm:
             turn = np.zeros((self._b4.boards.shape[0], 1326), np.uint16)
         else:
-            turn = self.turn_table(workers=workers)
+            turn = self.turn_table(workers=workers, cache=turn_cache)
         out = np.zeros((h.shape[0], 4), np.uint16)
         _bucket_deals_kernel(
             h, b, workers, self._preflop, self._b3.canon, self._b3.perm_of, self._b3.cid_of,
@@ -1143,8 +1263,3 @@ class PotentialAwareCards:
             self._recall == "perfect", *TABLES_7, out,
         )  # fmt: skip
         return out
-
-
-def seed_state(seed: int, salt: int) -> int:
-    """Generator state for a seed and a salt (:func:`holdem_buckets.hash32` mixing)."""
-    return int(hash32(hash32(seed & _MASK32) ^ (salt & _MASK32)))

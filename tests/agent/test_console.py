@@ -50,7 +50,7 @@ def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> N
 
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err
-    for step in ("hand evaluator", "hold'em buckets", "suit isomorphism",
+    for step in ("hand evaluator", "hold'em buckets", "potential-aware buckets", "suit isomorphism",
                  "strategy files and policies", "solvers and best response",
                  "deal-pool solver", "sampled best response", "strength tables",
                  "translation lab", "done in"):

@@ -90,7 +90,7 @@ def river_scores(board: tuple[int, ...]) -> dict[tuple[int, int], int]:
 
 def river_score(hole: tuple[int, ...], board: tuple[int, ...]) -> int:
     form, hole_c = hand_key(hole, board)
-    return river_scores(form)[tuple(sorted(hole_c))]  # type: ignore[index]
+    return river_scores(form)[tuple(sorted(hole_c))]
 
 
 @cache
@@ -393,3 +393,44 @@ def test_bad_parameters_are_one_line_errors(kwargs: dict[str, Any], match: str) 
     with pytest.raises(AbstractionError, match=match) as info:
         builder.build(clusters, **args)
     assert "\n" not in str(info.value)
+
+
+_DIGEST_SCRIPT = """
+import json
+from strategies import holdem_pa as b
+r = b.build([3, 3, 3, 3], ranks=4, bins=6, samples=100, seed=2, workers=2)
+print(json.dumps({"river": r.river_thresholds, "turn": r.turn.sums.tolist(),
+                  "turn_table": r.turn_table.tolist(), "flop": r.flop_table.tolist(),
+                  "preflop": r.preflop}))
+"""
+
+
+def test_small_build_is_the_same_without_the_jit() -> None:
+    """The kernels' plain-Python semantics (NUMBA_DISABLE_JIT=1) give the same build."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for disable in ("0", "1"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=disable)
+        out = subprocess.run([sys.executable, "-c", _DIGEST_SCRIPT], env=env, check=True,
+                             capture_output=True, text=True, timeout=300)
+        runs.append(json.loads(out.stdout))
+    assert runs[0] == runs[1]
+    assert len(set(runs[0]["preflop"])) == 3
+
+
+def test_inspect_summarises_a_holdem_pa_spec_in_a_line() -> None:
+    from strategies.commands import _describe_cards
+
+    spec = {"kind": "holdem-pa", "buckets": [8, 96, 384, 1536], "clusters": [8, 12, 4, 4],
+            "recall": "perfect", "bins": 50, "samples": 50000, "seed": 0,
+            "preflop": list(range(169)),
+            "flop": {"dtype": "uint8", "shape": [1755, 1326], "sha256": "ab" * 32,
+                     "zlib_b64": "A" * 100_000},
+            "turn_sums": [1] * 196, "turn_weights": [1] * 4, "river_thresholds": [1, 2, 3]}
+    line = _describe_cards(spec)
+    assert len(line) < 400 and "\n" not in line
+    assert "[1755, 1326]" in line and "4 turn centroids" in line and "'perfect'" in line
