@@ -47,7 +47,7 @@ import numpy.typing as npt
 from agent import handeval
 from agent.abstraction import holdem_buckets as _h
 from agent.abstraction.holdem_buckets import HoldemCards
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import format_gamedef
 from agent.handeval import SUIT_BASE, hand_value
 from agent.jit import kernel, nogil_kernel
@@ -209,7 +209,8 @@ def spec_json(spec: dict[str, Any]) -> str:
         if isinstance(value, bytes | bytearray | memoryview | np.ndarray):
             data = value.tobytes() if isinstance(value, np.ndarray) else bytes(value)
             return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        raise TypeError(f"expected JSON-able card abstraction values, got {type(value)!r}")
+        raise AbstractionError(f"expected JSON-able card abstraction values, got "
+                               f"{type(value)!r}")
 
     return json.dumps(spec, sort_keys=True, default=binary)
 

@@ -77,7 +77,7 @@ from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_after_call
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
 from agent.acpc.dealing import Deal, deal_hands
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import view_of
@@ -442,8 +442,9 @@ class LbrPlayer:
         which = np.flatnonzero(w)
         mass = float(w[which].sum())
         if not mass > 0:
-            raise RuntimeError(f"LBR's range of the agent vanished at {state.betting!r}: the "
-                               f"agent model disagrees with the agent")
+            raise AbstractionError(f"expected the agent's action to have a positive "
+                                   f"probability under LBR's model of it, got a range that "
+                                   f"vanished at {state.betting!r}")
         ww = w[which]
         edge = float(ww @ (2.0 * self.equity(state.round, which) - 1.0)) / mass
         cap = min(view.game.stack[me], view.game.stack[agent]) if view.game.is_nolimit \

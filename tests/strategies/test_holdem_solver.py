@@ -469,6 +469,34 @@ def test_bundled_holdem_file_plays_through_the_strategy_policy() -> None:
     _play(policies, game, hands=20)
 
 
+PA_RECIPE = get_recipe("holdem.nolimit.2p.pa")
+
+
+def test_bundled_potential_aware_file_matches_its_manifest_entry() -> None:
+    from strategies.solve import manifest_cards
+
+    entry = load_manifest()["files"][PA_RECIPE.name]
+    path = PA_RECIPE.bundled_path
+    strategy = load_strategy(path, PA_RECIPE.load_game())
+    assert strategy.checksum == entry["checksum"]
+    assert path.stat().st_size == entry["bytes"] <= 50_000_000
+    assert strategy.meta["iterations"] == entry["iterations"] == PA_RECIPE.iterations
+    assert strategy.cards["kind"] == "holdem-pa" and strategy.cards["recall"] == PA_RECIPE.recall
+    assert strategy.cards["clusters"] == list(PA_RECIPE.buckets)
+    assert manifest_cards(strategy.cards) == entry["cards"]
+    assert "zlib_b64" not in json.dumps(entry["cards"])  # the manifest keeps tables' sha256
+    assert strategy.betting == PA_RECIPE.betting_abstraction()
+    assert strategy.default_purification == entry["default_purification"] == "full"
+
+
+def test_bundled_potential_aware_file_plays_through_the_strategy_policy() -> None:
+    game = PA_RECIPE.load_game()
+    loaded = load_for_game(PA_RECIPE.bundled_path, game)
+    policies = [StrategyPolicy(loaded, get_mapping(m), parse_purification(p), seed=i)
+                for i, (m, p) in enumerate((("rand-pshar", "full"), ("det-arith", "none")))]
+    _play(policies, game, hands=20)
+
+
 # --------------------------------------------------------------------------- no-JIT run
 
 
