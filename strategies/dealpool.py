@@ -88,6 +88,33 @@ def _preflop_class(c0: int, c1: int) -> int:
     return 13 * lo + hi
 
 
+@kernel
+def _draw_deal(seed: int, i: int, deal: I64) -> None:
+    """Pool deal ``i``'s 9 cards into ``deal`` (hole 0, hole 1, board)."""
+    state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
+    state = _h.hash32(state ^ (i >> 32))
+    _h.draw_cards(state, np.int64(0), 9, deal, 0)
+
+
+@kernel
+def _showdown(deal: I64, keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
+              values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32]) -> int:
+    """WIN0, WIN1 or TIE: who wins the showdown of a 9-card ``deal``."""
+    ranks = [0, 0]
+    for p in range(2):
+        key = SUIT_BASE
+        bits = np.int64(0)
+        for j in (2 * p, 2 * p + 1, 4, 5, 6, 7, 8):
+            key += keys[deal[j]]
+            bits += card_bits[deal[j]]
+        ranks[p] = hand_value(key, bits, offsets, values, flush_values)
+    if ranks[0] > ranks[1]:
+        return WIN0
+    if ranks[1] > ranks[0]:
+        return WIN1
+    return TIE
+
+
 @nogil_kernel
 def _pool_kernel(
     seed: int, start: int, stop: int, rivers_per_turn: int, thresholds: F64, bounds: I64,
@@ -103,11 +130,8 @@ def _pool_kernel(
     cards = np.zeros(7, np.int64)
     scratch = np.zeros(_h.SCRATCH_SIZE, np.int64)
     moments = np.zeros(2)
-    ranks = np.zeros(2, np.int64)
     for i in range(start, stop):
-        state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
-        state = _h.hash32(state ^ (i >> 32))
-        _h.draw_cards(state, np.int64(0), 9, deal, 0)
+        _draw_deal(seed, i, deal)
         for p in range(2):
             h0 = deal[2 * p]
             h1 = deal[2 * p + 1]
@@ -122,18 +146,7 @@ def _pool_kernel(
                                     offsets, values, flush_values, scratch, moments)
                 buckets[i, p, r] = _searchsorted_right(thresholds, bounds[r - 1], bounds[r],
                                                        moments[1])
-            key = SUIT_BASE
-            bits = np.int64(0)
-            for j in range(7):
-                key += keys[cards[j]]
-                bits += card_bits[cards[j]]
-            ranks[p] = hand_value(key, bits, offsets, values, flush_values)
-        if ranks[0] > ranks[1]:
-            result[i] = WIN0
-        elif ranks[1] > ranks[0]:
-            result[i] = WIN1
-        else:
-            result[i] = TIE
+        result[i] = _showdown(deal, keys, card_bits, offsets, values, flush_values)
 
 
 @nogil_kernel
@@ -145,35 +158,17 @@ def _deal_kernel(
     """Deals ``start .. stop - 1`` of the pool (the very cards :func:`_pool_kernel` draws)
     into ``deals[i - start]`` (hole 0, hole 1, board) and their showdown ``result[i]``."""
     deal = np.zeros(9, np.int64)
-    ranks = np.zeros(2, np.int64)
     for i in range(start, stop):
-        state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
-        state = _h.hash32(state ^ (i >> 32))
-        _h.draw_cards(state, np.int64(0), 9, deal, 0)
+        _draw_deal(seed, i, deal)
         for j in range(9):
             deals[i - start, j] = deal[j]
-        for p in range(2):
-            key = SUIT_BASE
-            bits = np.int64(0)
-            for j in (2 * p, 2 * p + 1, 4, 5, 6, 7, 8):
-                key += keys[deal[j]]
-                bits += card_bits[deal[j]]
-            ranks[p] = hand_value(key, bits, offsets, values, flush_values)
-        if ranks[0] > ranks[1]:
-            result[i] = WIN0
-        elif ranks[1] > ranks[0]:
-            result[i] = WIN1
-        else:
-            result[i] = TIE
+        result[i] = _showdown(deal, keys, card_bits, offsets, values, flush_values)
 
 
 def deal_cards(seed: int, index: int) -> tuple[int, ...]:
     """The 9 cards of pool deal ``index`` (hole 0, hole 1, board), as the pool draws them."""
-    h = _h.hash32
-    state = h(h(h(seed) ^ _POOL_SALT) ^ (index & 0xFFFFFFFF))
-    state = h(state ^ (index >> 32))
     out = np.zeros(9, np.int64)
-    _h.draw_cards(state, np.int64(0), 9, out, 0)
+    _draw_deal(seed, index, out)
     return tuple(int(c) for c in out)
 
 
