@@ -37,7 +37,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.holdem_buckets import hash32
+from agent.abstraction.holdem_buckets import _next32, hash32
 from agent.abstraction.holdem_pa import (
     _PERMS,
     FULL_RANKS,
@@ -73,15 +73,6 @@ Progress = Callable[[str], None]
 
 
 # --------------------------------------------------------------------------- kernels
-
-
-@kernel
-def _next32(x: Int) -> int:
-    """One step of xorshift32."""
-    x ^= (x << 13) & _MASK32
-    x ^= x >> 17
-    x ^= (x << 5) & _MASK32
-    return int(x)
 
 
 @kernel

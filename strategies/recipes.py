@@ -165,7 +165,7 @@ HOLDEM_BETTING = (
 HOLDEM_ITERATIONS = 152_545_433
 """Iterations of the bundled hold'em file (see its manifest entry for the time)."""
 
-HOLDEM_PA_ITERATIONS = 100_000_000
+HOLDEM_PA_ITERATIONS = 113_273_555
 """Iterations of the bundled potential-aware hold'em file (see its manifest entry)."""
 
 ROYAL_FCHA = '{"name": "fcha", "fold": true, "all_in": true, "fractions": [[[0.5]]]}'
