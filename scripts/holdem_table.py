@@ -14,7 +14,8 @@ exploit FILE --purify P``: a lower bound on the abstract game's exploitability f
 responses learned on sampled deals and valued on others).
 
 Every cell is one command, printed before it runs, whose JSON is kept in ``--out``; a
-cell whose JSON exists is not run again, so Ctrl-C loses at most the running cell and a
+cell whose JSON exists is not run again (and ``--steps`` only limits what runs: the
+tables show every cell there is), so Ctrl-C loses at most the running cell and a
 second run resumes. At the end: ``tables.md``, ``results.json`` and ``lbr.png``.
 
     python scripts/holdem_table.py --out scripts/results/holdem-table --lbr-hands 3000 \\
@@ -43,11 +44,15 @@ PURIFICATIONS = ("none", "full")
 BASELINES = {"call": "builtin:call", "equity": "builtin:equity"}
 
 
-def run_cell(out: Path, name: str, command: list[str], result: Path) -> dict[str, Any] | None:
-    """Run ``command`` unless ``result`` exists; the JSON it wrote (None if it failed)."""
+def run_cell(out: Path, name: str, command: list[str], result: Path,
+             run: bool = True) -> dict[str, Any] | None:
+    """Run ``command`` unless ``result`` exists (or ``run`` is false: a step not asked
+    for); the JSON it wrote, or None."""
     if result.exists():
         print(f"[kept] {name}: {result}", flush=True)
         return dict(json.loads(result.read_text()))
+    if not run:
+        return None
     shown = shlex.join([Path(command[0]).name, *command[1:]])
     print(f"[run]  {name}: {shown}", flush=True)
     t0 = time.monotonic()
@@ -63,7 +68,7 @@ def run_cell(out: Path, name: str, command: list[str], result: Path) -> dict[str
     return data
 
 
-def sampled_bound(path: str, purify: str) -> dict[str, Any] | None:
+def sampled_bound(path: str, purify: str, say: bool) -> dict[str, Any] | None:
     """The sampled abstract-game bound of a bundled file from its manifest entry (written
     by ``acpc-strategy exploit FILE --record``, the stored strategy and the file's default
     purification), or None."""
@@ -76,8 +81,9 @@ def sampled_bound(path: str, purify: str) -> dict[str, Any] | None:
             figures = entry.get("sampled_best_response", {}).get(purify)
             if figures is not None:
                 return {**figures, "_command": entry.get("sampled_best_response_command")}
-    print(f"[none] sampled bound of {path} ({purify}): run acpc-strategy exploit {path} "
-          f"--record", flush=True)
+    if say:
+        print(f"[none] sampled bound of {path} ({purify}): run acpc-strategy exploit {path} "
+              f"--record", flush=True)
     return None
 
 
@@ -118,30 +124,28 @@ def main(argv: list[str] | None = None) -> int:
     cells: dict[str, Any] = {}
     for fname, path in files.items():
         for purify in PURIFICATIONS:
-            if "bound" in steps:
-                cells[f"bound-{fname}-{purify}"] = sampled_bound(path, purify)
+            cells[f"bound-{fname}-{purify}"] = sampled_bound(path, purify, "bound" in steps)
             for mapping in MAPPINGS:
                 tag = f"{fname}-{purify}-{mapping}"
-                if "lbr" in steps:
-                    key = f"lbr-{tag}"
-                    cells[key] = run_cell(out, key, [
-                        acpc_strategy, "lbr", path, "--mappings", mapping, "--purify", purify,
-                        "--hands", str(args.lbr_hands), "--seed", str(args.seed), "--workers",
-                        str(args.jobs), "--progress", "60", "--json", str(out / f"{key}.json")],
-                        out / f"{key}.json")
-                if "matches" in steps:
-                    key = f"matches-{tag}"
-                    cells[key] = run_cell(out, key, [
-                        acpc_match, "--game", GAME,
-                        "--variant", f"a={path},mapping={mapping},purify={purify}",
-                        *[x for n, s in BASELINES.items() for x in ("--variant", f"{n}={s}")],
-                        *[x for n in BASELINES for x in ("--pair", f"a:{n}")],
-                        "--hands", str(args.match_hands), "--matches", str(args.matches),
-                        "--seed", str(args.seed), "--jobs", str(args.jobs), "--transport",
-                        "inproc", "--unit", "hand", "--run-dir", str(out / "runs" / key),
-                        "--json", str(out / f"{key}.json")], out / f"{key}.json")
+                key = f"lbr-{tag}"
+                cells[key] = run_cell(out, key, [
+                    acpc_strategy, "lbr", path, "--mappings", mapping, "--purify", purify,
+                    "--hands", str(args.lbr_hands), "--seed", str(args.seed), "--workers",
+                    str(args.jobs), "--progress", "60", "--json", str(out / f"{key}.json")],
+                    out / f"{key}.json", "lbr" in steps)
+                key = f"matches-{tag}"
+                cells[key] = run_cell(out, key, [
+                    acpc_match, "--game", GAME,
+                    "--variant", f"a={path},mapping={mapping},purify={purify}",
+                    *[x for n, s in BASELINES.items() for x in ("--variant", f"{n}={s}")],
+                    *[x for n in BASELINES for x in ("--pair", f"a:{n}")],
+                    "--hands", str(args.match_hands), "--matches", str(args.matches),
+                    "--seed", str(args.seed), "--jobs", str(args.jobs), "--transport",
+                    "inproc", "--unit", "hand", "--run-dir", str(out / "runs" / key),
+                    "--json", str(out / f"{key}.json")], out / f"{key}.json",
+                    "matches" in steps)
     names = list(files)
-    if "h2h" in steps and len(names) >= 2:
+    if len(names) >= 2:
         a, b = names[0], names[1]
         for purify in PURIFICATIONS:
             for mapping in MAPPINGS:
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(args.h2h_matches), "--seed", str(args.seed), "--jobs", str(args.jobs),
                     "--transport", "inproc", "--unit", "hand", "--run-dir",
                     str(out / "runs" / key), "--json", str(out / f"{key}.json")],
-                    out / f"{key}.json")
+                    out / f"{key}.json", "h2h" in steps)
     write_tables(out, files, cells)
     return 0
 
@@ -185,12 +189,12 @@ def write_tables(out: Path, files: dict[str, str], cells: dict[str, Any]) -> Non
                     **{f"vs_{n}": base.get(n, {}).get("mean") for n in BASELINES},
                     **{f"vs_{n}_half": base.get(n, {}).get("half") for n in BASELINES},
                 })
-    lines = ["| file | purify | mapping | LBR mbb/h | sampled abstract bound mbb/h | "
+    lines = ["| file | purify | mapping | LBR mbb/h (hands) | sampled abstract bound mbb/h | "
              "vs call mbb/h | vs equity mbb/h |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         bound = "-" if r["bound"] is None else f">= {r['bound']:.0f} ± {r['bound_half']:.0f}"
         lines.append(f"| {r['file']} | {r['purify']} | {r['mapping']} | "
-                     f"{_fmt(r['lbr'], r['lbr_half'])} | {bound} | "
+                     f"{_fmt(r['lbr'], r['lbr_half'])} ({r['lbr_hands'] or '-'}) | {bound} | "
                      f"{_fmt(r['vs_call'], r['vs_call_half'])} | "
                      f"{_fmt(r['vs_equity'], r['vs_equity_half'])} |")
     names = list(files)
