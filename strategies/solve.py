@@ -202,7 +202,6 @@ def potential_aware_cards(recipe: Recipe, game: Game, *, workers: int = 1,
     minutes) or read from the cache, where a build is kept as its spec (JSON) under a name
     hashed from every build parameter."""
     from agent.abstraction.holdem_pa import PotentialAwareCards
-
     from strategies.holdem_pa import build, build_cards
 
     params = {"kind": "holdem-pa", "clusters": list(recipe.buckets), "recall": recipe.recall,
