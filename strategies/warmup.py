@@ -136,7 +136,7 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
             clusters=(1, 1, 1, 1), recall="imperfect", bins=2, preflop=[0] * 169,
             flop=np.zeros((boards, 1326), np.uint8), turn_sums=np.zeros((1, 1), np.int64),
             turn_weights=np.ones(1, np.int64), river_thresholds=[],
-        )
+        ).warm_up_batch()
 
     def learned_sizes() -> None:
         from agent.abstraction.actions import parse_betting_abstraction

@@ -1017,6 +1017,11 @@ class PotentialAwareCards:
         :func:`agent.agents.policy_kernels` lists for every hold'em strategy)."""
         holdem_buckets_warm_up()
         self._clusters_of([0, 1], [2, 3, 4, 5, 6], 3)
+
+    def warm_up_batch(self) -> None:
+        """Compile (or load) the parallel kernel of :meth:`bucket_deals` now (a solver's or
+        ``acpc-arena warmup``'s work; a playing agent never needs it, so construction does
+        not load it nor allocate its turn table)."""
         self.bucket_deals(np.array([[0, 1]], np.int64), np.array([[2, 3, 4, 5, 6]], np.int64),
                           _warm=True)
 
