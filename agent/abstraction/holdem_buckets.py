@@ -127,6 +127,7 @@ __all__ = [
     "PREFLOP_EQUITY_SAMPLES",
     "HoldemCards",
     "check_holdem_game",
+    "check_rivers_per_turn",
     "ehs2",
     "hand_strength_moments",
     "percentile_thresholds",
