@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.builtin import (
     CallPolicy,
@@ -95,7 +95,25 @@ def policy_kernels(spec: str, game: Game | None = None) -> list[Any]:
         from agent.strategy import kernels
 
         found += [kernels._checksum_words, kernels._float_rows_ok]
+        if _card_kind(spec) == "holdem-pa":
+            from agent.abstraction.holdem_pa import DECISION_KERNELS
+
+            found += list(DECISION_KERNELS)
     return found
+
+
+def _card_kind(spec: str) -> str | None:
+    """The card abstraction kind in a strategy file's header (None if it cannot be read:
+    loading the file reports why)."""
+    from agent.strategy.fileformat import read_header
+
+    try:
+        header, _ = read_header(resolve_strategy(spec))
+    except (AcpcError, OSError, ValueError):
+        return None
+    cards = header.get("cards")
+    kind = cards.get("kind") if isinstance(cards, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 BUNDLED_STRATEGIES = Path(__file__).resolve().parents[1] / "strategies" / "data"

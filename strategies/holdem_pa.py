@@ -51,9 +51,9 @@ from agent.abstraction.holdem_pa import (
     _preflop_class_kernel,
     _sort_small,
     board_tables,
-    check_clusters,
     turn_pass,
 )
+from agent.abstraction.holdem_pa_spec import check_clusters
 from agent.acpc.errors import AbstractionError
 from agent.jit import kernel, parallel_kernel
 

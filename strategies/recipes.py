@@ -168,6 +168,15 @@ HOLDEM_ITERATIONS = 152_545_433
 HOLDEM_PA_ITERATIONS = 113_273_555
 """Iterations of the bundled potential-aware hold'em file (see its manifest entry)."""
 
+HOLDEM_OVERBET_BETTING = (
+    '{"name": "hp-p2-4333", "fold": true, "all_in": true, '
+    '"fractions": [[[0.5, 1.0, 2.0], [1.0]]], "max_raises": [4, 3, 3, 3]}'
+)
+"""``hp-p-4333`` with a two-pot overbet beside the half-pot and pot first bets of every
+round (28,028 decision nodes)."""
+HOLDEM_OVERBET_ITERATIONS = 0
+"""Iterations of the bundled overbet hold'em file (see its manifest entry)."""
+
 ROYAL_FCHA = '{"name": "fcha", "fold": true, "all_in": true, "fractions": [[[0.5]]]}'
 """Royal FCHA: fold, call, half pot, all-in."""
 ROYAL_FCMHPA = ('{"name": "fcmhpa", "fold": true, "all_in": true, '
@@ -222,6 +231,18 @@ RECIPES: dict[str, Recipe] = {
             "both k-means under the earth mover's distance; 50 river equity buckets), "
             "imperfect recall; the betting of holdem.nolimit.2p; external-sampling MCCFR "
             "over a pool of 2,000,000 sampled deals; played fully purified by default",
+        ),
+        Recipe(
+            "holdem.nolimit.2p.pa.overbet", "holdem.nolimit.2p.reverse_blinds.game",
+            HOLDEM_OVERBET_BETTING, "mccfr-es-pool", HOLDEM_OVERBET_ITERATIONS,
+            cards="holdem-pa", buckets=(169, 50, 50, 50), recall="imperfect", bins=50,
+            card_samples=50_000, pool_deals=2_000_000, discount_interval=1_000_000,
+            discount_until=30_000_000, purification="full",
+            description="heads-up no-limit hold'em (stacks 20000, blinds 100/50, reverse "
+            "blinds): the potential-aware cards of holdem.nolimit.2p.pa; first bet of a "
+            "round half pot, pot, two pots or all-in, raises pot or all-in, at most 4/3/3/3 "
+            "raises; external-sampling MCCFR over a pool of 2,000,000 sampled deals; played "
+            "fully purified by default",
         ),
         Recipe(
             "royal.nolimit.2p.fcpa", "royal.nolimit.2p.game", "fcpa", "cfr+", 1500,

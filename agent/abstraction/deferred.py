@@ -2,16 +2,20 @@
 its first decisions before numba is even imported.
 
 Every hand starts preflop, and a hold'em preflop bucket is the lossless class, pure
-arithmetic (:func:`agent.abstraction.holdem_spec.preflop_class`). :class:`DeferredCards`
-validates the spec at once (the light checks of :mod:`agent.abstraction.holdem_spec`),
+arithmetic (:func:`agent.abstraction.holdem_spec.preflop_class`), or for the
+potential-aware kind that class's cluster in the spec's preflop table.
+:class:`DeferredCards` validates the spec at once (the checks of
+:mod:`agent.abstraction.holdem_spec`, or all of :mod:`agent.abstraction.holdem_pa_spec`),
 answers round-0 buckets itself, and builds the real abstraction
-(:class:`agent.abstraction.holdem_buckets.HoldemCards`, whose construction imports numba
+(:class:`agent.abstraction.holdem_buckets.HoldemCards` or
+:class:`agent.abstraction.holdem_pa.PotentialAwareCards`, whose construction imports numba
 and loads its cached kernels) in a daemon thread started by :meth:`DeferredCards.start`. A
 later-round bucket asked for before that thread is done waits for it; it never compiles
 (the agent defers only when :func:`agent.kernelstamp.kernels_known_warm` says the kernels
 are in numba's cache; see :mod:`agent.cli`).
 
-Imports the stdlib and :mod:`agent.abstraction.holdem_spec` (numpy); never numba.
+Imports the stdlib, :mod:`agent.abstraction.holdem_spec` and
+:mod:`agent.abstraction.holdem_pa_spec` (numpy); never numba.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent.abstraction.buckets import CardAbstraction
+from agent.abstraction.holdem_pa_spec import buckets_for, check_pa_spec, preflop_cluster
 from agent.abstraction.holdem_spec import _check_board, check_holdem_spec, preflop_class
 from agent.acpc.gamedef import Game
 
@@ -107,13 +112,16 @@ class DeferredCards:
 
 
 def deferred_card_abstraction(game: Game, spec: dict[str, Any]) -> DeferredCards | None:
-    """A :class:`DeferredCards` for a hold'em spec (validated now), or ``None`` for a kind
-    that is not deferred (build it the usual way).
+    """A :class:`DeferredCards` for a hold'em spec, E[HS^2] or potential-aware (validated
+    now), or ``None`` for a kind that is not deferred (build it the usual way).
 
     Raises:
         ValueError: for a hold'em spec that is not valid for ``game``.
     """
-    if not isinstance(spec, dict) or spec.get("kind") != "holdem":
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    if kind == "holdem-pa":
+        return _deferred_pa(game, spec)
+    if kind != "holdem":
         return None
     kwargs = check_holdem_spec(game, spec)
 
@@ -126,4 +134,23 @@ def deferred_card_abstraction(game: Game, spec: dict[str, Any]) -> DeferredCards
         return preflop_class(hole)
 
     counts = tuple(int(b) for b in spec["buckets"])
+    return DeferredCards(spec, counts, preflop, build)
+
+
+def _deferred_pa(game: Game, spec: dict[str, Any]) -> DeferredCards:
+    """The potential-aware kind: the whole spec is checked now (no numba), the preflop
+    table answers round 0, and the thread builds
+    :class:`~agent.abstraction.holdem_pa.PotentialAwareCards` from the checked parts."""
+    parts = check_pa_spec(game, spec)
+    table = parts["preflop"]
+
+    def build() -> CardAbstraction:
+        from agent.abstraction.holdem_pa import PotentialAwareCards
+
+        return PotentialAwareCards(**parts)
+
+    def preflop(hole: Sequence[int], board: Sequence[int]) -> int:
+        return preflop_cluster(table, hole)
+
+    counts = buckets_for(parts["clusters"], parts["recall"])
     return DeferredCards(spec, counts, preflop, build)

@@ -68,11 +68,9 @@ never imported by :mod:`agent.acpc`, ``dealer``, or at import time by
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import math
 import os
-import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,18 +80,23 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.holdem_buckets import (
-    NUM_PREFLOP_CLASSES,
-    _river_score,
-    check_holdem_game,
-)
+from agent.abstraction.holdem_buckets import _river_score
 from agent.abstraction.holdem_buckets import warm_up as holdem_buckets_warm_up
+from agent.abstraction.holdem_pa_spec import (
+    NUM_FLOPS,
+    buckets_for,
+    check_pa_parts,
+    check_pa_spec,
+    combine_recall,
+    encode_table,
+)
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.handeval import SUIT_BASE, TABLES_7, hand_value
 from agent.jit import kernel, parallel_kernel
 
 __all__ = [
+    "DECISION_KERNELS",
     "BoardTables",
     "PotentialAwareCards",
     "board_tables",
@@ -105,8 +108,6 @@ __all__ = [
 
 SUITS: Final = 4
 FULL_RANKS: Final = 13
-DEFAULT_BINS: Final = 50
-RECALLS: Final = ("imperfect", "perfect")
 _CACHE_SIZE: Final = 4096
 _MASK32: Final = 0xFFFFFFFF
 _VALUE_SHIFT: Final = 12  # packed sort key: hand value << 12 | candidate pair (< 4096)
@@ -664,6 +665,13 @@ def _bucket_deals_kernel(
 # --------------------------------------------------------------------------- tables
 
 
+DECISION_KERNELS: Final = (_board_tables_kernel, _centroid_means, _canonical_pair,
+                           _preflop_class_kernel, _turn_cluster_kernel, _river_score_of,
+                           _count_below_or_equal)
+"""The kernels an agent playing a potential-aware file compiles (construction and
+:meth:`PotentialAwareCards.bucket`), for :func:`agent.agents.policy_kernels`."""
+
+
 class BoardTables(NamedTuple):
     """Suit-isomorphism tables of the ``k``-card boards of a deck (:func:`board_tables`)."""
 
@@ -830,112 +838,6 @@ def turn_pass(
     return TurnPass(sample_cdf, sample_strength, river_counts.sum(axis=0), table, strength)
 
 
-def combine_recall(clusters: Sequence[int], counts: Sequence[int]) -> int:
-    """Perfect-recall bucket: the clusters so far as one mixed-radix integer."""
-    acc = 0
-    for c, n in zip(clusters, counts, strict=False):
-        acc = acc * n + c
-    return acc
-
-
-# --------------------------------------------------------------------------- abstraction
-
-_SPEC_KEYS: Final = frozenset({
-    "kind", "buckets", "clusters", "recall", "bins", "samples", "seed", "preflop", "flop",
-    "turn_sums", "turn_weights", "river_thresholds",
-})
-
-
-def encode_table(array: npt.NDArray[Any]) -> dict[str, Any]:
-    """A table as a JSON-able dict (dtype, shape, sha256 of the raw bytes, zlib + base64)."""
-    raw = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
-    return {
-        "dtype": str(array.dtype),
-        "shape": list(array.shape),
-        "sha256": hashlib.sha256(raw).hexdigest(),
-        "zlib_b64": base64.b64encode(zlib.compress(raw, 9)).decode("ascii"),
-    }
-
-
-def decode_table(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> npt.NDArray[Any]:
-    """Validate and decode :func:`encode_table`'s dict: shape, dtype, checksum, values < limit.
-
-    Raises:
-        AbstractionError: naming ``where`` and what differs.
-    """
-    if not isinstance(spec, dict) or set(spec) != {"dtype", "shape", "sha256", "zlib_b64"}:
-        raise AbstractionError(
-            f"expected {where} to be a table {{dtype, shape, sha256, zlib_b64}}, got "
-            f"{spec!r:.200}"
-        )
-    if spec["dtype"] not in ("uint8", "uint16"):
-        raise AbstractionError(f"expected {where} dtype 'uint8' or 'uint16', got "
-                               f"{spec['dtype']!r}")
-    if list(spec["shape"]) != list(shape):
-        raise AbstractionError(f"expected {where} shape {list(shape)}, got {spec['shape']!r}")
-    try:
-        raw = zlib.decompress(base64.b64decode(spec["zlib_b64"], validate=True))
-    except (ValueError, TypeError, zlib.error) as exc:
-        raise AbstractionError(f"expected {where} zlib_b64 to decode, got {exc!r}") from None
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != spec["sha256"]:
-        raise AbstractionError(
-            f"expected {where} sha256 {spec['sha256']!r}, the data has {digest!r}"
-        )
-    dtype = np.dtype(spec["dtype"]).newbyteorder("<")
-    if len(raw) != math.prod(shape) * dtype.itemsize:
-        raise AbstractionError(
-            f"expected {where} to hold {math.prod(shape)} {spec['dtype']} values, got "
-            f"{len(raw)} bytes"
-        )
-    array = np.frombuffer(raw, dtype).reshape(shape).astype(np.dtype(spec["dtype"]))
-    if array.size and int(array.max()) >= limit:
-        raise AbstractionError(
-            f"expected {where} values below {limit}, got {int(array.max())!r}"
-        )
-    return array
-
-
-def _int_list(value: Any, where: str, length: int, lo: int, hi: int) -> list[int]:
-    if (
-        not isinstance(value, list | tuple)
-        or len(value) != length
-        or any(isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi for v in value)
-    ):
-        raise AbstractionError(
-            f"expected {where} to be {length} ints in {lo}..{hi}, got {value!r:.200}"
-        )
-    return [int(v) for v in value]
-
-
-def check_clusters(clusters: Any) -> tuple[int, int, int, int]:
-    """Validate the cluster counts ``[n0, n1, n2, n3]`` (n0 <= 169, others in 1..65535)."""
-    if (
-        not isinstance(clusters, list | tuple)
-        or len(clusters) != 4
-        or any(isinstance(c, bool) or not isinstance(c, int) for c in clusters)
-        or not 1 <= clusters[0] <= NUM_PREFLOP_CLASSES
-        or any(not 1 <= c <= 65535 for c in clusters[1:])
-    ):
-        raise AbstractionError(
-            f"expected 4 cluster counts [n0 <= 169, n1, n2, n3 <= 65535] (positive ints), "
-            f"got {clusters!r}"
-        )
-    return (int(clusters[0]), int(clusters[1]), int(clusters[2]), int(clusters[3]))
-
-
-def buckets_for(clusters: Sequence[int], recall: str) -> tuple[int, ...]:
-    """Buckets per round for cluster counts and a recall (module docstring)."""
-    if recall == "imperfect":
-        return tuple(int(c) for c in clusters)
-    out = []
-    acc = 1
-    for c in clusters:
-        acc *= int(c)
-        out.append(acc)
-    return tuple(out)
-
-
 class PotentialAwareCards:
     """Potential-aware EMD buckets (module docstring); build with
     :func:`strategies.holdem_pa.build`, rebuild from a spec with :meth:`from_spec`.
@@ -959,43 +861,22 @@ class PotentialAwareCards:
         turn_table: npt.NDArray[np.uint16] | None = None,
     ) -> None:
         """The abstraction from its parts (validated as in :meth:`from_spec`)."""
-        self._clusters = check_clusters(list(clusters))
-        if recall not in RECALLS:
-            raise AbstractionError(f"expected recall 'imperfect' or 'perfect', got {recall!r}")
-        if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
-            raise AbstractionError(f"expected bins to be an int in 2..1981, got {bins!r}")
-        n0, n1, n2, n3 = self._clusters
+        parts = check_pa_parts(
+            clusters=clusters, recall=recall, bins=bins, preflop=preflop, flop=flop,
+            turn_sums=turn_sums, turn_weights=turn_weights, river_thresholds=river_thresholds,
+        )  # fmt: skip
+        self._clusters: tuple[int, int, int, int] = parts["clusters"]
+        n2 = self._clusters[2]
         self._recall = recall
         self._bins = bins
-        self._preflop = np.array(
-            _int_list(list(preflop), "preflop", NUM_PREFLOP_CLASSES, 0, n0 - 1), np.int64
-        )
+        self._preflop = parts["preflop"]
         b3 = board_tables(FULL_RANKS, 3)
-        shape = (b3.boards.shape[0], 52 * 51 // 2)
-        if flop.shape != shape or flop.dtype not in (np.uint8, np.uint16):
-            raise AbstractionError(f"expected a flop table of shape {shape} (uint8/uint16), got "
-                                   f"{flop.shape!r} {flop.dtype}")
-        if flop.size and int(flop.max()) >= n1:
-            raise AbstractionError(f"expected flop clusters below {n1}, got {int(flop.max())}")
-        self._flop = np.ascontiguousarray(flop)
-        sums = np.asarray(turn_sums)
-        weights = np.asarray(turn_weights)
-        if sums.shape != (n2, bins - 1) or weights.shape != (n2,):
-            raise AbstractionError(
-                f"expected turn centroids of shape ({n2}, {bins - 1}) and ({n2},), got "
-                f"{sums.shape!r} and {weights.shape!r}"
-            )
-        if (weights < 1).any() or (sums < 0).any() or (sums > 46 * weights[:, None]).any():
-            raise AbstractionError(
-                "expected turn centroid weights >= 1 and sums in 0..46 x weight, got "
-                f"weights {weights.tolist()!r:.200}"
-            )
-        self._turn_sums = np.ascontiguousarray(sums, dtype=np.int64)
-        self._turn_weights = np.ascontiguousarray(weights, dtype=np.int64)
-        thresholds = _int_list(list(river_thresholds), "river_thresholds", n3 - 1, 0, 1980)
-        if thresholds != sorted(thresholds):
-            raise AbstractionError(f"expected sorted river_thresholds, got {thresholds!r:.200}")
-        self._thresholds = np.array(thresholds, np.int64)
+        if b3.boards.shape[0] != NUM_FLOPS:  # the spec module's constant
+            raise AssertionError(f"expected {NUM_FLOPS} canonical flops, got {b3.boards.shape[0]}")
+        self._flop = parts["flop"]
+        self._turn_sums = parts["turn_sums"]
+        self._turn_weights = parts["turn_weights"]
+        self._thresholds = parts["river_thresholds"]
         self._buckets = buckets_for(self._clusters, recall)
         self._samples = samples
         self._seed = seed
@@ -1033,47 +914,7 @@ class PotentialAwareCards:
             AbstractionError: if the game is not hold'em or the spec is not a valid
                 ``holdem-pa`` spec (naming the bad key).
         """
-        check_holdem_game(game)
-        if not isinstance(spec, dict):
-            raise AbstractionError(f"expected a holdem-pa card spec (a dict), got {spec!r:.200}")
-        if spec.get("kind") != "holdem-pa":
-            raise AbstractionError(
-                f"expected card spec kind 'holdem-pa', got {spec.get('kind')!r}"
-            )
-        unknown = sorted(str(k) for k in set(spec) - _SPEC_KEYS)
-        if unknown:
-            raise AbstractionError(
-                f"expected holdem-pa card spec keys among {sorted(_SPEC_KEYS)}, got unknown "
-                f"{unknown!r}"
-            )
-        for key in ("buckets", "clusters", "recall", "bins", "preflop", "flop", "turn_sums",
-                    "turn_weights", "river_thresholds"):
-            if key not in spec:
-                raise AbstractionError(f"expected holdem-pa card spec key {key!r}, it is missing")
-        clusters = check_clusters(spec["clusters"])
-        bins = spec["bins"]
-        if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
-            raise AbstractionError(f"expected holdem-pa bins to be an int in 2..1981, got "
-                                   f"{bins!r}")
-        n2 = clusters[2]
-        sums = _int_list(spec["turn_sums"], "turn_sums", n2 * (bins - 1), 0, 2**53)
-        weights = _int_list(spec["turn_weights"], "turn_weights", n2, 1, 2**53)
-        flop = decode_table(
-            spec["flop"], "holdem-pa flop table",
-            (board_tables(FULL_RANKS, 3).boards.shape[0], 52 * 51 // 2), clusters[1],
-        )  # fmt: skip
-        return cls(
-            clusters=clusters,
-            recall=spec["recall"],
-            bins=bins,
-            preflop=spec["preflop"],
-            flop=flop,
-            turn_sums=np.array(sums, np.int64).reshape(n2, bins - 1),
-            turn_weights=np.array(weights, np.int64),
-            river_thresholds=spec["river_thresholds"],
-            samples=spec.get("samples"),
-            seed=spec.get("seed"),
-        )
+        return cls(**check_pa_spec(game, spec))
 
     @property
     def buckets(self) -> tuple[int, ...]:

@@ -4,6 +4,7 @@ decisions equal those of the eagerly built card abstraction; the kernel stamp.""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -27,6 +28,7 @@ from agent.kernelstamp import kernels_known_warm, mark_kernels_warm, stamp_path
 from tests.support import ROOT
 
 HOLDEM = "holdem.nolimit.2p.strat"
+HOLDEM_PA = "holdem.nolimit.2p.pa.strat"
 NL2 = "holdem.nolimit.2p.reverse_blinds.game"
 
 _WRAP = textwrap.dedent("""
@@ -70,14 +72,15 @@ def test_commands_that_need_no_kernel_import_no_numba(module: str, argv: list[st
     assert result["numba"] is False, f"{module} {argv} imported numba: {result}"
 
 
-def _filled_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A fresh acpc-arena cache holding what a first run leaves: the bundled hold'em
-    file's tree and its verified record; the environment of a process that uses it."""
+def _filled_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  strategy: str = HOLDEM) -> dict[str, str]:
+    """A fresh acpc-arena cache holding what a first run leaves: a bundled hold'em file's
+    tree and its verified record; the environment of a process that uses it."""
     from agent.agents import resolve_strategy
     from agent.strategy.fileformat import load_strategy
 
     monkeypatch.setenv("ACPC_ARENA_CACHE", str(tmp_path / "cache"))
-    load_strategy(resolve_strategy(HOLDEM))
+    load_strategy(resolve_strategy(strategy))
     return dict(os.environ)
 
 
@@ -129,18 +132,59 @@ _FIRST_DECISIONS = textwrap.dedent("""
 """)
 
 
-def test_first_decision_before_numba(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("strategy", [HOLDEM, HOLDEM_PA])
+def test_first_decision_before_numba(strategy: str, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """With the tree and the verified record cached (as a first run leaves them), the
     preflop decisions come from the deferred abstraction without numba; the flop decision
-    loads the kernels; all play what the eagerly built abstraction plays."""
+    loads the kernels; all play what the eagerly built abstraction plays. Both bundled
+    card kinds: E[HS^2] and potential-aware."""
     from agent.agents import make_policy
 
-    env = _filled_cache(tmp_path, monkeypatch)
-    deferred = _run(_FIRST_DECISIONS, HOLDEM, env=env)
+    env = _filled_cache(tmp_path, monkeypatch, strategy)
+    deferred = _run(_FIRST_DECISIONS, strategy, env=env)
     assert deferred["numba_at_preflop"] is False, deferred
     assert deferred["numba_at_flop"] is True and deferred["fallbacks"] == 0, deferred
-    eager = first_decisions(make_policy(HOLDEM, load_game(NL2), seed=5, purify="full"))
+    eager = first_decisions(make_policy(strategy, load_game(NL2), seed=5, purify="full"))
     assert (deferred["preflop"], deferred["flop"]) == (eager["preflop"], eager["flop"])
+
+
+def test_deferred_potential_aware_cards_equal_the_real_ones(nl2: Game) -> None:
+    from agent.abstraction.holdem_pa import PotentialAwareCards
+    from agent.agents import resolve_strategy
+    from agent.strategy.fileformat import read_header
+
+    spec = read_header(resolve_strategy(HOLDEM_PA))[0]["cards"]
+    real = PotentialAwareCards.from_spec(nl2, spec)
+    deferred = deferred_card_abstraction(nl2, spec)
+    assert isinstance(deferred, DeferredCards) and not deferred.ready
+    assert deferred.buckets == real.buckets
+    for hole in itertools.combinations(range(52), 2):  # every hole pair, before building
+        assert deferred.bucket(0, hole, []) == real.bucket(0, hole, [])
+    assert not deferred.ready
+    deferred.start()
+    rng = random.Random(4)
+    for _ in range(30):
+        cards = rng.sample(range(52), 7)
+        for round_, n in ((1, 3), (2, 4), (3, 5)):
+            assert deferred.bucket(round_, cards[:2], cards[2:2 + n]) == real.bucket(
+                round_, cards[:2], cards[2:2 + n])
+    assert deferred.ready and deferred.clusters == real.clusters
+    # the whole spec is checked before anything is deferred
+    for key, value, match in (("buckets", [169, 50, 50, 49], "buckets"),
+                              ("recall", "partial", "recall"),
+                              ("river_thresholds", [5] + [3] * 48, "sorted"),
+                              ("flop", {**spec["flop"], "sha256": "0" * 64}, "sha256")):
+        with pytest.raises(AbstractionError, match=match):
+            deferred_card_abstraction(nl2, {**spec, key: value})
+
+
+def test_potential_aware_kernels_are_listed_for_a_potential_aware_file(nl2: Game) -> None:
+    from agent.abstraction.holdem_pa import DECISION_KERNELS
+    from agent.agents import policy_kernels
+
+    assert set(DECISION_KERNELS) <= set(policy_kernels(HOLDEM_PA, nl2))
+    assert not set(DECISION_KERNELS) & set(policy_kernels(HOLDEM, nl2))
 
 
 def test_deferred_cards_equal_the_real_ones(nl2: Game) -> None:
