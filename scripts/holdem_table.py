@@ -7,7 +7,8 @@ For each strategy file (default: the two bundled hold'em files), each purificati
   (``acpc-strategy lbr FILE --mappings M --purify P --hands N``, real hands in process);
 * **matches**: duplicate matches in process against ``builtin:call`` and
   ``builtin:equity`` (``acpc-match --transport inproc``), mbb/h +- 95%;
-* **head to head**: the files against each other with the same mapping and purification;
+* **head to head**: each file against the first one, with the same mapping and
+  purification;
 
 and per file and purification the **sampled abstract-game bound** (``acpc-strategy
 exploit FILE --purify P``: a lower bound on the abstract game's exploitability from best
@@ -145,11 +146,11 @@ def main(argv: list[str] | None = None) -> int:
                     "--json", str(out / f"{key}.json")], out / f"{key}.json",
                     "matches" in steps)
     names = list(files)
-    if len(names) >= 2:
-        a, b = names[0], names[1]
+    a = names[0]
+    for b in names[1:]:
         for purify in PURIFICATIONS:
             for mapping in MAPPINGS:
-                key = f"h2h-{purify}-{mapping}"
+                key = f"h2h-{b}-{purify}-{mapping}"
                 cells[key] = run_cell(out, key, [
                     acpc_match, "--game", GAME,
                     "--variant", f"{b}={files[b]},mapping={mapping},purify={purify}",
@@ -200,17 +201,18 @@ def write_tables(out: Path, files: dict[str, str], cells: dict[str, Any]) -> Non
     names = list(files)
     h2h = []
     if len(names) >= 2:
-        lines += ["", f"Head to head ({names[1]} against {names[0]}, same mapping and "
-                  "purification, mbb/h from the first's side):", "",
-                  "| purify | mapping | mbb/h | hands |", "|---|---|---|---|"]
+        lines += ["", f"Head to head (each file against {names[0]}, same mapping and "
+                  "purification, mbb/h from the file's side):", "",
+                  "| file | purify | mapping | mbb/h | hands |", "|---|---|---|---|---|"]
+    for b in names[1:]:
         for purify in PURIFICATIONS:
             for mapping in MAPPINGS:
-                data = cells.get(f"h2h-{purify}-{mapping}")
-                fig = match_figures(data, names[1]).get(names[0]) if data else None
-                h2h.append({"purify": purify, "mapping": mapping,
-                            "mean": fig and fig["mean"], "half": fig and fig["half"],
-                            "hands": fig and fig["hands"]})
-                lines.append(f"| {purify} | {mapping} | "
+                data = cells.get(f"h2h-{b}-{purify}-{mapping}")
+                fig = match_figures(data, b).get(names[0]) if data else None
+                h2h.append({"file": b, "against": names[0], "purify": purify,
+                            "mapping": mapping, "mean": fig and fig["mean"],
+                            "half": fig and fig["half"], "hands": fig and fig["hands"]})
+                lines.append(f"| {b} | {purify} | {mapping} | "
                              f"{_fmt(fig and fig['mean'], fig and fig['half'])} | "
                              f"{fig['hands'] if fig else '-'} |")
     (out / "tables.md").write_text("\n".join(lines) + "\n")
