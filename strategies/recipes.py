@@ -237,7 +237,7 @@ RECIPES: dict[str, Recipe] = {
             HOLDEM_OVERBET_BETTING, "mccfr-es-pool", HOLDEM_OVERBET_ITERATIONS,
             cards="holdem-pa", buckets=(169, 50, 50, 50), recall="imperfect", bins=50,
             card_samples=50_000, pool_deals=2_000_000, discount_interval=1_000_000,
-            discount_until=30_000_000, purification="full",
+            discount_until=30_000_000, purification="full", bundled=False,
             description="heads-up no-limit hold'em (stacks 20000, blinds 100/50, reverse "
             "blinds): the potential-aware cards of holdem.nolimit.2p.pa; first bet of a "
             "round half pot, pot, two pots or all-in, raises pot or all-in, at most 4/3/3/3 "

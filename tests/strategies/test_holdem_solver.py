@@ -48,7 +48,7 @@ from strategies.cfr import (
 )
 from strategies.dealpool import PoolGame
 from strategies.game import TIE, WIN0, WIN1, FlatTree, flatten_tree
-from strategies.recipes import HOLDEM_BETTING, get_recipe, load_manifest
+from strategies.recipes import HOLDEM_BETTING, RECIPES, Recipe, get_recipe, load_manifest
 from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
@@ -469,29 +469,32 @@ def test_bundled_holdem_file_plays_through_the_strategy_policy() -> None:
     _play(policies, game, hands=20)
 
 
-PA_RECIPE = get_recipe("holdem.nolimit.2p.pa")
+PA_BUNDLED = [r for r in RECIPES.values() if r.cards == "holdem-pa" and r.bundled]
+"""Every bundled potential-aware hold'em file's recipe."""
 
 
-def test_bundled_potential_aware_file_matches_its_manifest_entry() -> None:
+@pytest.mark.parametrize("recipe", PA_BUNDLED, ids=lambda r: r.name)
+def test_bundled_potential_aware_file_matches_its_manifest_entry(recipe: Recipe) -> None:
     from strategies.solve import manifest_cards
 
-    entry = load_manifest()["files"][PA_RECIPE.name]
-    path = PA_RECIPE.bundled_path
-    strategy = load_strategy(path, PA_RECIPE.load_game())
+    entry = load_manifest()["files"][recipe.name]
+    path = recipe.bundled_path
+    strategy = load_strategy(path, recipe.load_game())
     assert strategy.checksum == entry["checksum"]
     assert path.stat().st_size == entry["bytes"] <= 50_000_000
-    assert strategy.meta["iterations"] == entry["iterations"] == PA_RECIPE.iterations
-    assert strategy.cards["kind"] == "holdem-pa" and strategy.cards["recall"] == PA_RECIPE.recall
-    assert strategy.cards["clusters"] == list(PA_RECIPE.buckets)
+    assert strategy.meta["iterations"] == entry["iterations"] == recipe.iterations
+    assert strategy.cards["kind"] == "holdem-pa" and strategy.cards["recall"] == recipe.recall
+    assert strategy.cards["clusters"] == list(recipe.buckets)
     assert manifest_cards(strategy.cards) == entry["cards"]
     assert "zlib_b64" not in json.dumps(entry["cards"])  # the manifest keeps tables' sha256
-    assert strategy.betting == PA_RECIPE.betting_abstraction()
+    assert strategy.betting == recipe.betting_abstraction()
     assert strategy.default_purification == entry["default_purification"] == "full"
 
 
-def test_bundled_potential_aware_file_plays_through_the_strategy_policy() -> None:
-    game = PA_RECIPE.load_game()
-    loaded = load_for_game(PA_RECIPE.bundled_path, game)
+@pytest.mark.parametrize("recipe", PA_BUNDLED, ids=lambda r: r.name)
+def test_bundled_potential_aware_file_plays_through_the_strategy_policy(recipe: Recipe) -> None:
+    game = recipe.load_game()
+    loaded = load_for_game(recipe.bundled_path, game)
     policies = [StrategyPolicy(loaded, get_mapping(m), parse_purification(p), seed=i)
                 for i, (m, p) in enumerate((("rand-pshar", "full"), ("det-arith", "none")))]
     _play(policies, game, hands=20)
