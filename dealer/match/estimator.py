@@ -195,6 +195,21 @@ class PolicyAgent:
         return [(1.0, None)], False
 
 
+class CardCache:
+    """The buckets of one deal's holes by (round, position), shared by the models of one
+    strategy file (they bucket the same cards alike) and reset when the deal changes."""
+
+    def __init__(self) -> None:
+        self.deal: Deal | None = None
+        self.buckets: dict[tuple[int, int], int] = {}
+
+    def reset(self, deal: Deal) -> None:
+        """Start ``deal`` (a no-op if it is the current one)."""
+        if deal is not self.deal:
+            self.deal = deal
+            self.buckets.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class _FileState:
     node: int
@@ -212,28 +227,34 @@ class FileAgent:
     draws = True
     card_blind = False
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: Any, cards: CardCache | None = None) -> None:
         self.loaded = policy.loaded
         self.tree = policy.loaded.tree
         self.mapping = policy.mapping
         self.purification = policy.purification
         self.sizes_in = policy.sizes_in
-        self._buckets: dict[tuple[int, int], int] = {}
-        self._deal: Deal | None = None
+        self.cards = cards if cards is not None else CardCache()
         self._rows: dict[tuple[int, int], list[float]] = {}
 
+    @property
+    def act_key(self) -> tuple[int, Any]:
+        """Models with equal keys act alike in equal states (the file and the
+        purification; the mapping and the size convention only read the opponent)."""
+        return (id(self.loaded), self.purification)
+
     def start(self, position: int, deal: Deal) -> Any:
-        if deal is not self._deal:
-            self._deal = deal
-            self._buckets.clear()
+        self.cards.reset(deal)
         return _FileState(0)
 
     def _bucket(self, round_: int, position: int, deal: Deal) -> int:
+        cache = self.cards
+        if deal is not cache.deal:
+            cache.reset(deal)
         key = (round_, position)
-        b = self._buckets.get(key)
+        b = cache.buckets.get(key)
         if b is None:
             game = self.tree.game
-            b = self._buckets[key] = self.loaded.cards.bucket(
+            b = cache.buckets[key] = self.loaded.cards.bucket(
                 round_, deal.hole[position], deal.board[: game.board_cards_through(round_)])
         return b
 
@@ -335,17 +356,19 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
         from agent.strategy.purification import parse_purification
 
         key = (variant.strategy, variant.sizes)
-        base: Any = shared.get(key)
-        if base is None:
-            base = shared[key] = make_policy(variant.strategy, game, seed=0,
-                                             mapping=variant.mapping, purify=variant.purify,
-                                             sizes_in=variant.sizes)
+        entry: Any = shared.get(key)
+        if entry is None:
+            entry = shared[key] = (make_policy(variant.strategy, game, seed=0,
+                                               mapping=variant.mapping,
+                                               purify=variant.purify,
+                                               sizes_in=variant.sizes), CardCache())
+        base, cards = entry
         strategy = base.loaded.strategy
         mapping = variant.mapping or strategy.default_mapping
         return FileAgent(StrategyPolicy(
             base.loaded, get_mapping(mapping),
             parse_purification(variant.purify or strategy.default_purification),
-            seed=0, mapping_name=mapping, sizes_in=base.sizes_in))
+            seed=0, mapping_name=mapping, sizes_in=base.sizes_in), cards)
     spec = variant.strategy.strip().lower()
     if spec == "builtin:random":
         return RandomAgent(game, expand_random)
@@ -368,6 +391,23 @@ def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, 
     return walk.value(BettingState.initial(game), sts)
 
 
+def _pick_index(key: tuple[int, ...], probs: list[float], state: BettingState,
+                salt: bytes) -> int:
+    """One index drawn from ``probs`` by a hash of the deal's ``key`` and the history."""
+    u = _hash_u64(key, salt, state.betting) / 2.0**64
+    acc = 0.0
+    total = math.fsum(probs)
+    last = 0
+    for i, q in enumerate(probs):
+        if q <= 0.0:
+            continue
+        last = i
+        acc += q
+        if u * total < acc:
+            return i
+    return last
+
+
 class _Walk:
     """One seating of one deal: the expanded tree's value (see :func:`hand_value`)."""
 
@@ -378,22 +418,10 @@ class _Walk:
         self.key = key
         self.blind = blind
         self.sample = sample
-        self._odds: dict[int, tuple[float, float, float]] = {}
+        self._odds: dict[tuple[int, int], tuple[float, float, float]] = {}
 
     def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
-        """One index drawn from ``probs`` by a hash of the deal and the history."""
-        u = _hash_u64(self.key, salt, state.betting) / 2.0**64
-        acc = 0.0
-        total = math.fsum(probs)
-        last = 0
-        for i, q in enumerate(probs):
-            if q <= 0.0:
-                continue
-            last = i
-            acc += q
-            if u * total < acc:
-                return i
-        return last
+        return _pick_index(self.key, probs, state, salt)
 
     def value(self, state: BettingState, sts: list[Any]) -> float:
         if state.finished:
@@ -423,19 +451,145 @@ class _Walk:
         return total
 
     def leaf(self, state: BettingState) -> float:
-        deal = self.deal
-        if not state.is_showdown or self.blind < 0:
-            return hand_values(state, deal.hole, deal.board)[0]
-        q = self.blind
-        visible = state.game.board_cards_through(state.round)
-        odds = self._odds.get(visible)
-        if odds is None:
-            odds = self._odds[visible] = showdown_odds(
-                state.game, deal.hole[1 - q], deal.board[:visible])
-        win, tie, lose = odds  # of the seen player (1 - q) against q's unknown cards
-        hi, lo = (1, 0) if q == 1 else (0, 1)
-        return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
-                + lose * state.payoffs((lo, hi))[0])
+        return _leaf_value(state, self.deal, self.blind, self._odds)
+
+
+def _act_key(model: Model) -> Any:
+    """Models with equal keys act alike in equal states (:attr:`FileAgent.act_key`)."""
+    return getattr(model, "act_key", None) or id(model)
+
+
+def _blind_position(models: Sequence[Model]) -> int:
+    """The card-blind position whose cards a showdown integrates out (-1: none)."""
+    return next((p for p in (1, 0) if models[p].card_blind), -1)
+
+
+def joint_hand_values(game: Game, agents: Sequence[Model], opponent: Model, position: int,
+                      deal: Deal, key: tuple[int, ...], *, sample: bool = False,
+                      odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
+                      ) -> list[float]:
+    """Position 0's expected chips on ``deal`` for every agent of ``agents`` in
+    ``position`` against ``opponent``: each equal to :func:`hand_value` of that agent
+    (same outcomes, same hashed draws), computed in one walk that follows the agents
+    together while they act alike and read the opponent alike, and splits where they do
+    not. ``odds`` caches showdown odds (pass one dict for both seatings of a deal)."""
+    walk = _JointWalk(agents, opponent, position, deal, key, sample,
+                      {} if odds is None else odds)
+    members = list(range(len(agents)))
+    sts = [a.start(position, deal) for a in agents]
+    return walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
+                      members, sts)
+
+
+class _JointWalk:
+    """One seating of one deal for several agents at once (:func:`joint_hand_values`)."""
+
+    def __init__(self, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
+                 key: tuple[int, ...], sample: bool,
+                 odds: dict[tuple[int, int], tuple[float, float, float]]) -> None:
+        self.agents = agents
+        self.opponent = opponent
+        self.position = position
+        self.deal = deal
+        self.key = key
+        self.sample = sample
+        self.odds = odds
+        self.act_keys = [_act_key(a) for a in agents]
+        self.blinds = [_blind_position((a, opponent) if position == 0 else (opponent, a))
+                       for a in agents]
+
+    def _draw(self, p: int, state: BettingState) -> Callable[[], float] | None:
+        if not self.sample:
+            return None
+        key = self.key
+
+        def draw() -> float:
+            return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+        return draw
+
+    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
+        return _pick_index(self.key, probs, state, salt)
+
+    def value(self, state: BettingState, opp_st: Any, members: list[int],
+              sts: list[Any]) -> list[float]:
+        if state.finished:
+            return self.leaves(state, members)
+        p = state.player
+        deal, key = self.deal, self.key
+        out = [0.0] * len(members)
+        if p == self.position:
+            classes: dict[tuple[Any, Any], list[int]] = {}
+            for j, m in enumerate(members):
+                classes.setdefault((self.act_keys[m], sts[j]), []).append(j)
+            for (_, st), idx in classes.items():
+                sub = [members[j] for j in idx]
+                outs, _ = self.agents[sub[0]].act(st, state, p, deal, key,
+                                                  self._draw(p, state))
+                for q, action, new in outs:
+                    if q <= 0.0:
+                        continue
+                    seen, _ = self.opponent.observe(opp_st, state, action)
+                    if self.sample and len(seen) > 1:
+                        i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
+                        seen = [(1.0, seen[i][1])]
+                    child = state.apply(action)
+                    for r, other in seen:
+                        if r <= 0.0:
+                            continue
+                        vals = self.value(child, other, sub, [new] * len(sub))
+                        for j, v in zip(idx, vals, strict=True):
+                            out[j] += q * r * v
+            return out
+        outs, _ = self.opponent.act(opp_st, state, p, deal, key, self._draw(p, state))
+        for q, action, new_opp in outs:
+            if q <= 0.0:
+                continue
+            child = state.apply(action)
+            splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
+            for j, m in enumerate(members):
+                seen, _ = self.agents[m].observe(sts[j], state, action)
+                if self.sample and len(seen) > 1:
+                    i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
+                    seen = [(1.0, seen[i][1])]
+                splits.setdefault(tuple(seen), []).append(j)
+            for seen_key, idx in splits.items():
+                sub = [members[j] for j in idx]
+                for r, st in seen_key:
+                    if r <= 0.0:
+                        continue
+                    vals = self.value(child, new_opp, sub, [st] * len(sub))
+                    for j, v in zip(idx, vals, strict=True):
+                        out[j] += q * r * v
+        return out
+
+    def leaves(self, state: BettingState, members: list[int]) -> list[float]:
+        cache: dict[int, float] = {}
+        out = []
+        for m in members:
+            blind = self.blinds[m]
+            v = cache.get(blind)
+            if v is None:
+                v = cache[blind] = _leaf_value(state, self.deal, blind, self.odds)
+            out.append(v)
+        return out
+
+
+def _leaf_value(state: BettingState, deal: Deal, blind: int,
+                odds: dict[tuple[int, int], tuple[float, float, float]]) -> float:
+    """Position 0's chips at a finished ``state`` (:meth:`_Walk.leaf`), ``odds`` cached by
+    (seen position, visible board cards)."""
+    if not state.is_showdown or blind < 0:
+        return hand_values(state, deal.hole, deal.board)[0]
+    q = blind
+    visible = state.game.board_cards_through(state.round)
+    got = odds.get((1 - q, visible))
+    if got is None:
+        got = odds[(1 - q, visible)] = showdown_odds(state.game, deal.hole[1 - q],
+                                                     deal.board[:visible])
+    win, tie, lose = got  # of the seen player (1 - q) against q's unknown cards
+    hi, lo = (1, 0) if q == 1 else (0, 1)
+    return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
+            + lose * state.payoffs((lo, hi))[0])
 
 
 def showdown_odds(game: Game, hole: Sequence[int],
@@ -651,6 +805,43 @@ def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, u
     return out
 
 
+def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
+                       master_seed: int, units: int, hands: int,
+                       groups: Sequence[tuple[str, str]], first_unit: int = 0,
+                       sample: bool = False) -> list[GroupValues]:
+    """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
+    ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
+    per seating for all the agents together (:func:`joint_hand_values`), so a comparison
+    of variants that agree on most of a hand pays for the shared part once. The values are
+    those of :func:`group_values`; the CPU time is shared out equally among the groups
+    (their sum is the pass's)."""
+    outs = [GroupValues(g) for g in groups]
+    if len(groups) != len(agents):
+        raise UsageError(f"expected one group per agent, got {len(groups)} groups for "
+                         f"{len(agents)} agents")
+    start = time.process_time()
+    for unit in range(first_unit, first_unit + units):
+        seed = deal_seed(master_seed, unit)
+        deals = deal_hands(game, seed)
+        for h in range(hands):
+            deal = next(deals)
+            key = (seed, h)
+            odds: dict[tuple[int, int], tuple[float, float, float]] = {}
+            first = joint_hand_values(game, agents, opponent, 0, deal, key, sample=sample,
+                                      odds=odds)
+            second = joint_hand_values(game, agents, opponent, 1, deal, key, sample=sample,
+                                       odds=odds)
+            classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
+            for out, v0, v1 in zip(outs, first, second, strict=True):
+                out.seatings.append((v0, -v1))
+                out.classes.append(classes)
+                out.units.append(unit)
+    cpu = time.process_time() - start
+    for out in outs:
+        out.cpu_seconds = cpu / len(outs)
+    return outs
+
+
 @dataclass(frozen=True, slots=True)
 class EstimatorRow:
     """One line of the estimator's table: a variant against an opponent, or a difference."""
@@ -720,10 +911,16 @@ def estimate_run(game: Game, variants: Sequence[Variant],
         for name in g:
             if name not in models:
                 models[name] = make_model(by[name], game, shared=shared)
-    results = [group_values(game, (models[g[0]], models[g[1]]), master_seed=master_seed,
-                            units=units, hands=hands, group=(g[0], g[1]), sample=sample)
-               for g in groups]
-    return summarize(game, results)
+    by_opponent: dict[str, list[tuple[str, str]]] = {}
+    for g in groups:
+        by_opponent.setdefault(g[1], []).append((g[0], g[1]))
+    found: dict[tuple[str, str], GroupValues] = {}
+    for opponent, pairs in by_opponent.items():
+        joint = joint_group_values(game, [models[x] for x, _ in pairs], models[opponent],
+                                   master_seed=master_seed, units=units, hands=hands,
+                                   groups=pairs, sample=sample)
+        found.update(zip(pairs, joint, strict=True))
+    return summarize(game, [found[(g[0], g[1])] for g in groups])
 
 
 def rows_json(rows: Sequence[EstimatorRow]) -> list[dict[str, Any]]:
