@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from dealer.match.estimator import Model, group_values, make_model
+from dealer.match.estimator import Model, group_values, joint_group_values, make_model
 from dealer.match.schedule import plan_jobs
 from dealer.match.variants import Variant, parse_variant
 from dealer.match.worker import MatchSettings, make_seat_policy, run_job
@@ -88,6 +88,9 @@ def main() -> None:
     p.add_argument("-v", "--variant", action="append", default=[])
     p.add_argument("--estimator", choices=("exact-agents", "sampled-agents"),
                    default="sampled-agents", help="the new method (default sampled-agents)")
+    p.add_argument("--separate", action="store_true",
+                   help="new difference: the sum of the two variants' own walks (as "
+                   "before), not one joint walk of both")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",
                    help="also time both whole commands (acpc-match --transport inproc -j 1 "
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
@@ -102,6 +105,10 @@ def main() -> None:
                          f"opponent last, got {len(variants)}")
     a, b, c = (v.name for v in variants)
     models: dict[str, Model] = {v.name: make_model(v, game) for v in variants}
+    # the joint walk gets its own load of the file (so its card buckets are not cached
+    # by the separate walks of the same deals)
+    shared: dict[tuple[str, str | None], object] = {}
+    joint_models = [make_model(v, game, shared=shared) for v in variants]
     big = game.big_blind or 1
     sample = args.estimator == "sampled-agents"
     print(f"game {game_spec}; {a} and {b} against {c}; {args.hands} deals per method and "
@@ -111,6 +118,9 @@ def main() -> None:
     played_values(game, game_spec, variants, (a, c), args.seed, 2, 10_000)
     group_values(game, (models[a], models[c]), master_seed=args.seed + 10_000, units=1,
                  hands=2, group=(a, c))
+    joint_group_values(game, joint_models[:2], joint_models[2],
+                       master_seed=args.seed + 10_000, units=1, hands=2,
+                       groups=[(a, c), (b, c)])
     ratios: dict[str, list[float]] = {}
     figures: dict[str, list[tuple[float, float]]] = {}
     for rep in range(args.repeats):
@@ -126,8 +136,15 @@ def main() -> None:
             new[name] = (g.values, g.cpu_seconds)
         old["diff"] = ([x - y for x, y in zip(old[a][0], old[b][0], strict=True)],
                        old[a][1] + old[b][1])
-        new["diff"] = ([x - y for x, y in zip(new[a][0], new[b][0], strict=True)],
-                       new[a][1] + new[b][1])
+        if args.separate:
+            new["diff"] = ([x - y for x, y in zip(new[a][0], new[b][0], strict=True)],
+                           new[a][1] + new[b][1])
+        else:
+            ga, gb = joint_group_values(
+                game, joint_models[:2], joint_models[2], master_seed=args.seed, units=1,
+                hands=args.hands, groups=[(a, c), (b, c)], first_unit=rep, sample=sample)
+            new["diff"] = ([x - y for x, y in zip(ga.values, gb.values, strict=True)],
+                           ga.cpu_seconds + gb.cpu_seconds)
         cmd_line = ""
         if args.commands:
             common = [*(x for t in texts for x in ("-v", t)), "--game", game_spec,

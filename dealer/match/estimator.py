@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
-from agent.acpc.cards import NUM_SUITS
+from agent.acpc.cards import NUM_SUITS, deck_for
 from agent.acpc.dealing import Deal, deal_hands
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -131,36 +131,41 @@ class RandomAgent:
     def start(self, position: int, deal: Deal) -> Any:
         return None
 
+    def expanded(self) -> RandomAgent:
+        """This agent with its kinds expanded (itself if they are)."""
+        if self.expand:
+            return self
+        twin = getattr(self, "_twin", None)
+        if twin is None:
+            twin = self._twin = RandomAgent(self.game, expand=True)
+        return twin
+
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
             ) -> tuple[list[Outcome], bool]:
         kinds = state.legal_actions()
         weights = [self.weights[k] for k in kinds]
         total = math.fsum(weights)
-        out: list[Outcome] = []
-        for kind, w in zip(kinds, weights, strict=True):
-            if kind is ActionKind.FOLD:
-                action = FOLD
-            elif kind is ActionKind.CALL:
-                action = CALL
-            elif not self.game.is_nolimit:
-                action = LIMIT_RAISE
-            else:
-                bounds = state.raise_bounds()
-                assert bounds is not None
-                lo, hi = bounds
-                h = _hash_u64((*key, position), b"size", state.betting)
-                action = Action(ActionKind.RAISE, lo + h % (hi - lo + 1))
-            out.append((w / total, action, None))
         if not self.expand:
             u = _hash_u64((*key, position), b"kind", state.betting) / 2.0**64
             acc = 0.0
-            for q, action, _ in out:
-                acc += q
+            chosen = kinds[-1]
+            for kind, w in zip(kinds, weights, strict=True):
+                acc += w / total
                 if u < acc:
-                    return [(1.0, action, None)], False
-            return [(1.0, out[-1][1], None)], False
-        return out, False
+                    chosen = kind
+                    break
+            return [(1.0, self._action(chosen, state, key, position), None)], False
+        return [(w / total, self._action(kind, state, key, position), None)
+                for kind, w in zip(kinds, weights, strict=True)], False
+
+    def _action(self, kind: ActionKind, state: BettingState, key: tuple[int, ...],
+                position: int) -> Action:
+        if kind is ActionKind.FOLD:
+            return FOLD
+        if kind is ActionKind.CALL:
+            return CALL
+        return _random_raise(self.game, state, key, position)
 
     def observe(self, st: Any, state: BettingState,
                 action: Action) -> tuple[list[tuple[float, Any]], bool]:
@@ -202,12 +207,16 @@ class CardCache:
     def __init__(self) -> None:
         self.deal: Deal | None = None
         self.buckets: dict[tuple[int, int], int] = {}
+        self.readings: dict[tuple[int, str, str, int], Any] = {}
+        """Bet readings by (node, betting, size convention, raise-to): the variants of a
+        file that differ in the mapping bracket a raise alike."""
 
     def reset(self, deal: Deal) -> None:
         """Start ``deal`` (a no-op if it is the current one)."""
         if deal is not self.deal:
             self.deal = deal
             self.buckets.clear()
+            self.readings.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +278,20 @@ class FileAgent:
             self._rows[key] = row
         return row
 
+    def fold_probability(self, st: Any, state: BettingState, position: int,
+                         deal: Deal) -> float:
+        """The probability that :meth:`act` folds at ``state``."""
+        from agent.policy import waits_for_round
+
+        node = self.tree.nodes[st.node]
+        if st.off_tree or waits_for_round(node.is_terminal, node.round, state.round) or (
+            node.is_terminal or node.player != position or node.round != state.round
+        ):
+            return 0.0
+        row = self._purified(node.id, self._bucket(state.round, position, deal))
+        return math.fsum(p for a, p in zip(node.actions, row, strict=True)
+                         if a.action.kind is ActionKind.FOLD)
+
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
             ) -> tuple[list[Outcome], bool]:
@@ -322,7 +345,11 @@ class FileAgent:
             return [(1.0, call)], False
         if not state.game.is_nolimit:
             return [(1.0, _FileState(node.children[raises[0]]))], False
-        reading = read_bet(state, node, action.raise_to, self.sizes_in)
+        rk = (st.node, state.betting, self.sizes_in, action.raise_to)
+        readings = self.cards.readings
+        reading = readings.get(rk)
+        if reading is None:
+            reading = readings[rk] = read_bet(state, node, action.raise_to, self.sizes_in)
         low = _FileState(node.children[reading.options[reading.low]])
         if reading.certain:
             return [(1.0, low)], True
@@ -473,12 +500,60 @@ def joint_hand_values(game: Game, agents: Sequence[Model], opponent: Model, posi
     (same outcomes, same hashed draws), computed in one walk that follows the agents
     together while they act alike and read the opponent alike, and splits where they do
     not. ``odds`` caches showdown odds (pass one dict for both seatings of a deal)."""
+    return _joint(game, agents, opponent, position, deal, key, sample=sample, odds=odds)[0]
+
+
+def _joint(game: Game, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
+           key: tuple[int, ...], *, sample: bool = False,
+           odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
+           features: bool = False, split: int = 0,
+           ) -> tuple[list[float], list[list[float]] | None]:
+    """:func:`joint_hand_values`, and with ``features`` each agent's control-variate terms
+    (:data:`FEATURES`, the agent's chips; None without)."""
     walk = _JointWalk(agents, opponent, position, deal, key, sample,
-                      {} if odds is None else odds)
+                      {} if odds is None else odds, features, split)
     members = list(range(len(agents)))
     sts = [a.start(position, deal) for a in agents]
-    return walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
-                      members, sts)
+    values = walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
+                        members, sts, 1.0)
+    return values, walk.feats
+
+
+FEATURES = ("random folds", "random raises, the agent folds",
+            "random raises, the agent goes on", "random calls", "random raises",
+            "random calls (indicator)")
+"""The control-variate terms of a seating (:class:`_JointWalk`), AIVAT-style: at each of
+``builtin:random``'s sampled kinds, ``h(taken) - sum_k P(k) h(k)`` over its known kind
+weights, for baseline functions ``h`` of the kind in the agent's chips: random's fold, its
+exact payoff; a raise to the size random draws there (drawn apart from the kind, so the
+correction is conditional on it), the agent's purified fold probability after reading it
+times minus the agent's chips in, and the rest times the agent's showdown edge (P(win) -
+P(lose) of its hole on the whole board against a random hole) times the size; a call,
+the edge times the level; and the raise and call indicators. Each term has mean 0 given
+the history, the cards and the size (random's kind draw is independent of them), so any
+multiple of their sum fixed without the deal can be subtracted: unbiased."""
+
+
+def _random_raise(game: Game, state: BettingState, key: tuple[int, ...],
+                  position: int) -> Action:
+    """The raise ``builtin:random`` (:class:`RandomAgent`) makes at ``state``."""
+    if not game.is_nolimit:
+        return LIMIT_RAISE
+    bounds = state.raise_bounds()
+    assert bounds is not None
+    lo, hi = bounds
+    h = _hash_u64((*key, position), b"size", state.betting)
+    return Action(ActionKind.RAISE, lo + h % (hi - lo + 1))
+
+
+def _fold_probability(model: Model, st: Any, state: BettingState, position: int,
+                      deal: Deal) -> float:
+    """The probability that ``model`` folds at ``state`` (0 where it is not to act or
+    has no such estimate: any value is a valid baseline)."""
+    if state.finished or state.player != position:
+        return 0.0
+    get = getattr(model, "fold_probability", None)
+    return float(get(st, state, position, deal)) if get is not None else 0.0
 
 
 class _JointWalk:
@@ -486,7 +561,17 @@ class _JointWalk:
 
     def __init__(self, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
                  key: tuple[int, ...], sample: bool,
-                 odds: dict[tuple[int, int], tuple[float, float, float]]) -> None:
+                 odds: dict[tuple[int, int], tuple[float, float, float]],
+                 features: bool = False, split_mode: int = 0) -> None:
+        self.feats: list[list[float]] | None = None
+        if features and isinstance(opponent, RandomAgent):
+            self.feats = [[0.0] * len(FEATURES) for _ in agents]
+        self._edge: float | None = None
+        self.weights = opponent.weights if isinstance(opponent, RandomAgent) else {}
+        self.split_mode = split_mode
+        self.split_opponent: Model = opponent
+        if isinstance(opponent, RandomAgent):
+            self.split_opponent = opponent.expanded()
         self.agents = agents
         self.opponent = opponent
         self.position = position
@@ -510,13 +595,81 @@ class _JointWalk:
     def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
         return _pick_index(self.key, probs, state, salt)
 
+    def edge(self, game: Game) -> float:
+        """The agent's P(win) - P(lose) with the whole board against a random hole."""
+        if self._edge is None:
+            deal = self.deal
+            n = len(deal.board)
+            got = self.odds.get((self.position, n))
+            if got is None:
+                got = self.odds[(self.position, n)] = _heads_up_odds(
+                    game, deal.hole[self.position], deal.board)
+            self._edge = got[0] - got[2]
+        return self._edge
+
+    def _random_terms(self, state: BettingState, action: Action, w: float,
+                      members: list[int], sts: list[Any]) -> None:
+        """Add ``w`` times random's terms (:data:`FEATURES`) for its sampled ``action``
+        at ``state`` to every member's features."""
+        assert self.feats is not None
+        p = state.player
+        game = state.game
+        kinds = state.legal_actions()
+        if len(kinds) < 2:
+            return
+        e = self.edge(game)
+        level_call = float(min(state.max_spent, game.stack[p]))
+        fold_value = float(state.spent[p])  # the agent wins what random has put in
+        weights = self.weights
+        total = math.fsum(weights[k] for k in kinds)
+        pf = weights[ActionKind.FOLD] / total if ActionKind.FOLD in kinds else 0.0
+        pc = weights[ActionKind.CALL] / total if ActionKind.CALL in kinds else 0.0
+        pr = weights[ActionKind.RAISE] / total if ActionKind.RAISE in kinds else 0.0
+        taken = action.kind
+        raise_action: Action | None = None
+        if taken is ActionKind.RAISE:
+            raise_action = action
+        elif pr > 0.0:
+            # the size random would have drawn here (drawn apart from its kind)
+            raise_action = _random_raise(game, state, self.key, p)
+        spent_agent = float(state.spent[self.position])
+        child = state.apply(raise_action) if raise_action is not None else None
+        level_raise = 0.0
+        if raise_action is not None and child is not None:
+            level_raise = float(raise_action.raise_to or child.max_spent)
+        cache: dict[tuple[int, Any], float] = {}
+        for j, m in enumerate(members):
+            agent = self.agents[m]
+            pk = (id(agent), sts[j])
+            fold = cache.get(pk)
+            if fold is None:
+                fold = 0.0
+                if raise_action is not None and child is not None:
+                    seen, _ = agent.observe(sts[j], state, raise_action)
+                    fold = math.fsum(r * _fold_probability(agent, st, child, self.position,
+                                                           self.deal)
+                                     for r, st in seen if r > 0.0)
+                cache[pk] = fold
+            hs = {ActionKind.FOLD: (fold_value, 0.0, 0.0, 0.0, 0.0, 0.0),
+                  ActionKind.CALL: (0.0, 0.0, 0.0, e * level_call, 0.0, 1.0),
+                  ActionKind.RAISE: (0.0, -fold * spent_agent,
+                                     (1.0 - fold) * e * level_raise, 0.0, 1.0, 0.0)}
+            got = hs[taken]
+            f = self.feats[m]
+            for i in range(len(FEATURES)):
+                mean = pf * hs[ActionKind.FOLD][i] + pc * hs[ActionKind.CALL][i] + (
+                    pr * hs[ActionKind.RAISE][i])
+                f[i] += w * (got[i] - mean)
+
     def value(self, state: BettingState, opp_st: Any, members: list[int],
-              sts: list[Any]) -> list[float]:
+              sts: list[Any], w: float) -> list[float]:
         if state.finished:
             return self.leaves(state, members)
         p = state.player
         deal, key = self.deal, self.key
         out = [0.0] * len(members)
+        split = self.split_mode and len(members) < len(self.agents)
+        sample = self.sample and not (split and self.split_mode >= 2)
         if p == self.position:
             classes: dict[tuple[Any, Any], list[int]] = {}
             for j, m in enumerate(members):
@@ -524,31 +677,34 @@ class _JointWalk:
             for (_, st), idx in classes.items():
                 sub = [members[j] for j in idx]
                 outs, _ = self.agents[sub[0]].act(st, state, p, deal, key,
-                                                  self._draw(p, state))
+                                                  self._draw(p, state) if sample else None)
                 for q, action, new in outs:
                     if q <= 0.0:
                         continue
                     seen, _ = self.opponent.observe(opp_st, state, action)
-                    if self.sample and len(seen) > 1:
+                    if sample and len(seen) > 1:
                         i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
                         seen = [(1.0, seen[i][1])]
                     child = state.apply(action)
                     for r, other in seen:
                         if r <= 0.0:
                             continue
-                        vals = self.value(child, other, sub, [new] * len(sub))
+                        vals = self.value(child, other, sub, [new] * len(sub), w * q * r)
                         for j, v in zip(idx, vals, strict=True):
                             out[j] += q * r * v
             return out
-        outs, _ = self.opponent.act(opp_st, state, p, deal, key, self._draw(p, state))
+        opponent = self.split_opponent if split else self.opponent
+        outs, _ = opponent.act(opp_st, state, p, deal, key, self._draw(p, state))
         for q, action, new_opp in outs:
             if q <= 0.0:
                 continue
+            if self.feats is not None and len(outs) == 1:
+                self._random_terms(state, action, w * q, members, sts)
             child = state.apply(action)
             splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
             for j, m in enumerate(members):
                 seen, _ = self.agents[m].observe(sts[j], state, action)
-                if self.sample and len(seen) > 1:
+                if sample and len(seen) > 1:
                     i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
                     seen = [(1.0, seen[i][1])]
                 splits.setdefault(tuple(seen), []).append(j)
@@ -557,7 +713,7 @@ class _JointWalk:
                 for r, st in seen_key:
                     if r <= 0.0:
                         continue
-                    vals = self.value(child, new_opp, sub, [st] * len(sub))
+                    vals = self.value(child, new_opp, sub, [st] * len(sub), w * q * r)
                     for j, v in zip(idx, vals, strict=True):
                         out[j] += q * r * v
         return out
@@ -584,12 +740,27 @@ def _leaf_value(state: BettingState, deal: Deal, blind: int,
     visible = state.game.board_cards_through(state.round)
     got = odds.get((1 - q, visible))
     if got is None:
-        got = odds[(1 - q, visible)] = showdown_odds(state.game, deal.hole[1 - q],
-                                                     deal.board[:visible])
+        got = odds[(1 - q, visible)] = _heads_up_odds(state.game, deal.hole[1 - q],
+                                                      deal.board[:visible])
     win, tie, lose = got  # of the seen player (1 - q) against q's unknown cards
     hi, lo = (1, 0) if q == 1 else (0, 1)
     return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
             + lose * state.payoffs((lo, hi))[0])
+
+
+def _heads_up_odds(game: Game, hole: Sequence[int],
+                   board: Sequence[int]) -> tuple[float, float, float]:
+    """Odds worth :func:`showdown_odds` in a heads-up showdown, where a tie pays 0 and a
+    loss the opposite of a win, so only ``win - lose`` matters: on a hold'em river,
+    ``(HS, 0, 1 - HS)`` with HS = P(win) + P(tie) / 2 from the hand-strength kernel
+    (exact there, and several times cheaper); else :func:`showdown_odds` itself."""
+    if (game.num_players == 2 and len(board) == 5 and len(hole) == 2
+            and game.num_suits * game.num_ranks == 52):
+        from agent.abstraction.holdem_buckets import hand_strength_moments
+
+        hs = hand_strength_moments(hole, board)[0]
+        return hs, 0.0, 1.0 - hs
+    return showdown_odds(game, hole, board)
 
 
 def showdown_odds(game: Game, hole: Sequence[int],
@@ -729,50 +900,70 @@ class GroupValues:
         """Per deal: the mean of both seatings (no control variate)."""
         return [0.5 * (a + b) for a, b in self.seatings]
 
+    features: list[tuple[list[float], list[float]]] = field(default_factory=list)
+    """Per deal, with ``features``: the control-variate terms (:data:`FEATURES`) of the
+    first variant in each seating (empty without)."""
+
     def controlled(self, probs: dict[tuple[int, ...], float]) -> list[float]:
-        """Per deal, with the hole-class control variate: in each seating, the value minus
-        a baseline ``b(class)`` plus its exact mean ``sum_c P(c) b(c)``. The baseline of a
-        deal's unit is the mean value per class over the *other* units (cross-fitting), so
-        it is independent of the deal and every corrected value keeps its expectation:
-        unbiased. With a single unit there is nothing to fit: :attr:`values`."""
-        units = sorted(set(self.units))
-        if len(units) < 2:
-            return self.values
-        sums: dict[tuple[int, int, tuple[int, ...]], list[float]] = {}
-        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
-                                         strict=True):
-            for seat, v, c in ((0, v0, c0), (1, v1, c1)):
-                acc = sums.setdefault((u, seat, c), [0.0, 0.0])
-                acc[0] += v
-                acc[1] += 1.0
-        totals: dict[tuple[int, tuple[int, ...]], list[float]] = {}
-        for (_, seat, c), (t, n) in sums.items():
-            acc = totals.setdefault((seat, c), [0.0, 0.0])
-            acc[0] += t
-            acc[1] += n
-        baselines: dict[int, tuple[dict[tuple[int, ...], float], ...]] = {}
-        means: dict[int, tuple[float, float]] = {}
-        for u in units:
-            per_seat: list[dict[tuple[int, ...], float]] = []
-            for seat in (0, 1):
-                b: dict[tuple[int, ...], float] = {}
-                for (s2, c), (t, n) in totals.items():
-                    if s2 != seat:
-                        continue
-                    own = sums.get((u, seat, c), [0.0, 0.0])
-                    if n - own[1] > 0:
-                        b[c] = (t - own[0]) / (n - own[1] + BASELINE_PRIOR)
-                per_seat.append(b)
-            baselines[u] = (per_seat[0], per_seat[1])
-            means[u] = (math.fsum(p * per_seat[0].get(c, 0.0) for c, p in probs.items()),
-                        math.fsum(p * per_seat[1].get(c, 0.0) for c, p in probs.items()))
-        out: list[float] = []
-        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
-                                         strict=True):
-            b0, b1 = baselines[u]
-            m0, m1 = means[u]
-            out.append(0.5 * (v0 - b0.get(c0, 0.0) + m0 + v1 - b1.get(c1, 0.0) + m1))
-        return out
+        """Per deal, with control variates (:func:`cross_fit`): in each seating, the value
+        minus the fitted multiple of its :data:`FEATURES` terms (mean 0) and minus a
+        baseline ``b(class)`` plus its exact mean ``sum_c P(c) b(c)``."""
+        features = self.features if self.features else None
+        return cross_fit(self.seatings, self.classes, probs, features)
+
+
+def cross_fit(seatings: Sequence[tuple[float, float]],
+              classes: Sequence[tuple[tuple[int, ...], tuple[int, ...]]],
+              probs: dict[tuple[int, ...], float],
+              features: Sequence[tuple[Sequence[float], Sequence[float]]] | None = None,
+              folds: int = 5) -> list[float]:
+    """Per deal, the mean of both seatings' values with cross-fitted control variates.
+
+    The deals are split into ``folds`` by their index; for the deals of each fold the
+    coefficients are fitted on the *other* folds only, so they are independent of the
+    deal (the deals are independent) and each correction keeps the value's expectation:
+
+    * ``features`` (terms with mean 0 given the cards, :data:`FEATURES`): minus
+      ``beta . x``, ``beta`` the least-squares fit of the value on them (with an
+      intercept, not subtracted);
+    * then, per seating and hole class, minus the mean residual ``b(class)`` (shrunk
+      toward 0 by :data:`BASELINE_PRIOR`) plus its exact mean over the classes.
+
+    With fewer than ``2 * folds`` deals there is nothing to fit: the plain means.
+    """
+    n = len(seatings)
+    if n < 2 * folds:
+        return [0.5 * (a + b) for a, b in seatings]
+    import numpy as np
+
+    y = np.array(seatings, dtype=np.float64).reshape(2 * n)  # deal i: rows 2i, 2i + 1
+    fold = np.repeat(np.arange(n) % folds, 2)
+    seat = np.tile(np.arange(2), n)
+    x = None
+    if features is not None:
+        x = np.array([row for pair in features for row in pair], dtype=np.float64)
+        x = x.reshape(2 * n, -1)
+    labels: dict[tuple[int, tuple[int, ...]], int] = {}
+    cls = np.array([labels.setdefault((s, c), len(labels))
+                    for pair in classes for s, c in enumerate(pair)], dtype=np.int64)
+    mean_of = np.zeros((2, len(labels)), dtype=np.float64)  # P(class) per seat and label
+    for (s, c), k in labels.items():
+        mean_of[s, k] = probs.get(c, 0.0)
+    out = np.empty(2 * n, dtype=np.float64)
+    for k in range(folds):
+        train = fold != k
+        test = ~train
+        resid = y.copy()
+        if x is not None:
+            design = np.column_stack([np.ones(int(train.sum())), x[train]])
+            beta = np.linalg.lstsq(design, y[train], rcond=None)[0][1:]
+            resid = y - x @ beta
+        sums = np.bincount(cls[train], weights=resid[train], minlength=len(labels))
+        counts = np.bincount(cls[train], minlength=len(labels))
+        base = np.where(counts > 0, sums / (counts + BASELINE_PRIOR), 0.0)
+        means = mean_of @ base  # per seat: sum over the classes of P(c) b(c)
+        out[test] = resid[test] - base[cls[test]] + means[seat[test]]
+    return [float(v) for v in out.reshape(n, 2).mean(axis=1)]
 
 
 BASELINE_PRIOR = 1.0
@@ -808,13 +999,15 @@ def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, u
 def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                        master_seed: int, units: int, hands: int,
                        groups: Sequence[tuple[str, str]], first_unit: int = 0,
-                       sample: bool = False) -> list[GroupValues]:
+                       sample: bool = False, features: bool = False,
+                       split: int = 0) -> list[GroupValues]:
     """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
     ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
     per seating for all the agents together (:func:`joint_hand_values`), so a comparison
     of variants that agree on most of a hand pays for the shared part once. The values are
     those of :func:`group_values`; the CPU time is shared out equally among the groups
-    (their sum is the pass's)."""
+    (their sum is the pass's). ``features``: also each seating's control-variate terms
+    (:data:`FEATURES`; against ``builtin:random`` only, else none are kept)."""
     outs = [GroupValues(g) for g in groups]
     if len(groups) != len(agents):
         raise UsageError(f"expected one group per agent, got {len(groups)} groups for "
@@ -827,15 +1020,17 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
             deal = next(deals)
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
-            first = joint_hand_values(game, agents, opponent, 0, deal, key, sample=sample,
-                                      odds=odds)
-            second = joint_hand_values(game, agents, opponent, 1, deal, key, sample=sample,
-                                       odds=odds)
+            first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
+                               odds=odds, features=features, split=split)
+            second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
+                                odds=odds, features=features, split=split)
             classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
-            for out, v0, v1 in zip(outs, first, second, strict=True):
+            for i, (out, v0, v1) in enumerate(zip(outs, first, second, strict=True)):
                 out.seatings.append((v0, -v1))
                 out.classes.append(classes)
                 out.units.append(unit)
+                if f0 is not None and f1 is not None:
+                    out.features.append((f0[i], f1[i]))
     cpu = time.process_time() - start
     for out in outs:
         out.cpu_seconds = cpu / len(outs)
