@@ -52,6 +52,7 @@ code (numpy) inside :func:`make_model`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
@@ -506,12 +507,12 @@ def joint_hand_values(game: Game, agents: Sequence[Model], opponent: Model, posi
 def _joint(game: Game, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
            key: tuple[int, ...], *, sample: bool = False,
            odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
-           features: bool = False, split: int = 0,
+           features: bool = False, split: int = 0, reads: bool = False,
            ) -> tuple[list[float], list[list[float]] | None]:
     """:func:`joint_hand_values`, and with ``features`` each agent's control-variate terms
     (:data:`FEATURES`, the agent's chips; None without)."""
     walk = _JointWalk(agents, opponent, position, deal, key, sample,
-                      {} if odds is None else odds, features, split)
+                      {} if odds is None else odds, features, split, reads)
     members = list(range(len(agents)))
     sts = [a.start(position, deal) for a in agents]
     values = walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
@@ -548,10 +549,8 @@ def _random_raise(game: Game, state: BettingState, key: tuple[int, ...],
 
 def _fold_probability(model: Model, st: Any, state: BettingState, position: int,
                       deal: Deal) -> float:
-    """The probability that ``model`` folds at ``state`` (0 where it is not to act or
-    has no such estimate: any value is a valid baseline)."""
-    if state.finished or state.player != position:
-        return 0.0
+    """The probability that ``model`` in ``position`` folds in ``state``'s round as the
+    next to act (0 for a model without the estimate: any value is a valid baseline)."""
     get = getattr(model, "fold_probability", None)
     return float(get(st, state, position, deal)) if get is not None else 0.0
 
@@ -562,7 +561,8 @@ class _JointWalk:
     def __init__(self, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
                  key: tuple[int, ...], sample: bool,
                  odds: dict[tuple[int, int], tuple[float, float, float]],
-                 features: bool = False, split_mode: int = 0) -> None:
+                 features: bool = False, split_mode: int = 0, reads: bool = False) -> None:
+        self.reads = reads
         self.feats: list[list[float]] | None = None
         if features and isinstance(opponent, RandomAgent):
             self.feats = [[0.0] * len(FEATURES) for _ in agents]
@@ -618,48 +618,51 @@ class _JointWalk:
         if len(kinds) < 2:
             return
         e = self.edge(game)
-        level_call = float(min(state.max_spent, game.stack[p]))
-        fold_value = float(state.spent[p])  # the agent wins what random has put in
         weights = self.weights
         total = math.fsum(weights[k] for k in kinds)
         pf = weights[ActionKind.FOLD] / total if ActionKind.FOLD in kinds else 0.0
         pc = weights[ActionKind.CALL] / total if ActionKind.CALL in kinds else 0.0
         pr = weights[ActionKind.RAISE] / total if ActionKind.RAISE in kinds else 0.0
         taken = action.kind
+        is_fold = 1.0 if taken is ActionKind.FOLD else 0.0
+        is_call = 1.0 if taken is ActionKind.CALL else 0.0
+        is_raise = 1.0 if taken is ActionKind.RAISE else 0.0
+        fold_value = float(state.spent[p])  # the agent wins what random has put in
+        call_value = e * float(min(state.max_spent, game.stack[p]))
+        common = (w * (is_fold - pf) * fold_value, w * (is_call - pc) * call_value,
+                  w * (is_raise - pr), w * (is_call - pc))
         raise_action: Action | None = None
-        if taken is ActionKind.RAISE:
-            raise_action = action
-        elif pr > 0.0:
-            # the size random would have drawn here (drawn apart from its kind)
-            raise_action = _random_raise(game, state, self.key, p)
+        if pr > 0.0:
+            # the size random draws here (apart from its kind: the terms are conditional
+            # on it)
+            raise_action = action if is_raise else _random_raise(game, state, self.key, p)
+            level = float(raise_action.raise_to or min(
+                state.max_spent + game.raise_size[state.round], game.stack[p]))
         spent_agent = float(state.spent[self.position])
-        child = state.apply(raise_action) if raise_action is not None else None
-        level_raise = 0.0
-        if raise_action is not None and child is not None:
-            level_raise = float(raise_action.raise_to or child.max_spent)
-        cache: dict[tuple[int, Any], float] = {}
+        cache: dict[tuple[int, Any], tuple[float, float]] = {}
         for j, m in enumerate(members):
+            f = self.feats[m]
+            f[0] += common[0]
+            f[3] += common[1]
+            f[4] += common[2]
+            f[5] += common[3]
+            if raise_action is None:
+                continue
             agent = self.agents[m]
             pk = (id(agent), sts[j])
-            fold = cache.get(pk)
-            if fold is None:
-                fold = 0.0
-                if raise_action is not None and child is not None:
-                    seen, _ = agent.observe(sts[j], state, raise_action)
-                    fold = math.fsum(r * _fold_probability(agent, st, child, self.position,
-                                                           self.deal)
-                                     for r, st in seen if r > 0.0)
-                cache[pk] = fold
-            hs = {ActionKind.FOLD: (fold_value, 0.0, 0.0, 0.0, 0.0, 0.0),
-                  ActionKind.CALL: (0.0, 0.0, 0.0, e * level_call, 0.0, 1.0),
-                  ActionKind.RAISE: (0.0, -fold * spent_agent,
-                                     (1.0 - fold) * e * level_raise, 0.0, 1.0, 0.0)}
-            got = hs[taken]
-            f = self.feats[m]
-            for i in range(len(FEATURES)):
-                mean = pf * hs[ActionKind.FOLD][i] + pc * hs[ActionKind.CALL][i] + (
-                    pr * hs[ActionKind.RAISE][i])
-                f[i] += w * (got[i] - mean)
+            terms = cache.get(pk)
+            if terms is None:
+                seen, _ = agent.observe(sts[j], state, raise_action)
+                # the agent acts next in this round: its fold probability at ``state``'s
+                # round after reading the raise
+                fold = math.fsum(r * _fold_probability(agent, st, state, self.position,
+                                                       self.deal)
+                                 for r, st in seen if r > 0.0)
+                scale = w * (is_raise - pr)
+                terms = cache[pk] = (-scale * fold * spent_agent,
+                                     scale * (1.0 - fold) * e * level)
+            f[1] += terms[0]
+            f[2] += terms[1]
 
     def value(self, state: BettingState, opp_st: Any, members: list[int],
               sts: list[Any], w: float) -> list[float]:
@@ -704,7 +707,7 @@ class _JointWalk:
             splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
             for j, m in enumerate(members):
                 seen, _ = self.agents[m].observe(sts[j], state, action)
-                if sample and len(seen) > 1:
+                if sample and not self.reads and len(seen) > 1:
                     i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
                     seen = [(1.0, seen[i][1])]
                 splits.setdefault(tuple(seen), []).append(j)
@@ -756,18 +759,40 @@ def _heads_up_odds(game: Game, hole: Sequence[int],
     (exact there, and several times cheaper); else :func:`showdown_odds` itself."""
     if (game.num_players == 2 and len(board) == 5 and len(hole) == 2
             and game.num_suits * game.num_ranks == 52):
-        from agent.abstraction.holdem_buckets import hand_strength_moments
-
-        hs = hand_strength_moments(hole, board)[0]
+        hs = _river_strength()(hole, board)
         return hs, 0.0, 1.0 - hs
     return showdown_odds(game, hole, board)
+
+
+@functools.cache
+def _river_strength() -> Callable[[Sequence[int], Sequence[int]], float]:
+    """HS of a hold'em hole on a 5-card board: the kernel of
+    :func:`agent.abstraction.holdem_buckets.hand_strength_moments` (exact on the river)
+    with buffers allocated once (the walk's cards are valid by construction)."""
+    import numpy as np
+
+    from agent.abstraction.holdem_buckets import (
+        SCRATCH_SIZE,
+        STRENGTH_TABLES,
+        strength_moments,
+    )
+
+    cards = np.zeros(7, np.int64)
+    scratch = np.zeros(SCRATCH_SIZE, np.int64)
+    out = np.zeros(2)
+
+    def strength(hole: Sequence[int], board: Sequence[int]) -> float:
+        cards[0], cards[1] = hole
+        cards[2:7] = board
+        strength_moments(cards, 5, 1, *STRENGTH_TABLES, scratch, out)
+        return float(out[0])
+    return strength
 
 
 def showdown_odds(game: Game, hole: Sequence[int],
                   board: Sequence[int]) -> tuple[float, float, float]:
     """``(win, tie, lose)`` of ``hole`` on the showdown ``board`` against an opponent hole
     drawn uniformly from the rest of the deck (exact enumeration)."""
-    from agent.acpc.cards import deck_for
 
     used = set(hole) | set(board)
     return _odds_on(game, hole, board, [c for c in deck_for(game) if c not in used])
@@ -793,7 +818,6 @@ def _odds_on(game: Game, hole: Sequence[int], board: Sequence[int],
         return win / n, tie / n, (n - win - tie) / n
     import numpy as np
 
-    from agent.acpc.cards import deck_for
     from agent.handeval import evaluate_batch
 
     deck = tuple(deck_for(game))
@@ -874,7 +898,6 @@ def class_probabilities(game: Game) -> dict[tuple[int, ...], float]:
     """The exact probability of each :func:`hole_class` of one player's deal."""
     import itertools
 
-    from agent.acpc.cards import deck_for
 
     combos = list(itertools.combinations(deck_for(game), game.num_hole_cards))
     counts: dict[tuple[int, ...], int] = {}
@@ -904,19 +927,36 @@ class GroupValues:
     """Per deal, with ``features``: the control-variate terms (:data:`FEATURES`) of the
     first variant in each seating (empty without)."""
 
-    def controlled(self, probs: dict[tuple[int, ...], float]) -> list[float]:
+    def controlled(self, probs: dict[tuple[int, ...], float],
+                   by_class: bool = True) -> list[float]:
         """Per deal, with control variates (:func:`cross_fit`): in each seating, the value
-        minus the fitted multiple of its :data:`FEATURES` terms (mean 0) and minus a
-        baseline ``b(class)`` plus its exact mean ``sum_c P(c) b(c)``."""
+        minus the fitted multiple of its :data:`FEATURES` terms (mean 0) and (with
+        ``by_class``) minus a baseline ``b(class)`` plus its exact mean
+        ``sum_c P(c) b(c)``."""
         features = self.features if self.features else None
-        return cross_fit(self.seatings, self.classes, probs, features)
+        return cross_fit(self.seatings, self.classes, probs, features, by_class=by_class)
+
+
+def difference(x: GroupValues, sx: float, y: GroupValues, sy: float) -> GroupValues:
+    """Per seating, ``sx`` times ``x``'s value minus ``sy`` times ``y``'s (on the same
+    deals), with the same difference of their features where both have them."""
+    out = GroupValues((x.group[0], y.group[0]), classes=list(x.classes),
+                      units=list(x.units), cpu_seconds=x.cpu_seconds + y.cpu_seconds)
+    out.seatings = [(sx * a0 - sy * b0, sx * a1 - sy * b1)
+                    for (a0, a1), (b0, b1) in zip(x.seatings, y.seatings, strict=True)]
+    if x.features and y.features:
+        out.features = [([sx * u - sy * v for u, v in zip(fx0, fy0, strict=True)],
+                         [sx * u - sy * v for u, v in zip(fx1, fy1, strict=True)])
+                        for (fx0, fx1), (fy0, fy1) in zip(x.features, y.features,
+                                                          strict=True)]
+    return out
 
 
 def cross_fit(seatings: Sequence[tuple[float, float]],
               classes: Sequence[tuple[tuple[int, ...], tuple[int, ...]]],
               probs: dict[tuple[int, ...], float],
               features: Sequence[tuple[Sequence[float], Sequence[float]]] | None = None,
-              folds: int = 5) -> list[float]:
+              folds: int = 5, by_class: bool = True) -> list[float]:
     """Per deal, the mean of both seatings' values with cross-fitted control variates.
 
     The deals are split into ``folds`` by their index; for the deals of each fold the
@@ -929,10 +969,11 @@ def cross_fit(seatings: Sequence[tuple[float, float]],
     * then, per seating and hole class, minus the mean residual ``b(class)`` (shrunk
       toward 0 by :data:`BASELINE_PRIOR`) plus its exact mean over the classes.
 
-    With fewer than ``2 * folds`` deals there is nothing to fit: the plain means.
+    With fewer than ``2 * folds`` deals, or neither ``features`` nor ``by_class``, there
+    is nothing to fit: the plain means.
     """
     n = len(seatings)
-    if n < 2 * folds:
+    if n < 2 * folds or (features is None and not by_class):
         return [0.5 * (a + b) for a, b in seatings]
     import numpy as np
 
@@ -961,12 +1002,14 @@ def cross_fit(seatings: Sequence[tuple[float, float]],
         sums = np.bincount(cls[train], weights=resid[train], minlength=len(labels))
         counts = np.bincount(cls[train], minlength=len(labels))
         base = np.where(counts > 0, sums / (counts + BASELINE_PRIOR), 0.0)
+        if not by_class:
+            base[:] = 0.0
         means = mean_of @ base  # per seat: sum over the classes of P(c) b(c)
         out[test] = resid[test] - base[cls[test]] + means[seat[test]]
     return [float(v) for v in out.reshape(n, 2).mean(axis=1)]
 
 
-BASELINE_PRIOR = 1.0
+BASELINE_PRIOR = 10.0
 """Shrinkage of the per-class baseline toward 0 (a pseudo-count): any baseline fixed
 independently of the deal keeps the estimate unbiased; shrinking only tames sparse
 classes."""
@@ -1000,7 +1043,7 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                        master_seed: int, units: int, hands: int,
                        groups: Sequence[tuple[str, str]], first_unit: int = 0,
                        sample: bool = False, features: bool = False,
-                       split: int = 0) -> list[GroupValues]:
+                       split: int = 0, reads: bool = False) -> list[GroupValues]:
     """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
     ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
     per seating for all the agents together (:func:`joint_hand_values`), so a comparison
@@ -1021,9 +1064,11 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
             first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
-                               odds=odds, features=features, split=split)
+                               odds=odds, features=features, split=split,
+                               reads=reads)
             second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
-                                odds=odds, features=features, split=split)
+                                odds=odds, features=features, split=split,
+                               reads=reads)
             classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
             for i, (out, v0, v1) in enumerate(zip(outs, first, second, strict=True)):
                 out.seatings.append((v0, -v1))
@@ -1047,10 +1092,11 @@ class EstimatorRow:
 
 
 def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
-    """Each group's result (mbb/h) for both variants (with the hole-class control variate,
+    """Each group's result (mbb/h) for both variants (with the control variates of
     :meth:`GroupValues.controlled`), then the paired difference of every two variants
-    measured against a common opponent (on the same deals, common random numbers; no
-    control variate: the classes cancel in the difference)."""
+    measured against a common opponent (on the same deals, common random numbers; with
+    the difference of their :data:`FEATURES` terms where both have them, no class
+    baseline: the classes cancel in the difference)."""
     big = game.big_blind or 1
     rows: list[EstimatorRow] = []
     by_pair: dict[tuple[str, str], GroupValues] = {}
@@ -1064,11 +1110,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
         by_pair[(a, b)] = r
     names = list(dict.fromkeys(n for r in results for n in r.group))
 
-    def signed(x: str, c: str) -> list[float] | None:
+    def signed(x: str, c: str) -> tuple[GroupValues, float] | None:
         if (x, c) in by_pair:
-            return by_pair[(x, c)].values
+            return by_pair[(x, c)], 1.0
         if (c, x) in by_pair:
-            return [-v for v in by_pair[(c, x)].values]
+            return by_pair[(c, x)], -1.0
         return None
 
     for i, x in enumerate(names):
@@ -1076,10 +1122,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
             for c in names:
                 if c in (x, y):
                     continue
-                vx, vy = signed(x, c), signed(y, c)
-                if vx is None or vy is None or len(vx) != len(vy):
+                gx, gy = signed(x, c), signed(y, c)
+                if gx is None or gy is None or len(gx[0].units) != len(gy[0].units):
                     continue
-                diff = [to_mbb(p - q, big) for p, q in zip(vx, vy, strict=True)]
+                d = difference(gx[0], gx[1], gy[0], gy[1])
+                diff = [to_mbb(v, big) for v in d.controlled(probs, by_class=False)]
                 cpu = sum(r.cpu_seconds for r in results
                           if set(r.group) in ({x, c}, {y, c}))
                 rows.append(EstimatorRow(f"{x} - {y} vs {c}", estimate(diff, 2 * len(diff)),
@@ -1089,9 +1136,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
 
 def estimate_run(game: Game, variants: Sequence[Variant],
                  groups: Sequence[tuple[str, ...]], *, master_seed: int, units: int,
-                 hands: int, sample: bool = False) -> list[EstimatorRow]:
+                 hands: int, sample: bool = False,
+                 features: bool = False) -> list[EstimatorRow]:
     """Every group's rows (:func:`summarize`) on ``units`` x ``hands`` deals; ``sample``:
-    the agents' draws sampled (``sampled-agents``) instead of expanded.
+    the agents' draws sampled (``sampled-agents``) instead of expanded; ``features``:
+    with the :data:`FEATURES` control variates against ``builtin:random``.
 
     Raises:
         UsageError: for a group that is not a pair, or a variant that cannot be modelled.
@@ -1113,7 +1162,7 @@ def estimate_run(game: Game, variants: Sequence[Variant],
     for opponent, pairs in by_opponent.items():
         joint = joint_group_values(game, [models[x] for x, _ in pairs], models[opponent],
                                    master_seed=master_seed, units=units, hands=hands,
-                                   groups=pairs, sample=sample)
+                                   groups=pairs, sample=sample, features=features)
         found.update(zip(pairs, joint, strict=True))
     return summarize(game, [found[(g[0], g[1])] for g in groups])
 
