@@ -176,7 +176,7 @@ def main() -> None:
             new["diff"] = (d.controlled(probs, by_class=False) if args.control else d.values,
                            time.process_time() - start)
         cmd_line = ""
-        if args.commands:
+        if args.commands and not args.control:  # the command has no control variates
             common = [*(x for t in texts for x in ("-v", t)), "--game", game_spec,
                       "--pair", f"{a}:{c}", "--pair", f"{b}:{c}", "--hands",
                       str(args.commands), "--matches", "1", "--seed", str(args.seed + rep),
