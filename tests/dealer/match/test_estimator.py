@@ -326,3 +326,43 @@ def test_cross_fit_keeps_the_mean_and_removes_what_the_terms_explain() -> None:
     # too few deals to fit: the plain means
     assert cross_fit(seatings[:9], classes[:9], {(0,): 1.0}, xs[:9]) == plain[:9]
     assert cross_fit(seatings, classes, {(0,): 1.0}, None, by_class=False) == plain
+
+
+def test_flop_buckets_by_class_equal_the_kernel() -> None:
+    """The flop look-up (:func:`flop_buckets`) gives every hand of a class the bucket the
+    abstraction computes for it: the table's value is computed once per class (here from
+    the canonical hand, as ``acpc-strategy cards`` does) and read back for other hands of
+    the class (suits permuted, the flop in another order)."""
+    from agent.abstraction.holdem_buckets import ehs2
+    from agent.abstraction.isomorphism import holdem_indexer
+    from dealer.match.estimator import flop_buckets
+
+    cards = make_model(parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'}"),
+                       load_game(HOLDEM)).loaded.cards  # type: ignore[attr-defined]
+    ix = holdem_indexer("board", 1)
+    rng = random.Random(6)
+    classes = sorted(rng.sample(range(ix.size(1)), 60))
+    table = {}
+    for i in classes:
+        hand = ix.unindex(1, i)
+        table[i] = ehs2(hand[:2], hand[2:], flop_rivers_per_turn=cards.flop_rivers_per_turn)
+
+    class Table:  # the array's interface, only the sampled classes
+        def __getitem__(self, i: int) -> float:
+            return table[i]
+
+    look = flop_buckets(cards, Table())
+    assert look is not None
+    seen = set()
+    for i in classes:
+        hand = ix.unindex(1, i)
+        for _ in range(3):
+            perm = rng.sample(range(4), 4)
+            moved = [c // 4 * 4 + perm[c % 4] for c in hand]
+            hole, board = moved[:2], rng.sample(moved[2:], 3)
+            assert ix.index([*hole, *board]) == i
+            b = look(hole, board)
+            assert b == cards.bucket(1, hole, board)
+            seen.add(b)
+    assert len(seen) > 3
+    assert flop_buckets(object()) is None
