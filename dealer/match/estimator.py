@@ -109,9 +109,14 @@ class Model(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=1024)
+def _key_bytes(key: tuple[int, ...]) -> bytes:
+    return repr(key).encode()
+
+
 def _hash_u64(key: tuple[int, ...], salt: bytes, betting: str = "") -> int:
     """64 pseudo-random bits from the deal's ``key``, a ``salt`` and the ``betting``."""
-    data = b"%s|%s|%s" % (salt, repr(key).encode(), betting.encode())
+    data = b"%s|%s|%s" % (salt, _key_bytes(key), betting.encode())
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
@@ -131,15 +136,6 @@ class RandomAgent:
 
     def start(self, position: int, deal: Deal) -> Any:
         return None
-
-    def expanded(self) -> RandomAgent:
-        """This agent with its kinds expanded (itself if they are)."""
-        if self.expand:
-            return self
-        twin = getattr(self, "_twin", None)
-        if twin is None:
-            twin = self._twin = RandomAgent(self.game, expand=True)
-        return twin
 
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
@@ -294,6 +290,28 @@ class FileAgent:
         self.flop = flop_buckets(self.loaded.cards)
         """The flop's buckets from the cached strength table, where there is one
         (:func:`flop_buckets`); None: the abstraction's own kernel."""
+        from agent.abstraction.convention import read_bet
+        from agent.policy import realise, waits_for_round
+        from agent.strategy.purification import sample_index
+
+        self._realise = realise
+        self._waits = waits_for_round
+        self._sample_index = sample_index
+        self._read_bet = read_bet
+        self._reads: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        """Per node: the fold child (-1: none), the call child and the raises' indexes."""
+
+    def _reading_info(self, node: Any) -> tuple[int, int, tuple[int, ...]]:
+        got = self._reads.get(node.id)
+        if got is None:
+            kinds = [a.kind for a in node.actions]
+            fold = (node.children[kinds.index(ActionKind.FOLD)]
+                    if ActionKind.FOLD in kinds else -1)
+            call = (node.children[kinds.index(ActionKind.CALL)]
+                    if ActionKind.CALL in kinds else -1)
+            raises = tuple(i for i, k in enumerate(kinds) if k is ActionKind.RAISE)
+            got = self._reads[node.id] = (fold, call, raises)
+        return got
 
     @property
     def act_key(self) -> tuple[int, Any]:
@@ -335,10 +353,8 @@ class FileAgent:
     def fold_probability(self, st: Any, state: BettingState, position: int,
                          deal: Deal) -> float:
         """The probability that :meth:`act` folds at ``state``."""
-        from agent.policy import waits_for_round
-
         node = self.tree.nodes[st.node]
-        if st.off_tree or waits_for_round(node.is_terminal, node.round, state.round) or (
+        if st.off_tree or self._waits(node.is_terminal, node.round, state.round) or (
             node.is_terminal or node.player != position or node.round != state.round
         ):
             return 0.0
@@ -349,9 +365,8 @@ class FileAgent:
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
             ) -> tuple[list[Outcome], bool]:
-        from agent.policy import realise, waits_for_round
-        from agent.strategy.purification import sample_index
-
+        realise, waits_for_round = self._realise, self._waits
+        sample_index = self._sample_index
         node = self.tree.nodes[st.node]
         if not st.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
             return [(1.0, CALL, st)], False
@@ -376,25 +391,23 @@ class FileAgent:
 
     def observe(self, st: Any, state: BettingState,
                 action: Action) -> tuple[list[tuple[float, Any]], bool]:
-        from agent.abstraction.convention import read_bet
-        from agent.policy import waits_for_round
-
         if st.off_tree:
             return [(1.0, st)], False
         node = self.tree.nodes[st.node]
-        if waits_for_round(node.is_terminal, node.round, state.round):
+        if self._waits(node.is_terminal, node.round, state.round):
             return [(1.0, st)], False
         if node.is_terminal or node.player != state.player or node.round != state.round:
             return [(1.0, _FileState(st.node, True))], False
-        kinds = [a.kind for a in node.actions]
+        fold, call_child, raises = self._reading_info(node)
         if action.kind is ActionKind.FOLD:
-            if ActionKind.FOLD in kinds:
-                return [(1.0, _FileState(node.children[kinds.index(ActionKind.FOLD)]))], False
+            if fold >= 0:
+                return [(1.0, _FileState(fold))], False
             return [(1.0, _FileState(st.node, True))], False
-        call = _FileState(node.children[kinds.index(ActionKind.CALL)])
+        if call_child < 0:
+            raise ValueError(f"expected a call at abstract node {node.id}, got none")
+        call = _FileState(call_child)
         if action.kind is ActionKind.CALL:
             return [(1.0, call)], False
-        raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
         if not raises:
             return [(1.0, call)], False
         if not state.game.is_nolimit:
@@ -403,7 +416,8 @@ class FileAgent:
         readings = self.cards.readings
         reading = readings.get(rk)
         if reading is None:
-            reading = readings[rk] = read_bet(state, node, action.raise_to, self.sizes_in)
+            reading = readings[rk] = self._read_bet(state, node, action.raise_to,
+                                                    self.sizes_in)
         low = _FileState(node.children[reading.options[reading.low]])
         if reading.certain:
             return [(1.0, low)], True
@@ -560,12 +574,12 @@ def joint_hand_values(game: Game, agents: Sequence[Model], opponent: Model, posi
 def _joint(game: Game, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
            key: tuple[int, ...], *, sample: bool = False,
            odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
-           features: bool = False, split: int = 0, reads: bool = False,
+           features: bool = False,
            ) -> tuple[list[float], list[list[float]] | None]:
     """:func:`joint_hand_values`, and with ``features`` each agent's control-variate terms
     (:data:`FEATURES`, the agent's chips; None without)."""
     walk = _JointWalk(agents, opponent, position, deal, key, sample,
-                      {} if odds is None else odds, features, split, reads)
+                      {} if odds is None else odds, features)
     members = list(range(len(agents)))
     sts = [a.start(position, deal) for a in agents]
     values = walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
@@ -614,17 +628,12 @@ class _JointWalk:
     def __init__(self, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
                  key: tuple[int, ...], sample: bool,
                  odds: dict[tuple[int, int], tuple[float, float, float]],
-                 features: bool = False, split_mode: int = 0, reads: bool = False) -> None:
-        self.reads = reads
+                 features: bool = False) -> None:
         self.feats: list[list[float]] | None = None
         if features and isinstance(opponent, RandomAgent):
             self.feats = [[0.0] * len(FEATURES) for _ in agents]
         self._edge: float | None = None
         self.weights = opponent.weights if isinstance(opponent, RandomAgent) else {}
-        self.split_mode = split_mode
-        self.split_opponent: Model = opponent
-        if isinstance(opponent, RandomAgent):
-            self.split_opponent = opponent.expanded()
         self.agents = agents
         self.opponent = opponent
         self.position = position
@@ -724,8 +733,7 @@ class _JointWalk:
         p = state.player
         deal, key = self.deal, self.key
         out = [0.0] * len(members)
-        split = self.split_mode and len(members) < len(self.agents)
-        sample = self.sample and not (split and self.split_mode >= 2)
+        sample = self.sample
         if p == self.position:
             classes: dict[tuple[Any, Any], list[int]] = {}
             for j, m in enumerate(members):
@@ -749,7 +757,7 @@ class _JointWalk:
                         for j, v in zip(idx, vals, strict=True):
                             out[j] += q * r * v
             return out
-        opponent = self.split_opponent if split else self.opponent
+        opponent = self.opponent
         outs, _ = opponent.act(opp_st, state, p, deal, key, self._draw(p, state))
         for q, action, new_opp in outs:
             if q <= 0.0:
@@ -760,7 +768,7 @@ class _JointWalk:
             splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
             for j, m in enumerate(members):
                 seen, _ = self.agents[m].observe(sts[j], state, action)
-                if sample and not self.reads and len(seen) > 1:
+                if sample and len(seen) > 1:
                     i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
                     seen = [(1.0, seen[i][1])]
                 splits.setdefault(tuple(seen), []).append(j)
@@ -1095,8 +1103,7 @@ def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, u
 def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                        master_seed: int, units: int, hands: int,
                        groups: Sequence[tuple[str, str]], first_unit: int = 0,
-                       sample: bool = False, features: bool = False,
-                       split: int = 0, reads: bool = False) -> list[GroupValues]:
+                       sample: bool = False, features: bool = False) -> list[GroupValues]:
     """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
     ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
     per seating for all the agents together (:func:`joint_hand_values`), so a comparison
@@ -1117,11 +1124,9 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
             first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
-                               odds=odds, features=features, split=split,
-                               reads=reads)
+                               odds=odds, features=features)
             second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
-                                odds=odds, features=features, split=split,
-                               reads=reads)
+                                odds=odds, features=features)
             classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
             for i, (out, v0, v1) in enumerate(zip(outs, first, second, strict=True)):
                 out.seatings.append((v0, -v1))
