@@ -226,6 +226,39 @@ def flop_buckets(cards: Any, table: Any = None,
     return bucket
 
 
+def kernel_buckets(cards: Any) -> Callable[[int, Sequence[int], Sequence[int]], int] | None:
+    """``cards.bucket`` for an E[HS^2] hold'em abstraction
+    (:class:`agent.abstraction.holdem_buckets.HoldemCards`) after the preflop, by its
+    kernel with buffers allocated once: the walk's cards are valid by construction, and
+    on the turn and river the wrapper's checks and allocations cost about as much as the
+    kernel (the oracle tests check the buckets through the played policy's). None for
+    other abstractions."""
+    from agent.abstraction.holdem_buckets import (
+        SCRATCH_SIZE,
+        STRENGTH_TABLES,
+        HoldemCards,
+        strength_moments,
+    )
+
+    if type(cards) is not HoldemCards:
+        return None
+    import numpy as np
+
+    buf = np.zeros(7, np.int64)
+    scratch = np.zeros(SCRATCH_SIZE, np.int64)
+    out = np.zeros(2)
+    rivers = cards.flop_rivers_per_turn
+    of_value = cards.bucket_of_value
+
+    def bucket(round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
+        n = len(board)
+        buf[0], buf[1] = hole
+        buf[2:2 + n] = board
+        strength_moments(buf, n, rivers, *STRENGTH_TABLES, scratch, out)
+        return of_value(round_, float(out[1]))
+    return bucket
+
+
 @functools.cache
 def _cached_flop_table(flop_rivers_per_turn: int) -> Any:
     """The cached flop E[HS^2] array (:func:`flop_buckets`), or None if not cached."""
@@ -290,6 +323,8 @@ class FileAgent:
         self.flop = flop_buckets(self.loaded.cards)
         """The flop's buckets from the cached strength table, where there is one
         (:func:`flop_buckets`); None: the abstraction's own kernel."""
+        self.later = kernel_buckets(self.loaded.cards)
+        """Turn and river buckets straight from the kernel (:func:`kernel_buckets`)."""
         from agent.abstraction.convention import read_bet
         from agent.policy import realise, waits_for_round
         from agent.strategy.purification import sample_index
@@ -334,6 +369,8 @@ class FileAgent:
             board = deal.board[: game.board_cards_through(round_)]
             if round_ == 1 and self.flop is not None:
                 b = self.flop(deal.hole[position], board)
+            elif round_ > 1 and self.later is not None:
+                b = self.later(round_, deal.hole[position], board)
             else:
                 b = self.loaded.cards.bucket(round_, deal.hole[position], board)
             cache.buckets[key] = b

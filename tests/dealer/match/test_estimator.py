@@ -366,3 +366,22 @@ def test_flop_buckets_by_class_equal_the_kernel() -> None:
             seen.add(b)
     assert len(seen) > 3
     assert flop_buckets(object()) is None
+
+
+def test_kernel_buckets_equal_the_abstraction() -> None:
+    from dealer.match.estimator import kernel_buckets
+
+    cards = make_model(parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'}"),
+                       load_game(HOLDEM)).loaded.cards  # type: ignore[attr-defined]
+    look = kernel_buckets(cards)
+    assert look is not None and kernel_buckets(object()) is None
+    rng = random.Random(12)
+    seen = set()
+    for i in range(300):
+        c = rng.sample(range(52), 7)
+        r = 1 + i % 3
+        board = c[2:4 + r]
+        b = look(r, c[:2], board)
+        assert b == cards.bucket(r, c[:2], board), (r, c)
+        seen.add((r, b))
+    assert len(seen) > 30
