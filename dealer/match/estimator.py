@@ -34,9 +34,22 @@ the same reason a played hand is, with common random numbers between the variant
 single path per seating (about 2x cheaper per deal than the expansion, for a somewhat
 larger spread: less CPU per unit of variance on the bundled hold'em file).
 
-Per variant (not for differences) a cross-fitted *control variate* is applied on top
-(:meth:`GroupValues.controlled`): in each seating, minus a baseline per hole-card class
-fitted on the other duplicate units, plus its exact mean over the classes' probabilities.
+Variants against the same opponent are valued by one *joint walk*
+(:func:`joint_group_values`, :func:`joint_hand_values`): each deal is dealt once and
+walked once per seating for all of them, following them together while they act alike
+(same file and purification, same abstract state) and read the opponent alike, splitting
+where they do not; each variant gets exactly the values of its own walk (the oracle
+test), and a comparison of two variants pays for their common part once. A hold'em file's
+flop buckets come from the cached flop strength table of ``acpc-strategy cards`` where
+there is one (:func:`flop_buckets`; the same buckets as the kernel, by the canonical
+seeding of the flop estimator), the turn's and river's from the kernel without its
+wrapper (:func:`kernel_buckets`).
+
+Per variant a cross-fitted *control variate* is applied on top
+(:meth:`GroupValues.controlled`, :func:`cross_fit`, folds by deal): in each seating, minus
+a baseline per hole-card class fitted on the other folds, plus its exact mean over the
+classes' probabilities; optionally (``features``) minus a fitted multiple of AIVAT-style
+terms at random's sampled decisions (:data:`FEATURES`), which differences get too.
 
 The value of a seating is the probability-weighted sum of the exact payoffs of the leaves
 (fold or showdown with the dealt board). It is the conditional expectation of a played
@@ -47,7 +60,8 @@ run in hold'em. The statistical unit is a duplicate deal (both seatings), which 
 because none of these agents adapts between hands.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`dealer` at import time; the agent's policy
-code (numpy) inside :func:`make_model`.
+code (numpy) inside :func:`make_model`, and :mod:`strategies.cardtables` (to load a cached
+flop table, never to build one) when a hold'em file's model is made.
 """
 
 from __future__ import annotations
