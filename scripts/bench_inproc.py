@@ -1,5 +1,6 @@
 """CPU-seconds to a fixed 95% half-width: ``acpc-match --transport inproc`` (played hands)
-against ``--estimator exact-agents``, on the same seeds (issue 18, item 4).
+against ``--estimator sampled-agents`` (or ``exact-agents``), on the same seeds (issue 18,
+item 4).
 
 For each method and repeat, in this one process (``time.process_time``): every group's
 per-deal duplicate values (the mean of both seatings of a deal, in chips) on the deals of
