@@ -1,5 +1,6 @@
 """CPU-seconds to a fixed 95% half-width: ``acpc-match --transport inproc`` (played hands)
-against ``--estimator exact-agents``, on the same seeds (issue 18, item 4).
+against ``--estimator sampled-agents`` (or ``exact-agents``), on the same seeds (issue 18,
+item 4).
 
 For each method and repeat, in this one process (``time.process_time``): every group's
 per-deal duplicate values (the mean of both seatings of a deal, in chips) on the deals of
@@ -11,7 +12,13 @@ variants, and the ratio old / new, with min / median / max over interleaved repe
 the load average.
 
     python scripts/bench_inproc.py [--hands 400] [--repeats 3] [--seed 1] [--game G]
-        [-v NAME=SPEC ...]
+        [-v NAME=SPEC ...] [--estimator exact-agents|sampled-agents] [--separate]
+        [--control] [--commands DEALS]
+
+The new difference is one joint walk of both variants (``joint_group_values``; with
+``--separate``, the sum of both variants' own walks, as before); ``--control`` adds the
+AIVAT-style terms at random's decisions (``FEATURES``) and their cross-fitted correction
+to the new method, its CPU included.
 
 With no variants: the default run's (rand-pshar and det-arith on the bundled hold'em file,
 each against builtin:random).
@@ -32,7 +39,14 @@ from collections.abc import Sequence
 
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from dealer.match.estimator import Model, group_values, make_model
+from dealer.match.estimator import (
+    Model,
+    class_probabilities,
+    difference,
+    group_values,
+    joint_group_values,
+    make_model,
+)
 from dealer.match.schedule import plan_jobs
 from dealer.match.variants import Variant, parse_variant
 from dealer.match.worker import MatchSettings, make_seat_policy, run_job
@@ -88,6 +102,12 @@ def main() -> None:
     p.add_argument("-v", "--variant", action="append", default=[])
     p.add_argument("--estimator", choices=("exact-agents", "sampled-agents"),
                    default="sampled-agents", help="the new method (default sampled-agents)")
+    p.add_argument("--separate", action="store_true",
+                   help="new difference: the sum of the two variants' own walks (as "
+                   "before), not one joint walk of both")
+    p.add_argument("--control", action="store_true",
+                   help="new: with the AIVAT-style control variates at random's decisions "
+                   "(estimator FEATURES, cross-fitted), their CPU included")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",
                    help="also time both whole commands (acpc-match --transport inproc -j 1 "
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
@@ -102,15 +122,25 @@ def main() -> None:
                          f"opponent last, got {len(variants)}")
     a, b, c = (v.name for v in variants)
     models: dict[str, Model] = {v.name: make_model(v, game) for v in variants}
+    # the joint walk gets its own load of the file (so its card buckets are not cached
+    # by the separate walks of the same deals)
+    shared: dict[tuple[str, str | None], object] = {}
+    joint_models = [make_model(v, game, shared=shared) for v in variants]
     big = game.big_blind or 1
+    probs = class_probabilities(game)
     sample = args.estimator == "sampled-agents"
     print(f"game {game_spec}; {a} and {b} against {c}; {args.hands} deals per method and "
           f"repeat (each in both seatings); seed {args.seed}; old: played in-process, new: "
-          f"--estimator {args.estimator}")
+          f"--estimator {args.estimator}"
+          f"{' with the control variates' if args.control else ''}; the difference "
+          f"{'as the sum of both walks' if args.separate else 'by one joint walk'}")
     # warm both paths (strategy load, numba kernels) off the clock
     played_values(game, game_spec, variants, (a, c), args.seed, 2, 10_000)
     group_values(game, (models[a], models[c]), master_seed=args.seed + 10_000, units=1,
                  hands=2, group=(a, c))
+    joint_group_values(game, joint_models[:2], joint_models[2],
+                       master_seed=args.seed + 10_000, units=1, hands=2,
+                       groups=[(a, c), (b, c)])
     ratios: dict[str, list[float]] = {}
     figures: dict[str, list[tuple[float, float]]] = {}
     for rep in range(args.repeats):
@@ -120,16 +150,34 @@ def main() -> None:
         for name in (a, b):  # interleaved: old, new, old, new
             old[name] = played_values(game, game_spec, variants, (name, c), args.seed,
                                       args.hands, rep)
-            g = group_values(game, (models[name], models[c]), master_seed=args.seed,
-                             units=1, hands=args.hands, group=(name, c), first_unit=rep,
-                             sample=sample)
-            new[name] = (g.values, g.cpu_seconds)
+            if args.control:
+                start = time.process_time()
+                g = joint_group_values(game, [models[name]], models[c],
+                                       master_seed=args.seed, units=1, hands=args.hands,
+                                       groups=[(name, c)], first_unit=rep, sample=sample,
+                                       features=True)[0]
+                new[name] = (g.controlled(probs), time.process_time() - start)
+            else:
+                g = group_values(game, (models[name], models[c]), master_seed=args.seed,
+                                 units=1, hands=args.hands, group=(name, c),
+                                 first_unit=rep, sample=sample)
+                new[name] = (g.values, g.cpu_seconds)
         old["diff"] = ([x - y for x, y in zip(old[a][0], old[b][0], strict=True)],
                        old[a][1] + old[b][1])
-        new["diff"] = ([x - y for x, y in zip(new[a][0], new[b][0], strict=True)],
-                       new[a][1] + new[b][1])
+        if args.separate:
+            new["diff"] = ([x - y for x, y in zip(new[a][0], new[b][0], strict=True)],
+                           new[a][1] + new[b][1])
+        else:
+            start = time.process_time()
+            ga, gb = joint_group_values(
+                game, joint_models[:2], joint_models[2], master_seed=args.seed, units=1,
+                hands=args.hands, groups=[(a, c), (b, c)], first_unit=rep, sample=sample,
+                features=args.control)
+            d = difference(ga, 1.0, gb, 1.0)
+            new["diff"] = (d.controlled(probs, by_class=False) if args.control else d.values,
+                           time.process_time() - start)
         cmd_line = ""
-        if args.commands:
+        if args.commands and not args.control:  # the command has no control variates
             common = [*(x for t in texts for x in ("-v", t)), "--game", game_spec,
                       "--pair", f"{a}:{c}", "--pair", f"{b}:{c}", "--hands",
                       str(args.commands), "--matches", "1", "--seed", str(args.seed + rep),

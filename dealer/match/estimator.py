@@ -34,9 +34,22 @@ the same reason a played hand is, with common random numbers between the variant
 single path per seating (about 2x cheaper per deal than the expansion, for a somewhat
 larger spread: less CPU per unit of variance on the bundled hold'em file).
 
-Per variant (not for differences) a cross-fitted *control variate* is applied on top
-(:meth:`GroupValues.controlled`): in each seating, minus a baseline per hole-card class
-fitted on the other duplicate units, plus its exact mean over the classes' probabilities.
+Variants against the same opponent are valued by one *joint walk*
+(:func:`joint_group_values`, :func:`joint_hand_values`): each deal is dealt once and
+walked once per seating for all of them, following them together while they act alike
+(same file and purification, same abstract state) and read the opponent alike, splitting
+where they do not; each variant gets exactly the values of its own walk (the oracle
+test), and a comparison of two variants pays for their common part once. A hold'em file's
+flop buckets come from the cached flop strength table of ``acpc-strategy cards`` where
+there is one (:func:`flop_buckets`; the same buckets as the kernel, by the canonical
+seeding of the flop estimator), the turn's and river's from the kernel without its
+wrapper (:func:`kernel_buckets`).
+
+Per variant a cross-fitted *control variate* is applied on top
+(:meth:`GroupValues.controlled`, :func:`cross_fit`, folds by deal): in each seating, minus
+a baseline per hole-card class fitted on the other folds, plus its exact mean over the
+classes' probabilities; optionally (``features``) minus a fitted multiple of AIVAT-style
+terms at random's sampled decisions (:data:`FEATURES`), which differences get too.
 
 The value of a seating is the probability-weighted sum of the exact payoffs of the leaves
 (fold or showdown with the dealt board). It is the conditional expectation of a played
@@ -47,11 +60,13 @@ run in hold'em. The statistical unit is a duplicate deal (both seatings), which 
 because none of these agents adapts between hands.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`dealer` at import time; the agent's policy
-code (numpy) inside :func:`make_model`.
+code (numpy) inside :func:`make_model`, and :mod:`strategies.cardtables` (to load a cached
+flop table, never to build one) when a hold'em file's model is made.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
@@ -60,7 +75,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
-from agent.acpc.cards import NUM_SUITS
+from agent.acpc.cards import NUM_SUITS, deck_for
 from agent.acpc.dealing import Deal, deal_hands
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -108,9 +123,14 @@ class Model(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=1024)
+def _key_bytes(key: tuple[int, ...]) -> bytes:
+    return repr(key).encode()
+
+
 def _hash_u64(key: tuple[int, ...], salt: bytes, betting: str = "") -> int:
     """64 pseudo-random bits from the deal's ``key``, a ``salt`` and the ``betting``."""
-    data = b"%s|%s|%s" % (salt, repr(key).encode(), betting.encode())
+    data = b"%s|%s|%s" % (salt, _key_bytes(key), betting.encode())
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
@@ -137,30 +157,26 @@ class RandomAgent:
         kinds = state.legal_actions()
         weights = [self.weights[k] for k in kinds]
         total = math.fsum(weights)
-        out: list[Outcome] = []
-        for kind, w in zip(kinds, weights, strict=True):
-            if kind is ActionKind.FOLD:
-                action = FOLD
-            elif kind is ActionKind.CALL:
-                action = CALL
-            elif not self.game.is_nolimit:
-                action = LIMIT_RAISE
-            else:
-                bounds = state.raise_bounds()
-                assert bounds is not None
-                lo, hi = bounds
-                h = _hash_u64((*key, position), b"size", state.betting)
-                action = Action(ActionKind.RAISE, lo + h % (hi - lo + 1))
-            out.append((w / total, action, None))
         if not self.expand:
             u = _hash_u64((*key, position), b"kind", state.betting) / 2.0**64
             acc = 0.0
-            for q, action, _ in out:
-                acc += q
+            chosen = kinds[-1]
+            for kind, w in zip(kinds, weights, strict=True):
+                acc += w / total
                 if u < acc:
-                    return [(1.0, action, None)], False
-            return [(1.0, out[-1][1], None)], False
-        return out, False
+                    chosen = kind
+                    break
+            return [(1.0, self._action(chosen, state, key, position), None)], False
+        return [(w / total, self._action(kind, state, key, position), None)
+                for kind, w in zip(kinds, weights, strict=True)], False
+
+    def _action(self, kind: ActionKind, state: BettingState, key: tuple[int, ...],
+                position: int) -> Action:
+        if kind is ActionKind.FOLD:
+            return FOLD
+        if kind is ActionKind.CALL:
+            return CALL
+        return _random_raise(self.game, state, key, position)
 
     def observe(self, st: Any, state: BettingState,
                 action: Action) -> tuple[list[tuple[float, Any]], bool]:
@@ -195,6 +211,104 @@ class PolicyAgent:
         return [(1.0, None)], False
 
 
+def flop_buckets(cards: Any, table: Any = None,
+                 ) -> Callable[[Sequence[int], Sequence[int]], int] | None:
+    """The flop bucket of ``cards`` (an E[HS^2] hold'em abstraction,
+    :class:`agent.abstraction.holdem_buckets.HoldemCards`) by a look-up: its E[HS^2] from
+    ``table`` (default: the flop strength table of ``acpc-strategy cards`` if it is in the
+    cache for the abstraction's estimator, :mod:`strategies.cardtables`, loaded and
+    validated once per process, never built here), an array by the lossless class of (hole,
+    flop). The flop estimator is seeded by the suit-canonical cards, so every hand of a
+    class has its class's value: the same bucket as ``cards.bucket`` for about 5 us
+    instead of the kernel's ~130 us (a test checks the equality). None for other
+    abstractions or without a table."""
+    from agent.abstraction.holdem_buckets import HoldemCards
+
+    if type(cards) is not HoldemCards:
+        return None
+    rivers = cards.flop_rivers_per_turn
+    ehs2 = table if table is not None else _cached_flop_table(rivers)
+    if ehs2 is None:
+        return None
+    from agent.abstraction.isomorphism import holdem_indexer
+
+    index = holdem_indexer("board", 1).index
+    of_value = cards.bucket_of_value
+
+    def bucket(hole: Sequence[int], board: Sequence[int]) -> int:
+        return of_value(1, float(ehs2[index((*hole, *board))]))
+    return bucket
+
+
+def kernel_buckets(cards: Any) -> Callable[[int, Sequence[int], Sequence[int]], int] | None:
+    """``cards.bucket`` for an E[HS^2] hold'em abstraction
+    (:class:`agent.abstraction.holdem_buckets.HoldemCards`) after the preflop, by its
+    kernel with buffers allocated once: the walk's cards are valid by construction, and
+    on the turn and river the wrapper's checks and allocations cost about as much as the
+    kernel (the oracle tests check the buckets through the played policy's). None for
+    other abstractions."""
+    from agent.abstraction.holdem_buckets import (
+        SCRATCH_SIZE,
+        STRENGTH_TABLES,
+        HoldemCards,
+        strength_moments,
+    )
+
+    if type(cards) is not HoldemCards:
+        return None
+    import numpy as np
+
+    buf = np.zeros(7, np.int64)
+    scratch = np.zeros(SCRATCH_SIZE, np.int64)
+    out = np.zeros(2)
+    rivers = cards.flop_rivers_per_turn
+    of_value = cards.bucket_of_value
+
+    def bucket(round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
+        n = len(board)
+        buf[0], buf[1] = hole
+        buf[2:2 + n] = board
+        strength_moments(buf, n, rivers, *STRENGTH_TABLES, scratch, out)
+        return of_value(round_, float(out[1]))
+    return bucket
+
+
+@functools.cache
+def _cached_flop_table(flop_rivers_per_turn: int) -> Any:
+    """The cached flop E[HS^2] array (:func:`flop_buckets`), or None if not cached."""
+    import numpy as np
+
+    from strategies.cache import cache_dir
+    from strategies.cardtables import StrengthTable, load_strength_table
+
+    probe = StrengthTable(1, flop_rivers_per_turn, np.zeros(0), np.zeros(0),
+                          np.zeros(0, np.uint8))
+    path = cache_dir() / f"holdem-strength-{probe.key}.npz"
+    if not path.exists():
+        return None
+    table = load_strength_table(path, 1, flop_rivers_per_turn=flop_rivers_per_turn)
+    return None if table is None else table.ehs2
+
+
+class CardCache:
+    """The buckets of one deal's holes by (round, position), shared by the models of one
+    strategy file (they bucket the same cards alike) and reset when the deal changes."""
+
+    def __init__(self) -> None:
+        self.deal: Deal | None = None
+        self.buckets: dict[tuple[int, int], int] = {}
+        self.readings: dict[tuple[int, str, str, int], Any] = {}
+        """Bet readings by (node, betting, size convention, raise-to): the variants of a
+        file that differ in the mapping bracket a raise alike."""
+
+    def reset(self, deal: Deal) -> None:
+        """Start ``deal`` (a no-op if it is the current one)."""
+        if deal is not self.deal:
+            self.deal = deal
+            self.buckets.clear()
+            self.readings.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class _FileState:
     node: int
@@ -212,29 +326,68 @@ class FileAgent:
     draws = True
     card_blind = False
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: Any, cards: CardCache | None = None) -> None:
         self.loaded = policy.loaded
         self.tree = policy.loaded.tree
         self.mapping = policy.mapping
         self.purification = policy.purification
         self.sizes_in = policy.sizes_in
-        self._buckets: dict[tuple[int, int], int] = {}
-        self._deal: Deal | None = None
+        self.cards = cards if cards is not None else CardCache()
         self._rows: dict[tuple[int, int], list[float]] = {}
+        self.flop = flop_buckets(self.loaded.cards)
+        """The flop's buckets from the cached strength table, where there is one
+        (:func:`flop_buckets`); None: the abstraction's own kernel."""
+        self.later = kernel_buckets(self.loaded.cards)
+        """Turn and river buckets straight from the kernel (:func:`kernel_buckets`)."""
+        from agent.abstraction.convention import read_bet
+        from agent.policy import realise, waits_for_round
+        from agent.strategy.purification import sample_index
+
+        self._realise = realise
+        self._waits = waits_for_round
+        self._sample_index = sample_index
+        self._read_bet = read_bet
+        self._reads: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        """Per node: the fold child (-1: none), the call child and the raises' indexes."""
+
+    def _reading_info(self, node: Any) -> tuple[int, int, tuple[int, ...]]:
+        got = self._reads.get(node.id)
+        if got is None:
+            kinds = [a.kind for a in node.actions]
+            fold = (node.children[kinds.index(ActionKind.FOLD)]
+                    if ActionKind.FOLD in kinds else -1)
+            call = (node.children[kinds.index(ActionKind.CALL)]
+                    if ActionKind.CALL in kinds else -1)
+            raises = tuple(i for i, k in enumerate(kinds) if k is ActionKind.RAISE)
+            got = self._reads[node.id] = (fold, call, raises)
+        return got
+
+    @property
+    def act_key(self) -> tuple[int, Any]:
+        """Models with equal keys act alike in equal states (the file and the
+        purification; the mapping and the size convention only read the opponent)."""
+        return (id(self.loaded), self.purification)
 
     def start(self, position: int, deal: Deal) -> Any:
-        if deal is not self._deal:
-            self._deal = deal
-            self._buckets.clear()
+        self.cards.reset(deal)
         return _FileState(0)
 
     def _bucket(self, round_: int, position: int, deal: Deal) -> int:
+        cache = self.cards
+        if deal is not cache.deal:
+            cache.reset(deal)
         key = (round_, position)
-        b = self._buckets.get(key)
+        b = cache.buckets.get(key)
         if b is None:
             game = self.tree.game
-            b = self._buckets[key] = self.loaded.cards.bucket(
-                round_, deal.hole[position], deal.board[: game.board_cards_through(round_)])
+            board = deal.board[: game.board_cards_through(round_)]
+            if round_ == 1 and self.flop is not None:
+                b = self.flop(deal.hole[position], board)
+            elif round_ > 1 and self.later is not None:
+                b = self.later(round_, deal.hole[position], board)
+            else:
+                b = self.loaded.cards.bucket(round_, deal.hole[position], board)
+            cache.buckets[key] = b
         return b
 
     def _purified(self, node: int, bucket: int) -> list[float]:
@@ -248,12 +401,23 @@ class FileAgent:
             self._rows[key] = row
         return row
 
+    def fold_probability(self, st: Any, state: BettingState, position: int,
+                         deal: Deal) -> float:
+        """The probability that :meth:`act` folds at ``state``."""
+        node = self.tree.nodes[st.node]
+        if st.off_tree or self._waits(node.is_terminal, node.round, state.round) or (
+            node.is_terminal or node.player != position or node.round != state.round
+        ):
+            return 0.0
+        row = self._purified(node.id, self._bucket(state.round, position, deal))
+        return math.fsum(p for a, p in zip(node.actions, row, strict=True)
+                         if a.action.kind is ActionKind.FOLD)
+
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
             ) -> tuple[list[Outcome], bool]:
-        from agent.policy import realise, waits_for_round
-        from agent.strategy.purification import sample_index
-
+        realise, waits_for_round = self._realise, self._waits
+        sample_index = self._sample_index
         node = self.tree.nodes[st.node]
         if not st.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
             return [(1.0, CALL, st)], False
@@ -278,30 +442,33 @@ class FileAgent:
 
     def observe(self, st: Any, state: BettingState,
                 action: Action) -> tuple[list[tuple[float, Any]], bool]:
-        from agent.abstraction.convention import read_bet
-        from agent.policy import waits_for_round
-
         if st.off_tree:
             return [(1.0, st)], False
         node = self.tree.nodes[st.node]
-        if waits_for_round(node.is_terminal, node.round, state.round):
+        if self._waits(node.is_terminal, node.round, state.round):
             return [(1.0, st)], False
         if node.is_terminal or node.player != state.player or node.round != state.round:
             return [(1.0, _FileState(st.node, True))], False
-        kinds = [a.kind for a in node.actions]
+        fold, call_child, raises = self._reading_info(node)
         if action.kind is ActionKind.FOLD:
-            if ActionKind.FOLD in kinds:
-                return [(1.0, _FileState(node.children[kinds.index(ActionKind.FOLD)]))], False
+            if fold >= 0:
+                return [(1.0, _FileState(fold))], False
             return [(1.0, _FileState(st.node, True))], False
-        call = _FileState(node.children[kinds.index(ActionKind.CALL)])
+        if call_child < 0:
+            raise ValueError(f"expected a call at abstract node {node.id}, got none")
+        call = _FileState(call_child)
         if action.kind is ActionKind.CALL:
             return [(1.0, call)], False
-        raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
         if not raises:
             return [(1.0, call)], False
         if not state.game.is_nolimit:
             return [(1.0, _FileState(node.children[raises[0]]))], False
-        reading = read_bet(state, node, action.raise_to, self.sizes_in)
+        rk = (st.node, state.betting, self.sizes_in, action.raise_to)
+        readings = self.cards.readings
+        reading = readings.get(rk)
+        if reading is None:
+            reading = readings[rk] = self._read_bet(state, node, action.raise_to,
+                                                    self.sizes_in)
         low = _FileState(node.children[reading.options[reading.low]])
         if reading.certain:
             return [(1.0, low)], True
@@ -335,17 +502,19 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
         from agent.strategy.purification import parse_purification
 
         key = (variant.strategy, variant.sizes)
-        base: Any = shared.get(key)
-        if base is None:
-            base = shared[key] = make_policy(variant.strategy, game, seed=0,
-                                             mapping=variant.mapping, purify=variant.purify,
-                                             sizes_in=variant.sizes)
+        entry: Any = shared.get(key)
+        if entry is None:
+            entry = shared[key] = (make_policy(variant.strategy, game, seed=0,
+                                               mapping=variant.mapping,
+                                               purify=variant.purify,
+                                               sizes_in=variant.sizes), CardCache())
+        base, cards = entry
         strategy = base.loaded.strategy
         mapping = variant.mapping or strategy.default_mapping
         return FileAgent(StrategyPolicy(
             base.loaded, get_mapping(mapping),
             parse_purification(variant.purify or strategy.default_purification),
-            seed=0, mapping_name=mapping, sizes_in=base.sizes_in))
+            seed=0, mapping_name=mapping, sizes_in=base.sizes_in), cards)
     spec = variant.strategy.strip().lower()
     if spec == "builtin:random":
         return RandomAgent(game, expand_random)
@@ -368,6 +537,23 @@ def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, 
     return walk.value(BettingState.initial(game), sts)
 
 
+def _pick_index(key: tuple[int, ...], probs: list[float], state: BettingState,
+                salt: bytes) -> int:
+    """One index drawn from ``probs`` by a hash of the deal's ``key`` and the history."""
+    u = _hash_u64(key, salt, state.betting) / 2.0**64
+    acc = 0.0
+    total = math.fsum(probs)
+    last = 0
+    for i, q in enumerate(probs):
+        if q <= 0.0:
+            continue
+        last = i
+        acc += q
+        if u * total < acc:
+            return i
+    return last
+
+
 class _Walk:
     """One seating of one deal: the expanded tree's value (see :func:`hand_value`)."""
 
@@ -378,22 +564,10 @@ class _Walk:
         self.key = key
         self.blind = blind
         self.sample = sample
-        self._odds: dict[int, tuple[float, float, float]] = {}
+        self._odds: dict[tuple[int, int], tuple[float, float, float]] = {}
 
     def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
-        """One index drawn from ``probs`` by a hash of the deal and the history."""
-        u = _hash_u64(self.key, salt, state.betting) / 2.0**64
-        acc = 0.0
-        total = math.fsum(probs)
-        last = 0
-        for i, q in enumerate(probs):
-            if q <= 0.0:
-                continue
-            last = i
-            acc += q
-            if u * total < acc:
-                return i
-        return last
+        return _pick_index(self.key, probs, state, salt)
 
     def value(self, state: BettingState, sts: list[Any]) -> float:
         if state.finished:
@@ -423,26 +597,314 @@ class _Walk:
         return total
 
     def leaf(self, state: BettingState) -> float:
-        deal = self.deal
-        if not state.is_showdown or self.blind < 0:
-            return hand_values(state, deal.hole, deal.board)[0]
-        q = self.blind
-        visible = state.game.board_cards_through(state.round)
-        odds = self._odds.get(visible)
-        if odds is None:
-            odds = self._odds[visible] = showdown_odds(
-                state.game, deal.hole[1 - q], deal.board[:visible])
-        win, tie, lose = odds  # of the seen player (1 - q) against q's unknown cards
-        hi, lo = (1, 0) if q == 1 else (0, 1)
-        return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
-                + lose * state.payoffs((lo, hi))[0])
+        return _leaf_value(state, self.deal, self.blind, self._odds)
+
+
+def _act_key(model: Model) -> Any:
+    """Models with equal keys act alike in equal states (:attr:`FileAgent.act_key`)."""
+    return getattr(model, "act_key", None) or id(model)
+
+
+def _blind_position(models: Sequence[Model]) -> int:
+    """The card-blind position whose cards a showdown integrates out (-1: none)."""
+    return next((p for p in (1, 0) if models[p].card_blind), -1)
+
+
+def joint_hand_values(game: Game, agents: Sequence[Model], opponent: Model, position: int,
+                      deal: Deal, key: tuple[int, ...], *, sample: bool = False,
+                      odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
+                      ) -> list[float]:
+    """Position 0's expected chips on ``deal`` for every agent of ``agents`` in
+    ``position`` against ``opponent``: each equal to :func:`hand_value` of that agent
+    (same outcomes, same hashed draws), computed in one walk that follows the agents
+    together while they act alike and read the opponent alike, and splits where they do
+    not. ``odds`` caches showdown odds (pass one dict for both seatings of a deal)."""
+    return _joint(game, agents, opponent, position, deal, key, sample=sample, odds=odds)[0]
+
+
+def _joint(game: Game, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
+           key: tuple[int, ...], *, sample: bool = False,
+           odds: dict[tuple[int, int], tuple[float, float, float]] | None = None,
+           features: bool = False,
+           ) -> tuple[list[float], list[list[float]] | None]:
+    """:func:`joint_hand_values`, and with ``features`` each agent's control-variate terms
+    (:data:`FEATURES`, the agent's chips; None without)."""
+    walk = _JointWalk(agents, opponent, position, deal, key, sample,
+                      {} if odds is None else odds, features)
+    members = list(range(len(agents)))
+    sts = [a.start(position, deal) for a in agents]
+    values = walk.value(BettingState.initial(game), opponent.start(1 - position, deal),
+                        members, sts, 1.0)
+    return values, walk.feats
+
+
+FEATURES = ("random folds", "random raises, the agent folds",
+            "random raises, the agent goes on", "random calls", "random raises",
+            "random calls (indicator)")
+"""The control-variate terms of a seating (:class:`_JointWalk`), AIVAT-style: at each of
+``builtin:random``'s sampled kinds, ``h(taken) - sum_k P(k) h(k)`` over its known kind
+weights, for baseline functions ``h`` of the kind in the agent's chips: random's fold, its
+exact payoff; a raise to the size random draws there (drawn apart from the kind, so the
+correction is conditional on it), the agent's purified fold probability after reading it
+times minus the agent's chips in, and the rest times the agent's showdown edge (P(win) -
+P(lose) of its hole on the whole board against a random hole) times the size; a call,
+the edge times the level; and the raise and call indicators. Each term has mean 0 given
+the history, the cards and the size (random's kind draw is independent of them), so any
+multiple of their sum fixed without the deal can be subtracted: unbiased."""
+
+
+def _random_raise(game: Game, state: BettingState, key: tuple[int, ...],
+                  position: int) -> Action:
+    """The raise ``builtin:random`` (:class:`RandomAgent`) makes at ``state``."""
+    if not game.is_nolimit:
+        return LIMIT_RAISE
+    bounds = state.raise_bounds()
+    assert bounds is not None
+    lo, hi = bounds
+    h = _hash_u64((*key, position), b"size", state.betting)
+    return Action(ActionKind.RAISE, lo + h % (hi - lo + 1))
+
+
+def _fold_probability(model: Model, st: Any, state: BettingState, position: int,
+                      deal: Deal) -> float:
+    """The probability that ``model`` in ``position`` folds in ``state``'s round as the
+    next to act (0 for a model without the estimate: any value is a valid baseline)."""
+    get = getattr(model, "fold_probability", None)
+    return float(get(st, state, position, deal)) if get is not None else 0.0
+
+
+class _JointWalk:
+    """One seating of one deal for several agents at once (:func:`joint_hand_values`)."""
+
+    def __init__(self, agents: Sequence[Model], opponent: Model, position: int, deal: Deal,
+                 key: tuple[int, ...], sample: bool,
+                 odds: dict[tuple[int, int], tuple[float, float, float]],
+                 features: bool = False) -> None:
+        self.feats: list[list[float]] | None = None
+        if features and isinstance(opponent, RandomAgent):
+            self.feats = [[0.0] * len(FEATURES) for _ in agents]
+        self._edge: float | None = None
+        self.weights = opponent.weights if isinstance(opponent, RandomAgent) else {}
+        self.agents = agents
+        self.opponent = opponent
+        self.position = position
+        self.deal = deal
+        self.key = key
+        self.sample = sample
+        self.odds = odds
+        self.act_keys = [_act_key(a) for a in agents]
+        self.blinds = [_blind_position((a, opponent) if position == 0 else (opponent, a))
+                       for a in agents]
+
+    def _draw(self, p: int, state: BettingState) -> Callable[[], float] | None:
+        if not self.sample:
+            return None
+        key = self.key
+
+        def draw() -> float:
+            return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+        return draw
+
+    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
+        return _pick_index(self.key, probs, state, salt)
+
+    def edge(self, game: Game) -> float:
+        """The agent's P(win) - P(lose) with the whole board against a random hole."""
+        if self._edge is None:
+            deal = self.deal
+            n = len(deal.board)
+            got = self.odds.get((self.position, n))
+            if got is None:
+                got = self.odds[(self.position, n)] = _heads_up_odds(
+                    game, deal.hole[self.position], deal.board)
+            self._edge = got[0] - got[2]
+        return self._edge
+
+    def _random_terms(self, state: BettingState, action: Action, w: float,
+                      members: list[int], sts: list[Any]) -> None:
+        """Add ``w`` times random's terms (:data:`FEATURES`) for its sampled ``action``
+        at ``state`` to every member's features."""
+        assert self.feats is not None
+        p = state.player
+        game = state.game
+        kinds = state.legal_actions()
+        if len(kinds) < 2:
+            return
+        e = self.edge(game)
+        weights = self.weights
+        total = math.fsum(weights[k] for k in kinds)
+        pf = weights[ActionKind.FOLD] / total if ActionKind.FOLD in kinds else 0.0
+        pc = weights[ActionKind.CALL] / total if ActionKind.CALL in kinds else 0.0
+        pr = weights[ActionKind.RAISE] / total if ActionKind.RAISE in kinds else 0.0
+        taken = action.kind
+        is_fold = 1.0 if taken is ActionKind.FOLD else 0.0
+        is_call = 1.0 if taken is ActionKind.CALL else 0.0
+        is_raise = 1.0 if taken is ActionKind.RAISE else 0.0
+        fold_value = float(state.spent[p])  # the agent wins what random has put in
+        call_value = e * float(min(state.max_spent, game.stack[p]))
+        common = (w * (is_fold - pf) * fold_value, w * (is_call - pc) * call_value,
+                  w * (is_raise - pr), w * (is_call - pc))
+        raise_action: Action | None = None
+        if pr > 0.0:
+            # the size random draws here (apart from its kind: the terms are conditional
+            # on it)
+            raise_action = action if is_raise else _random_raise(game, state, self.key, p)
+            level = float(raise_action.raise_to or min(
+                state.max_spent + game.raise_size[state.round], game.stack[p]))
+        spent_agent = float(state.spent[self.position])
+        cache: dict[tuple[int, Any], tuple[float, float]] = {}
+        for j, m in enumerate(members):
+            f = self.feats[m]
+            f[0] += common[0]
+            f[3] += common[1]
+            f[4] += common[2]
+            f[5] += common[3]
+            if raise_action is None:
+                continue
+            agent = self.agents[m]
+            pk = (id(agent), sts[j])
+            terms = cache.get(pk)
+            if terms is None:
+                seen, _ = agent.observe(sts[j], state, raise_action)
+                # the agent acts next in this round: its fold probability at ``state``'s
+                # round after reading the raise
+                fold = math.fsum(r * _fold_probability(agent, st, state, self.position,
+                                                       self.deal)
+                                 for r, st in seen if r > 0.0)
+                scale = w * (is_raise - pr)
+                terms = cache[pk] = (-scale * fold * spent_agent,
+                                     scale * (1.0 - fold) * e * level)
+            f[1] += terms[0]
+            f[2] += terms[1]
+
+    def value(self, state: BettingState, opp_st: Any, members: list[int],
+              sts: list[Any], w: float) -> list[float]:
+        if state.finished:
+            return self.leaves(state, members)
+        p = state.player
+        deal, key = self.deal, self.key
+        out = [0.0] * len(members)
+        sample = self.sample
+        if p == self.position:
+            classes: dict[tuple[Any, Any], list[int]] = {}
+            for j, m in enumerate(members):
+                classes.setdefault((self.act_keys[m], sts[j]), []).append(j)
+            for (_, st), idx in classes.items():
+                sub = [members[j] for j in idx]
+                outs, _ = self.agents[sub[0]].act(st, state, p, deal, key,
+                                                  self._draw(p, state) if sample else None)
+                for q, action, new in outs:
+                    if q <= 0.0:
+                        continue
+                    seen, _ = self.opponent.observe(opp_st, state, action)
+                    if sample and len(seen) > 1:
+                        i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
+                        seen = [(1.0, seen[i][1])]
+                    child = state.apply(action)
+                    for r, other in seen:
+                        if r <= 0.0:
+                            continue
+                        vals = self.value(child, other, sub, [new] * len(sub), w * q * r)
+                        for j, v in zip(idx, vals, strict=True):
+                            out[j] += q * r * v
+            return out
+        opponent = self.opponent
+        outs, _ = opponent.act(opp_st, state, p, deal, key, self._draw(p, state))
+        for q, action, new_opp in outs:
+            if q <= 0.0:
+                continue
+            if self.feats is not None and len(outs) == 1:
+                self._random_terms(state, action, w * q, members, sts)
+            child = state.apply(action)
+            splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
+            for j, m in enumerate(members):
+                seen, _ = self.agents[m].observe(sts[j], state, action)
+                if sample and len(seen) > 1:
+                    i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
+                    seen = [(1.0, seen[i][1])]
+                splits.setdefault(tuple(seen), []).append(j)
+            for seen_key, idx in splits.items():
+                sub = [members[j] for j in idx]
+                for r, st in seen_key:
+                    if r <= 0.0:
+                        continue
+                    vals = self.value(child, new_opp, sub, [st] * len(sub), w * q * r)
+                    for j, v in zip(idx, vals, strict=True):
+                        out[j] += q * r * v
+        return out
+
+    def leaves(self, state: BettingState, members: list[int]) -> list[float]:
+        cache: dict[int, float] = {}
+        out = []
+        for m in members:
+            blind = self.blinds[m]
+            v = cache.get(blind)
+            if v is None:
+                v = cache[blind] = _leaf_value(state, self.deal, blind, self.odds)
+            out.append(v)
+        return out
+
+
+def _leaf_value(state: BettingState, deal: Deal, blind: int,
+                odds: dict[tuple[int, int], tuple[float, float, float]]) -> float:
+    """Position 0's chips at a finished ``state`` (:meth:`_Walk.leaf`), ``odds`` cached by
+    (seen position, visible board cards)."""
+    if not state.is_showdown or blind < 0:
+        return hand_values(state, deal.hole, deal.board)[0]
+    q = blind
+    visible = state.game.board_cards_through(state.round)
+    got = odds.get((1 - q, visible))
+    if got is None:
+        got = odds[(1 - q, visible)] = _heads_up_odds(state.game, deal.hole[1 - q],
+                                                      deal.board[:visible])
+    win, tie, lose = got  # of the seen player (1 - q) against q's unknown cards
+    hi, lo = (1, 0) if q == 1 else (0, 1)
+    return (win * state.payoffs((hi, lo))[0] + tie * state.payoffs((0, 0))[0]
+            + lose * state.payoffs((lo, hi))[0])
+
+
+def _heads_up_odds(game: Game, hole: Sequence[int],
+                   board: Sequence[int]) -> tuple[float, float, float]:
+    """Odds worth :func:`showdown_odds` in a heads-up showdown, where a tie pays 0 and a
+    loss the opposite of a win, so only ``win - lose`` matters: on a hold'em river,
+    ``(HS, 0, 1 - HS)`` with HS = P(win) + P(tie) / 2 from the hand-strength kernel
+    (exact there, and several times cheaper); else :func:`showdown_odds` itself."""
+    if (game.num_players == 2 and len(board) == 5 and len(hole) == 2
+            and game.num_suits * game.num_ranks == 52):
+        hs = _river_strength()(hole, board)
+        return hs, 0.0, 1.0 - hs
+    return showdown_odds(game, hole, board)
+
+
+@functools.cache
+def _river_strength() -> Callable[[Sequence[int], Sequence[int]], float]:
+    """HS of a hold'em hole on a 5-card board: the kernel of
+    :func:`agent.abstraction.holdem_buckets.hand_strength_moments` (exact on the river)
+    with buffers allocated once (the walk's cards are valid by construction)."""
+    import numpy as np
+
+    from agent.abstraction.holdem_buckets import (
+        SCRATCH_SIZE,
+        STRENGTH_TABLES,
+        strength_moments,
+    )
+
+    cards = np.zeros(7, np.int64)
+    scratch = np.zeros(SCRATCH_SIZE, np.int64)
+    out = np.zeros(2)
+
+    def strength(hole: Sequence[int], board: Sequence[int]) -> float:
+        cards[0], cards[1] = hole
+        cards[2:7] = board
+        strength_moments(cards, 5, 1, *STRENGTH_TABLES, scratch, out)
+        return float(out[0])
+    return strength
 
 
 def showdown_odds(game: Game, hole: Sequence[int],
                   board: Sequence[int]) -> tuple[float, float, float]:
     """``(win, tie, lose)`` of ``hole`` on the showdown ``board`` against an opponent hole
     drawn uniformly from the rest of the deck (exact enumeration)."""
-    from agent.acpc.cards import deck_for
 
     used = set(hole) | set(board)
     return _odds_on(game, hole, board, [c for c in deck_for(game) if c not in used])
@@ -468,7 +930,6 @@ def _odds_on(game: Game, hole: Sequence[int], board: Sequence[int],
         return win / n, tie / n, (n - win - tie) / n
     import numpy as np
 
-    from agent.acpc.cards import deck_for
     from agent.handeval import evaluate_batch
 
     deck = tuple(deck_for(game))
@@ -549,7 +1010,6 @@ def class_probabilities(game: Game) -> dict[tuple[int, ...], float]:
     """The exact probability of each :func:`hole_class` of one player's deal."""
     import itertools
 
-    from agent.acpc.cards import deck_for
 
     combos = list(itertools.combinations(deck_for(game), game.num_hole_cards))
     counts: dict[tuple[int, ...], int] = {}
@@ -575,53 +1035,93 @@ class GroupValues:
         """Per deal: the mean of both seatings (no control variate)."""
         return [0.5 * (a + b) for a, b in self.seatings]
 
-    def controlled(self, probs: dict[tuple[int, ...], float]) -> list[float]:
-        """Per deal, with the hole-class control variate: in each seating, the value minus
-        a baseline ``b(class)`` plus its exact mean ``sum_c P(c) b(c)``. The baseline of a
-        deal's unit is the mean value per class over the *other* units (cross-fitting), so
-        it is independent of the deal and every corrected value keeps its expectation:
-        unbiased. With a single unit there is nothing to fit: :attr:`values`."""
-        units = sorted(set(self.units))
-        if len(units) < 2:
-            return self.values
-        sums: dict[tuple[int, int, tuple[int, ...]], list[float]] = {}
-        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
-                                         strict=True):
-            for seat, v, c in ((0, v0, c0), (1, v1, c1)):
-                acc = sums.setdefault((u, seat, c), [0.0, 0.0])
-                acc[0] += v
-                acc[1] += 1.0
-        totals: dict[tuple[int, tuple[int, ...]], list[float]] = {}
-        for (_, seat, c), (t, n) in sums.items():
-            acc = totals.setdefault((seat, c), [0.0, 0.0])
-            acc[0] += t
-            acc[1] += n
-        baselines: dict[int, tuple[dict[tuple[int, ...], float], ...]] = {}
-        means: dict[int, tuple[float, float]] = {}
-        for u in units:
-            per_seat: list[dict[tuple[int, ...], float]] = []
-            for seat in (0, 1):
-                b: dict[tuple[int, ...], float] = {}
-                for (s2, c), (t, n) in totals.items():
-                    if s2 != seat:
-                        continue
-                    own = sums.get((u, seat, c), [0.0, 0.0])
-                    if n - own[1] > 0:
-                        b[c] = (t - own[0]) / (n - own[1] + BASELINE_PRIOR)
-                per_seat.append(b)
-            baselines[u] = (per_seat[0], per_seat[1])
-            means[u] = (math.fsum(p * per_seat[0].get(c, 0.0) for c, p in probs.items()),
-                        math.fsum(p * per_seat[1].get(c, 0.0) for c, p in probs.items()))
-        out: list[float] = []
-        for (v0, v1), (c0, c1), u in zip(self.seatings, self.classes, self.units,
-                                         strict=True):
-            b0, b1 = baselines[u]
-            m0, m1 = means[u]
-            out.append(0.5 * (v0 - b0.get(c0, 0.0) + m0 + v1 - b1.get(c1, 0.0) + m1))
-        return out
+    features: list[tuple[list[float], list[float]]] = field(default_factory=list)
+    """Per deal, with ``features``: the control-variate terms (:data:`FEATURES`) of the
+    first variant in each seating (empty without)."""
+
+    def controlled(self, probs: dict[tuple[int, ...], float],
+                   by_class: bool = True) -> list[float]:
+        """Per deal, with control variates (:func:`cross_fit`): in each seating, the value
+        minus the fitted multiple of its :data:`FEATURES` terms (mean 0) and (with
+        ``by_class``) minus a baseline ``b(class)`` plus its exact mean
+        ``sum_c P(c) b(c)``."""
+        features = self.features if self.features else None
+        return cross_fit(self.seatings, self.classes, probs, features, by_class=by_class)
 
 
-BASELINE_PRIOR = 1.0
+def difference(x: GroupValues, sx: float, y: GroupValues, sy: float) -> GroupValues:
+    """Per seating, ``sx`` times ``x``'s value minus ``sy`` times ``y``'s (on the same
+    deals), with the same difference of their features where both have them."""
+    out = GroupValues((x.group[0], y.group[0]), classes=list(x.classes),
+                      units=list(x.units), cpu_seconds=x.cpu_seconds + y.cpu_seconds)
+    out.seatings = [(sx * a0 - sy * b0, sx * a1 - sy * b1)
+                    for (a0, a1), (b0, b1) in zip(x.seatings, y.seatings, strict=True)]
+    if x.features and y.features:
+        out.features = [([sx * u - sy * v for u, v in zip(fx0, fy0, strict=True)],
+                         [sx * u - sy * v for u, v in zip(fx1, fy1, strict=True)])
+                        for (fx0, fx1), (fy0, fy1) in zip(x.features, y.features,
+                                                          strict=True)]
+    return out
+
+
+def cross_fit(seatings: Sequence[tuple[float, float]],
+              classes: Sequence[tuple[tuple[int, ...], tuple[int, ...]]],
+              probs: dict[tuple[int, ...], float],
+              features: Sequence[tuple[Sequence[float], Sequence[float]]] | None = None,
+              folds: int = 5, by_class: bool = True) -> list[float]:
+    """Per deal, the mean of both seatings' values with cross-fitted control variates.
+
+    The deals are split into ``folds`` by their index; for the deals of each fold the
+    coefficients are fitted on the *other* folds only, so they are independent of the
+    deal (the deals are independent) and each correction keeps the value's expectation:
+
+    * ``features`` (terms with mean 0 given the cards, :data:`FEATURES`): minus
+      ``beta . x``, ``beta`` the least-squares fit of the value on them (with an
+      intercept, not subtracted);
+    * then, per seating and hole class, minus the mean residual ``b(class)`` (shrunk
+      toward 0 by :data:`BASELINE_PRIOR`) plus its exact mean over the classes.
+
+    With fewer than ``2 * folds`` deals, or neither ``features`` nor ``by_class``, there
+    is nothing to fit: the plain means.
+    """
+    n = len(seatings)
+    if n < 2 * folds or (features is None and not by_class):
+        return [0.5 * (a + b) for a, b in seatings]
+    import numpy as np
+
+    y = np.array(seatings, dtype=np.float64).reshape(2 * n)  # deal i: rows 2i, 2i + 1
+    fold = np.repeat(np.arange(n) % folds, 2)
+    seat = np.tile(np.arange(2), n)
+    x = None
+    if features is not None:
+        x = np.array([row for pair in features for row in pair], dtype=np.float64)
+        x = x.reshape(2 * n, -1)
+    labels: dict[tuple[int, tuple[int, ...]], int] = {}
+    cls = np.array([labels.setdefault((s, c), len(labels))
+                    for pair in classes for s, c in enumerate(pair)], dtype=np.int64)
+    mean_of = np.zeros((2, len(labels)), dtype=np.float64)  # P(class) per seat and label
+    for (s, c), k in labels.items():
+        mean_of[s, k] = probs.get(c, 0.0)
+    out = np.empty(2 * n, dtype=np.float64)
+    for k in range(folds):
+        train = fold != k
+        test = ~train
+        resid = y.copy()
+        if x is not None:
+            design = np.column_stack([np.ones(int(train.sum())), x[train]])
+            beta = np.linalg.lstsq(design, y[train], rcond=None)[0][1:]
+            resid = y - x @ beta
+        sums = np.bincount(cls[train], weights=resid[train], minlength=len(labels))
+        counts = np.bincount(cls[train], minlength=len(labels))
+        base = np.where(counts > 0, sums / (counts + BASELINE_PRIOR), 0.0)
+        if not by_class:
+            base[:] = 0.0
+        means = mean_of @ base  # per seat: sum over the classes of P(c) b(c)
+        out[test] = resid[test] - base[cls[test]] + means[seat[test]]
+    return [float(v) for v in out.reshape(n, 2).mean(axis=1)]
+
+
+BASELINE_PRIOR = 10.0
 """Shrinkage of the per-class baseline toward 0 (a pseudo-count): any baseline fixed
 independently of the deal keeps the estimate unbiased; shrinking only tames sparse
 classes."""
@@ -651,6 +1151,46 @@ def group_values(game: Game, models: tuple[Model, Model], *, master_seed: int, u
     return out
 
 
+def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
+                       master_seed: int, units: int, hands: int,
+                       groups: Sequence[tuple[str, str]], first_unit: int = 0,
+                       sample: bool = False, features: bool = False) -> list[GroupValues]:
+    """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
+    ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
+    per seating for all the agents together (:func:`joint_hand_values`), so a comparison
+    of variants that agree on most of a hand pays for the shared part once. The values are
+    those of :func:`group_values`; the CPU time is shared out equally among the groups
+    (their sum is the pass's). ``features``: also each seating's control-variate terms
+    (:data:`FEATURES`; against ``builtin:random`` only, else none are kept)."""
+    outs = [GroupValues(g) for g in groups]
+    if len(groups) != len(agents):
+        raise UsageError(f"expected one group per agent, got {len(groups)} groups for "
+                         f"{len(agents)} agents")
+    start = time.process_time()
+    for unit in range(first_unit, first_unit + units):
+        seed = deal_seed(master_seed, unit)
+        deals = deal_hands(game, seed)
+        for h in range(hands):
+            deal = next(deals)
+            key = (seed, h)
+            odds: dict[tuple[int, int], tuple[float, float, float]] = {}
+            first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
+                               odds=odds, features=features)
+            second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
+                                odds=odds, features=features)
+            classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
+            for i, (out, v0, v1) in enumerate(zip(outs, first, second, strict=True)):
+                out.seatings.append((v0, -v1))
+                out.classes.append(classes)
+                out.units.append(unit)
+                if f0 is not None and f1 is not None:
+                    out.features.append((f0[i], f1[i]))
+    cpu = time.process_time() - start
+    for out in outs:
+        out.cpu_seconds = cpu / len(outs)
+    return outs
+
+
 @dataclass(frozen=True, slots=True)
 class EstimatorRow:
     """One line of the estimator's table: a variant against an opponent, or a difference."""
@@ -661,10 +1201,11 @@ class EstimatorRow:
 
 
 def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
-    """Each group's result (mbb/h) for both variants (with the hole-class control variate,
+    """Each group's result (mbb/h) for both variants (with the control variates of
     :meth:`GroupValues.controlled`), then the paired difference of every two variants
-    measured against a common opponent (on the same deals, common random numbers; no
-    control variate: the classes cancel in the difference)."""
+    measured against a common opponent (on the same deals, common random numbers; with
+    the difference of their :data:`FEATURES` terms where both have them, no class
+    baseline: the classes cancel in the difference)."""
     big = game.big_blind or 1
     rows: list[EstimatorRow] = []
     by_pair: dict[tuple[str, str], GroupValues] = {}
@@ -678,11 +1219,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
         by_pair[(a, b)] = r
     names = list(dict.fromkeys(n for r in results for n in r.group))
 
-    def signed(x: str, c: str) -> list[float] | None:
+    def signed(x: str, c: str) -> tuple[GroupValues, float] | None:
         if (x, c) in by_pair:
-            return by_pair[(x, c)].values
+            return by_pair[(x, c)], 1.0
         if (c, x) in by_pair:
-            return [-v for v in by_pair[(c, x)].values]
+            return by_pair[(c, x)], -1.0
         return None
 
     for i, x in enumerate(names):
@@ -690,10 +1231,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
             for c in names:
                 if c in (x, y):
                     continue
-                vx, vy = signed(x, c), signed(y, c)
-                if vx is None or vy is None or len(vx) != len(vy):
+                gx, gy = signed(x, c), signed(y, c)
+                if gx is None or gy is None or len(gx[0].units) != len(gy[0].units):
                     continue
-                diff = [to_mbb(p - q, big) for p, q in zip(vx, vy, strict=True)]
+                d = difference(gx[0], gx[1], gy[0], gy[1])
+                diff = [to_mbb(v, big) for v in d.controlled(probs, by_class=False)]
                 cpu = sum(r.cpu_seconds for r in results
                           if set(r.group) in ({x, c}, {y, c}))
                 rows.append(EstimatorRow(f"{x} - {y} vs {c}", estimate(diff, 2 * len(diff)),
@@ -703,9 +1245,11 @@ def summarize(game: Game, results: Sequence[GroupValues]) -> list[EstimatorRow]:
 
 def estimate_run(game: Game, variants: Sequence[Variant],
                  groups: Sequence[tuple[str, ...]], *, master_seed: int, units: int,
-                 hands: int, sample: bool = False) -> list[EstimatorRow]:
+                 hands: int, sample: bool = False,
+                 features: bool = False) -> list[EstimatorRow]:
     """Every group's rows (:func:`summarize`) on ``units`` x ``hands`` deals; ``sample``:
-    the agents' draws sampled (``sampled-agents``) instead of expanded.
+    the agents' draws sampled (``sampled-agents``) instead of expanded; ``features``:
+    with the :data:`FEATURES` control variates against ``builtin:random``.
 
     Raises:
         UsageError: for a group that is not a pair, or a variant that cannot be modelled.
@@ -720,10 +1264,16 @@ def estimate_run(game: Game, variants: Sequence[Variant],
         for name in g:
             if name not in models:
                 models[name] = make_model(by[name], game, shared=shared)
-    results = [group_values(game, (models[g[0]], models[g[1]]), master_seed=master_seed,
-                            units=units, hands=hands, group=(g[0], g[1]), sample=sample)
-               for g in groups]
-    return summarize(game, results)
+    by_opponent: dict[str, list[tuple[str, str]]] = {}
+    for g in groups:
+        by_opponent.setdefault(g[1], []).append((g[0], g[1]))
+    found: dict[tuple[str, str], GroupValues] = {}
+    for opponent, pairs in by_opponent.items():
+        joint = joint_group_values(game, [models[x] for x, _ in pairs], models[opponent],
+                                   master_seed=master_seed, units=units, hands=hands,
+                                   groups=pairs, sample=sample, features=features)
+        found.update(zip(pairs, joint, strict=True))
+    return summarize(game, [found[(g[0], g[1])] for g in groups])
 
 
 def rows_json(rows: Sequence[EstimatorRow]) -> list[dict[str, Any]]:
