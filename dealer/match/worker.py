@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -457,13 +458,17 @@ def _wait_match(
 
 # ---------------------------------------------------------------------- in-process
 
-_POLICY_CACHE: dict[tuple[str, str | None, str | None, str | None], Any] = {}
+_POLICY_CACHE: OrderedDict[tuple[str, str | None, str | None, str | None], Any] = OrderedDict()
+_POLICY_CACHE_SIZE = 4
+"""Base policies kept per process (least recently used dropped): a round robin of a few
+file variants switches between them without loading a file again."""
 
 
 def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
     """A fresh policy for one seat, as ``acpc-agent`` would build it (same seed).
 
-    Strategy files are loaded once per process and shared (read-only) by the policies.
+    Strategy files are loaded once per process and shared (read-only) by the policies (the
+    last few variants' base policies are kept).
 
     Raises:
         ValueError, StrategyFileError: as :func:`agent.agents.make_policy`.
@@ -481,8 +486,11 @@ def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
     if base is None:
         base = make_policy(variant.strategy, game, seed=seed, mapping=variant.mapping,
                            purify=variant.purify, time_guard=guard, sizes_in=variant.sizes)
-        _POLICY_CACHE.clear()
         _POLICY_CACHE[key] = base
+        while len(_POLICY_CACHE) > _POLICY_CACHE_SIZE:
+            _POLICY_CACHE.popitem(last=False)
+    else:
+        _POLICY_CACHE.move_to_end(key)
     return StrategyPolicy(
         base.loaded, base.mapping, base.purification, seed=seed,
         mapping_name=base.mapping_name, time_guard=guard, sizes_in=base.sizes_in,

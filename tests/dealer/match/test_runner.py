@@ -619,3 +619,25 @@ def test_any_project_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
                               "--run-dir", str(tmp_path / "r")], capsys)
     assert status == 1
     assert err.strip() == "acpc-match: error: x.strat: truncated table"
+
+
+def test_in_process_seats_reuse_the_last_few_loaded_files() -> None:
+    """A round robin switching between file variants loads each one once per process."""
+    from dealer.match import worker
+
+    game = load_game("leduc.nolimit.2p.game")
+    variants = [parse_variant(f"{n}=leduc.nolimit.2p.fcpa.strat,mapping={m}")
+                for n, m in (("a", "rand-pshar"), ("b", "det-arith"), ("c", "rand-geo-1"))]
+    worker._POLICY_CACHE.clear()
+    first = [worker.make_seat_policy(v, game, seed=1) for v in variants]
+    again = [worker.make_seat_policy(v, game, seed=2) for v in variants * 2]
+    for policy, v in zip(again, variants * 2, strict=True):
+        original = first[variants.index(v)]
+        assert policy.loaded is original.loaded and policy.mapping_name == v.mapping
+        assert policy is not original  # a fresh policy (its own seed) per seat
+    more = ("det-geo", "rand-geo-2", "det-pshar", "rand-arith", "det-arith")
+    for i, m in enumerate(more):  # more variants than kept: the oldest go
+        worker.make_seat_policy(parse_variant(f"x{i}=leduc.nolimit.2p.fcpa.strat,mapping={m},"
+                                              "purify=full"), game, seed=0)
+    assert len(worker._POLICY_CACHE) == worker._POLICY_CACHE_SIZE < len(more)
+    assert worker.make_seat_policy(variants[0], game, seed=3).loaded is not first[0].loaded
