@@ -81,6 +81,10 @@ def _list(args: argparse.Namespace) -> int:
     print(header)
     for name, recipe in RECIPES.items():
         entry = files.get(name)
+        if not recipe.bundled:
+            print(f"{name:24} (not bundled: acpc-strategy solve --recipe {name} writes "
+                  f"{recipe.filename})")
+            continue
         if entry is None or not recipe.bundled_path.exists():
             print(f"{name:24} (not built: acpc-strategy solve --recipe {name} --bundle)")
             continue

@@ -155,6 +155,10 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     for name in RECIPES:
         assert name in out
     assert "NashConv" in out and "expl" in out
+    for name, recipe in RECIPES.items():  # a recipe that is never bundled is not told to
+        (line,) = [x for x in out.splitlines() if x.startswith(f"{name} ")]
+        assert ("--bundle" in line) is (recipe.bundled and "not built" in line)
+        assert ("not bundled" in line) is not recipe.bundled
 
 
 def test_inspect_readable_infosets(capsys: pytest.CaptureFixture[str]) -> None:
