@@ -77,7 +77,7 @@ from typing import Any, Protocol
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.cards import NUM_SUITS, deck_for
 from agent.acpc.dealing import Deal, deal_hands
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 from dealer.logfile import hand_values
@@ -455,7 +455,7 @@ class FileAgent:
                 return [(1.0, _FileState(fold))], False
             return [(1.0, _FileState(st.node, True))], False
         if call_child < 0:
-            raise ValueError(f"expected a call at abstract node {node.id}, got none")
+            raise AbstractionError(f"expected a call at abstract node {node.id}, got none")
         call = _FileState(call_child)
         if action.kind is ActionKind.CALL:
             return [(1.0, call)], False
