@@ -59,8 +59,9 @@ the tests check it against ``acpc-match --exact`` in no-limit Leduc and against 
 run in hold'em. The statistical unit is a duplicate deal (both seatings), which is valid
 because none of these agents adapts between hands.
 
-Imports the stdlib, :mod:`agent.acpc` and :mod:`dealer` at import time; the agent's policy
-code (numpy) inside :func:`make_model`, and :mod:`strategies.cardtables` (to load a cached
+Imports the stdlib, :mod:`agent.acpc`, :mod:`agent.strategy.purification` (stdlib only)
+and :mod:`dealer` at import time; the agent's policy code (numpy) inside
+:func:`make_model`, and :mod:`strategies.cardtables` (to load a cached
 flop table, never to build one) when a hold'em file's model is made.
 """
 
@@ -80,6 +81,7 @@ from agent.acpc.dealing import Deal, deal_hands
 from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
+from agent.strategy.purification import sample_index
 from dealer.logfile import hand_values
 from dealer.match.schedule import deal_seed
 from dealer.match.variants import Variant
@@ -540,18 +542,7 @@ def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, 
 def _pick_index(key: tuple[int, ...], probs: list[float], state: BettingState,
                 salt: bytes) -> int:
     """One index drawn from ``probs`` by a hash of the deal's ``key`` and the history."""
-    u = _hash_u64(key, salt, state.betting) / 2.0**64
-    acc = 0.0
-    total = math.fsum(probs)
-    last = 0
-    for i, q in enumerate(probs):
-        if q <= 0.0:
-            continue
-        last = i
-        acc += q
-        if u * total < acc:
-            return i
-    return last
+    return sample_index(probs, _hash_u64(key, salt, state.betting) / 2.0**64)
 
 
 class _Walk:
