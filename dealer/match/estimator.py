@@ -545,6 +545,25 @@ def _pick_index(key: tuple[int, ...], probs: list[float], state: BettingState,
     return sample_index(probs, _hash_u64(key, salt, state.betting) / 2.0**64)
 
 
+def _act_draw(key: tuple[int, ...], p: int, state: BettingState) -> Callable[[], float]:
+    """The hashed draw of the player at position ``p`` acting at ``state`` (sampled walks)."""
+
+    def draw() -> float:
+        return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+    return draw
+
+
+def _reading(observer: Model, st: Any, state: BettingState, action: Action, position: int,
+             key: tuple[int, ...], sample: bool) -> list[tuple[float, Any]]:
+    """How ``observer`` (at ``position``) reads ``action``: its weighted readings, or in a
+    sampled walk the one a hash of the deal and the history picks."""
+    seen, _ = observer.observe(st, state, action)
+    if sample and len(seen) > 1:
+        i = _pick_index(key, [r for r, _ in seen], state, b"see%d" % position)
+        return [(1.0, seen[i][1])]
+    return list(seen)
+
+
 class _Walk:
     """One seating of one deal: the expanded tree's value (see :func:`hand_value`)."""
 
@@ -557,28 +576,19 @@ class _Walk:
         self.sample = sample
         self._odds: dict[tuple[int, int], tuple[float, float, float]] = {}
 
-    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
-        return _pick_index(self.key, probs, state, salt)
-
     def value(self, state: BettingState, sts: list[Any]) -> float:
         if state.finished:
             return self.leaf(state)
         models, deal, key = self.models, self.deal, self.key
         p = state.player
         o = 1 - p
-        draw = None
-        if self.sample:
-            def draw() -> float:
-                return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
+        draw = _act_draw(key, p, state) if self.sample else None
         outs, _ = models[p].act(sts[p], state, p, deal, key, draw)
         total = 0.0
         for q, action, new in outs:
             if q <= 0.0:
                 continue
-            seen, _ = models[o].observe(sts[o], state, action)
-            if self.sample and len(seen) > 1:
-                j = self._pick([r for r, _ in seen], state, b"see%d" % o)
-                seen = [(1.0, seen[j][1])]
+            seen = _reading(models[o], sts[o], state, action, o, key, self.sample)
             child = state.apply(action)
             for r, other in seen:
                 if r <= 0.0:
@@ -688,16 +698,7 @@ class _JointWalk:
                        for a in agents]
 
     def _draw(self, p: int, state: BettingState) -> Callable[[], float] | None:
-        if not self.sample:
-            return None
-        key = self.key
-
-        def draw() -> float:
-            return _hash_u64(key, b"act%d" % p, state.betting) / 2.0**64
-        return draw
-
-    def _pick(self, probs: list[float], state: BettingState, salt: bytes) -> int:
-        return _pick_index(self.key, probs, state, salt)
+        return _act_draw(self.key, p, state) if self.sample else None
 
     def edge(self, game: Game) -> float:
         """The agent's P(win) - P(lose) with the whole board against a random hole."""
@@ -787,10 +788,7 @@ class _JointWalk:
                 for q, action, new in outs:
                     if q <= 0.0:
                         continue
-                    seen, _ = self.opponent.observe(opp_st, state, action)
-                    if sample and len(seen) > 1:
-                        i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
-                        seen = [(1.0, seen[i][1])]
+                    seen = _reading(self.opponent, opp_st, state, action, 1 - p, key, sample)
                     child = state.apply(action)
                     for r, other in seen:
                         if r <= 0.0:
@@ -809,10 +807,7 @@ class _JointWalk:
             child = state.apply(action)
             splits: dict[tuple[tuple[float, Any], ...], list[int]] = {}
             for j, m in enumerate(members):
-                seen, _ = self.agents[m].observe(sts[j], state, action)
-                if sample and len(seen) > 1:
-                    i = self._pick([r for r, _ in seen], state, b"see%d" % (1 - p))
-                    seen = [(1.0, seen[i][1])]
+                seen = _reading(self.agents[m], sts[j], state, action, 1 - p, key, sample)
                 splits.setdefault(tuple(seen), []).append(j)
             for seen_key, idx in splits.items():
                 sub = [members[j] for j in idx]
