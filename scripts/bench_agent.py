@@ -37,37 +37,33 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.abstraction.actions import PRESETS, build_tree
+from agent.abstraction.actions import PRESETS, BettingAbstraction, BettingTree, build_tree
+from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.dealing import MT19937, deal_hand
+from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState, view_of
-from agent.policy import LoadedStrategy, StrategyPolicy
+from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, read_header, table_layout
-from agent.strategy.hotswap import StrategyReloader, load_for_game
+from agent.strategy.hotswap import LoadedStrategy, StrategyReloader, load_for_game
 from agent.strategy.purification import parse_purification
 from agent.strategy.verified import is_verified
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
 
 
-def make_cards(postflop: int, samples: int) -> object:
+def make_cards(postflop: int, samples: int) -> CardAbstraction:
     from agent.abstraction.holdem_buckets import HoldemCards
 
     return HoldemCards.build((169, postflop, postflop, postflop), samples=samples, seed=1)
 
 
-def write_spec_strategy(path: Path, spec_file: Path, seed: int) -> tuple[float, object]:
-    """Random rows (``fchpa3``) over the card abstraction of a card spec file."""
-    from agent.abstraction.buckets import card_abstraction_from_spec
-    from strategies.cards_pa_cmd import read_spec
-
-    game = load_game(GAME)
-    betting = PRESETS["fchpa3"]
-    t0 = time.perf_counter()
-    tree = build_tree(game, betting)
-    cards = card_abstraction_from_spec(game, read_spec(spec_file))
+def dump_random_rows(path: Path, game: Game, betting: BettingAbstraction, tree: BettingTree,
+                     cards: CardAbstraction, seed: int) -> None:
+    """Write a strategy file of random rows (each normalized, no zero) over ``tree`` and
+    ``cards``."""
     layout = table_layout(tree, cards.buckets)
     rng = np.random.default_rng(seed)
     table = rng.random(layout.total, dtype=np.float32) + np.float32(0.01)
@@ -78,10 +74,23 @@ def write_spec_strategy(path: Path, spec_file: Path, seed: int) -> tuple[float, 
         block /= block.sum(axis=1, keepdims=True)
     dump_strategy(path, game, betting, cards.spec, table, tree=tree,
                   meta={"solver": "bench-random", "seed": seed})
+
+
+def write_spec_strategy(path: Path, spec_file: Path, seed: int) -> tuple[float, CardAbstraction]:
+    """Random rows (``fchpa3``) over the card abstraction of a card spec file."""
+    from agent.abstraction.buckets import card_abstraction_from_spec
+    from strategies.cards_pa_cmd import read_spec
+
+    game = load_game(GAME)
+    betting = PRESETS["fchpa3"]
+    t0 = time.perf_counter()
+    tree = build_tree(game, betting)
+    cards = card_abstraction_from_spec(game, read_spec(spec_file))
+    dump_random_rows(path, game, betting, tree, cards, seed)
     return time.perf_counter() - t0, cards
 
 
-def write_big_strategy(path: Path, size_gb: float, seed: int) -> tuple[float, object]:
+def write_big_strategy(path: Path, size_gb: float, seed: int) -> tuple[float, CardAbstraction]:
     game = load_game(GAME)
     betting = PRESETS["fchpa3"]
     t0 = time.perf_counter()
@@ -91,16 +100,7 @@ def write_big_strategy(path: Path, size_gb: float, seed: int) -> tuple[float, ob
     target = int(size_gb * 1e9 / 4)
     postflop = max(1, -(-(target - preflop) // per_bucket))
     cards = make_cards(postflop, samples=max(2 * postflop, 4000))
-    layout = table_layout(tree, cards.buckets)  # type: ignore[attr-defined]
-    rng = np.random.default_rng(seed)
-    table = rng.random(layout.total, dtype=np.float32) + np.float32(0.01)
-    for node in tree.decision_nodes:
-        k = len(node.actions)
-        start = int(layout.offsets[node.id])
-        block = table[start : start + int(layout.rows[node.id]) * k].reshape(-1, k)
-        block /= block.sum(axis=1, keepdims=True)
-    dump_strategy(path, game, betting, cards.spec, table, tree=tree,  # type: ignore[attr-defined]
-                  meta={"solver": "bench-random", "seed": seed})
+    dump_random_rows(path, game, betting, tree, cards, seed)
     return time.perf_counter() - t0, cards
 
 
@@ -189,7 +189,7 @@ def main() -> None:
         elif args.cards is not None:
             built, cards = write_spec_strategy(first, args.cards, seed=1)
             write_spec_strategy(second, args.cards, seed=2)
-            buckets = list(cards.buckets)  # type: ignore[attr-defined]
+            buckets = list(cards.buckets)
             size_mb = first.stat().st_size / 1e6
             print(f"strategy file over {args.cards}: buckets {buckets}, {size_mb:.1f} MB "
                   f"(built in {built:.1f} s)")
