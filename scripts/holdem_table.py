@@ -116,7 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", default="lbr,matches,h2h,bound",
                    help="comma-separated: lbr, matches, h2h, bound")
     args = p.parse_args(argv)
-    files = dict(spec.split("=", 1) for spec in (args.file or DEFAULT_FILES))
+    files: dict[str, str] = {}
+    for spec in args.file or DEFAULT_FILES:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or name in files:
+            p.error(f"expected --file NAME=PATH with a new, non-empty NAME, got {spec!r}")
+        if not (ROOT / path).is_file() and not Path(path).is_file():
+            p.error(f"expected --file {name}=PATH to name a strategy file, got {path!r}: "
+                    f"no such file")
+        files[name] = path
     steps = set(args.steps.split(","))
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
