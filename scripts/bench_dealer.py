@@ -27,6 +27,14 @@ it). The load average (``os.getloadavg``) is printed before every run. Client st
 inside the measured time on both sides (the C player starts in milliseconds, ours in a few
 hundred; over 20,000 hands that is a few percent against us).
 
+``--part engine`` (with or without ``--reference``) also times our match engine alone, in this
+process: :class:`~dealer.engine.Match` fed each seat's answer from memory (the same random
+player as (b), one line per state), no socket, no event loop, no process start-up. It prints
+the engine's CPU per hand and per action (``time.process_time`` around the engine's calls
+only, not around the players'): the part of our dealer's user time that is the rules and the
+protocol themselves. With ``--reference``, (a) runs too, so the reference dealer's whole user
+time per hand is printed beside it (``--part engine`` is then (a) plus the engine).
+
 ``--profile OUT`` runs the dealer under cProfile, writes the stats to ``OUT`` and prints the
 top functions by own time (profiling slows the dealer down; the figure is not a benchmark).
 ``--client agent`` uses ``acpc-agent --strategy builtin:call`` instead of the minimal client.
@@ -49,6 +57,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = {2: "holdem.nolimit.2p.reverse_blinds.game", 3: "holdem.nolimit.3p.game"}
@@ -137,7 +146,8 @@ def run_match(
         return Run(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_utime, client_cpu,
                    score[-1] if score else "?", load)
     finally:
-        for proc in [dealer, *clients]:
+        procs: list[subprocess.Popen[Any]] = [dealer, *clients]
+        for proc in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -162,6 +172,75 @@ def reference_dealer_command(
     names = [f"C{i + 1}" for i in range(players)]
     return [str(dealer), "bench", game, str(hands), str(seed), *names, "-q",
             "--start_timeout", str(int(START_TIMEOUT_S * 1000))]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRun:
+    """The engine alone: CPU seconds inside its calls, hands, actions answered."""
+
+    cpu: float
+    hands: int
+    actions: int
+
+
+def engine_run(players: int, hands: int, seed: int) -> EngineRun:
+    """Play a match through :class:`~dealer.engine.Match` alone (see the module docstring).
+
+    Every state sent to the seat that must act is answered at once by
+    :class:`~agent.builtin.RandomPolicy` (the players of (b)); only the engine's own calls
+    (``receive``, ``drain``) are timed.
+    """
+    from agent.acpc.betting import format_action
+    from agent.acpc.gamefiles import load_game
+    from agent.acpc.matchstate import parse_matchstate
+    from agent.builtin import RandomPolicy
+    from dealer.engine import Match, MatchConfig, Phase
+
+    name = GAMES[players]
+    game = load_game(_game_path(players))
+    config = MatchConfig("engine", name, game, hands, seed,
+                         tuple(f"C{i + 1}" for i in range(players)), quiet=True)
+    now = [0]
+
+    def clock() -> int:  # a clock that never runs out: time limits play no part
+        now[0] += 1
+        return now[0]
+
+    policies = [RandomPolicy(seed * 100 + s) for s in range(players)]
+    match = Match(config, clock)
+    match.begin()
+    match.connected()
+    for seat in range(players):
+        match.receive(seat, b"VERSION:2.0.0\r\n")
+    cpu = 0.0
+    actions = 0
+    out = match.drain()
+    tick = time.process_time
+    while match.phase is not Phase.DONE:
+        seat = match.acting_seat
+        sent = b"".join(data for s, data in out.to_seat if s == seat)
+        line = sent.rstrip(b"\r\n").rsplit(b"\r\n", 1)[-1].decode("ascii")
+        if not line:
+            raise RuntimeError(f"expected a state for seat {seat + 1}, got {sent!r}")
+        action = policies[seat].act(parse_matchstate(line, game))
+        reply = f"{line}:{format_action(action, game)}\r\n".encode("ascii")
+        start = tick()
+        match.receive(seat, reply)
+        out = match.drain()
+        cpu += tick() - start
+        actions += 1
+    if match.exit_status:
+        raise RuntimeError(f"the engine ended with status {match.exit_status}: {out.stderr}")
+    return EngineRun(cpu, hands, actions)
+
+
+def _engine_line(runs: list[EngineRun]) -> str:
+    per_hand = sorted(r.cpu / r.hands * 1e6 for r in runs)
+    per_action = statistics.median(r.cpu / r.actions * 1e6 for r in runs)
+    length = statistics.median(r.actions / r.hands for r in runs)
+    return (f"  engine alone CPU us/hand min {per_hand[0]:.0f}  median "
+            f"{statistics.median(per_hand):.0f}  max {per_hand[-1]:.0f};  "
+            f"{per_action:.1f} us/action, {length:.2f} actions/hand")
 
 
 def _line(label: str, runs: list[Run], hands: int) -> str:
@@ -193,11 +272,12 @@ def compare(args: argparse.Namespace) -> int:
     ours = our_dealer_command(game, hands, args.seed, players)
     ref = reference_dealer_command(ref_dealer, game, hands, args.seed, players)
     sides: dict[str, list[tuple[list[str], ClientCommand]]] = {}
-    if args.part in ("both", "dealer"):
+    if args.part in ("both", "dealer", "engine"):
         sides["(a) dealer, reference players"] = [(ours, ref_clients), (ref, ref_clients)]
     if args.part in ("both", "stack"):
         sides["(b) full stack, random players"] = [(ours, our_clients), (ref, ref_clients)]
     results: dict[str, tuple[list[Run], list[Run]]] = {k: ([], []) for k in sides}
+    engine: list[EngineRun] = []
     print(f"game {GAMES[players]}, {hands} hands, {args.repeat} rounds (ours, C interleaved); "
           f"uvloop {'installed' if importlib.util.find_spec('uvloop') else 'not installed'}; "
           f"{os.cpu_count()} CPUs")
@@ -215,6 +295,10 @@ def compare(args: argparse.Namespace) -> int:
                           f"{run.user / hands * 1e6:3.0f}), clients "
                           f"{run.client_cpu / hands * 1e6:4.0f} us/hand, load "
                           f"{run.load:.2f}  ({run.score})", flush=True)
+            if args.part == "engine":
+                engine.append(engine_run(players, hands, args.seed + k))
+                print(_engine_line(engine[-1:]).replace("  engine alone", f"  round {k + 1} "
+                      "engine alone", 1), flush=True)
     load = os.getloadavg()
     print(f"\nsummary ({hands} hands per run, load now {load[0]:.2f} {load[1]:.2f} "
           f"{load[2]:.2f}):")
@@ -230,6 +314,14 @@ def compare(args: argparse.Namespace) -> int:
         print(f"  ratio ours/C hands/s: median {med:.2f} (per round {per_round[0]:.2f}.."
               f"{per_round[-1]:.2f}); dealer CPU ours/C {cpu:.2f}; load during "
               f"{min(loads):.2f}..{max(loads):.2f}")
+    if engine:
+        print("(c) our engine alone, in process (no sockets, no event loop)")
+        print(_engine_line(engine))
+        ref_user = statistics.median(r.user for r in results[
+            "(a) dealer, reference players"][1]) / hands * 1e6
+        mine_us = statistics.median(r.cpu for r in engine) / hands * 1e6
+        print(f"  the reference dealer's whole user CPU: {ref_user:.0f} us/hand; engine "
+              f"alone / that: {mine_us / ref_user:.1f}")
     return 0
 
 
@@ -251,8 +343,11 @@ def main() -> int:
                         help="the reference dealer binary: compare against it")
     parser.add_argument("--reference-player", type=Path, default=None, metavar="PLAYER",
                         help="the reference example_player binary (with --reference)")
-    parser.add_argument("--part", choices=("both", "dealer", "stack"), default="both",
-                        help="with --reference: (a) the dealer, (b) the full stack, or both")
+    parser.add_argument("--part", choices=("both", "dealer", "stack", "engine"),
+                        default="both",
+                        help="with --reference: (a) the dealer, (b) the full stack, or both; "
+                        "engine: (a) and our engine alone in process (also without "
+                        "--reference)")
     args = parser.parse_args()
     if (args.reference is None) != (args.reference_player is None):
         parser.error("expected --reference and --reference-player together, got one of them")
@@ -266,6 +361,12 @@ def main() -> int:
         args.repeat = 3 if args.repeat is None else args.repeat
         return compare(args)
     repeat = 1 if args.repeat is None else args.repeat
+    if args.part == "engine":
+        runs = [engine_run(args.players, args.hands, args.seed + k) for k in range(repeat)]
+        print(f"game {GAMES[args.players]}, {args.hands} hands, load "
+              f"{os.getloadavg()[0]:.2f}; our engine alone, in process")
+        print(_engine_line(runs))
+        return 0
     uvloop = importlib.util.find_spec("uvloop") is not None
     print(f"game {GAMES[args.players]}, {args.hands} hands, {args.client} call clients, "
           f"uvloop {'installed' if uvloop else 'not installed'}")
