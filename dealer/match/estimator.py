@@ -70,6 +70,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -90,6 +91,10 @@ from dealer.stats import Estimate, estimate, to_mbb
 ESTIMATORS = ("played", "exact-agents", "sampled-agents")
 """``--estimator`` choices: ``played`` (matches are played, the default), ``exact-agents``
 and ``sampled-agents`` (this module)."""
+
+WALKS = ("auto", "python", "reference")
+"""How :func:`joint_group_values` walks: the fastest exact walk that applies, the Python
+sampled walk, or always the reference walk."""
 
 CARD_BLIND = ("builtin:call", "builtin:fold", "builtin:minraise")
 """Deterministic built-ins that never look at their cards."""
@@ -1445,38 +1450,60 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                        master_seed: int, units: int, hands: int,
                        groups: Sequence[tuple[str, str]], first_unit: int = 0,
                        sample: bool = False, features: bool = False,
-                       fast: bool = True) -> list[GroupValues]:
+                       walk: str = "auto") -> list[GroupValues]:
     """:func:`group_values` of every agent against one ``opponent`` (``groups[i]`` names
     ``agents[i]`` and the opponent), in one pass: each deal is dealt once and walked once
     per seating for all the agents together (:func:`joint_hand_values`), so a comparison
     of variants that agree on most of a hand pays for the shared part once. The values are
     those of :func:`group_values`; the CPU time is shared out equally among the groups
     (their sum is the pass's). ``features``: also each seating's control-variate terms
-    (:data:`FEATURES`; against ``builtin:random`` only, else none are kept). ``fast``:
-    where it applies (:func:`fast_walk_applies`), the sampled walk with its per-history
-    work kept across deals (:class:`_SampledJointWalk`, the same values); False: always
-    the reference walk (:class:`_JointWalk`)."""
+    (:data:`FEATURES`; against ``builtin:random`` only, else none are kept). ``walk``
+    (:data:`WALKS`), where a fast walk applies (:func:`fast_walk_applies`; the same
+    values as the reference): ``auto``, the numba kernel
+    (:mod:`dealer.match.fastwalk`) where it covers the case, else the sampled Python walk
+    that keeps per-history work across deals (:class:`_SampledJointWalk`); ``python``,
+    that Python walk; ``reference``, always the reference walk (:class:`_JointWalk`).
+
+    Raises:
+        UsageError: for groups that do not match the agents, or an unknown ``walk``.
+    """
     outs = [GroupValues(g) for g in groups]
     if len(groups) != len(agents):
         raise UsageError(f"expected one group per agent, got {len(groups)} groups for "
                          f"{len(agents)} agents")
+    if walk not in WALKS:
+        raise UsageError(f"expected a walk in {', '.join(WALKS)}, got {walk!r}")
     walker: _SampledJointWalk | None = None
-    if fast and fast_walk_applies(agents, opponent, sample=sample, features=features):
-        walker = _SampledJointWalk([a for a in agents if isinstance(a, FileAgent)],
-                                   opponent,  # type: ignore[arg-type]
-                                   Histories(game))
+    kernel: Any = None
     start = time.process_time()
+    if walk != "reference" and fast_walk_applies(agents, opponent, sample=sample,
+                                                 features=features):
+        files = [a for a in agents if isinstance(a, FileAgent)]
+        assert isinstance(opponent, RandomAgent)
+        buckets = sys.modules.get("agent.abstraction.holdem_buckets")
+        if (walk == "auto" and buckets is not None
+                and type(files[0].loaded.cards) is buckets.HoldemCards):
+            from dealer.match.fastwalk import numba_walk_for
+
+            kernel = numba_walk_for(files, opponent.weights, flop_bucket_batch)
+        if kernel is None:
+            walker = _SampledJointWalk(files, opponent, Histories(game))
     for unit in range(first_unit, first_unit + units):
         seed = deal_seed(master_seed, unit)
         dealt = deal_hands(game, seed)
         deals = [next(dealt) for _ in range(hands)]
         if walker is not None:
             walker.prepare(deals)
+        table = None
+        if kernel is not None:
+            table = kernel.values(deals, [(seed, h) for h in range(hands)]).tolist()
         for h, deal in enumerate(deals):
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
             f0 = f1 = None
-            if walker is not None:
+            if table is not None:
+                first, second = table[h]
+            elif walker is not None:
                 first = walker.values(0, deal, key, odds, h)
                 second = walker.values(1, deal, key, odds, h)
             else:
