@@ -331,6 +331,9 @@ class CardCache:
         self.readings: dict[tuple[int, str, str, int], Any] = {}
         """Bet readings by (node, betting, size convention, raise-to): the variants of a
         file that differ in the mapping bracket a raise alike."""
+        self.kernels: dict[tuple[int, ...], Any] = {}
+        """The numba walks (:class:`dealer.match.fastwalk.NumbaWalk`, or None where the
+        kernel does not apply) of sets of this file's agents, by the agents' ids."""
 
     def reset(self, deal: Deal) -> None:
         """Start ``deal`` (a no-op if it is the current one)."""
@@ -1296,9 +1299,17 @@ def play_hand(models: Sequence[Model], deal: Deal, draws: Sequence[Callable[[], 
 def hole_class(hole: Sequence[int]) -> tuple[int, ...]:
     """The suit-isomorphic class of hole cards: ranks descending, then 1 if all share a
     suit (hold'em: the 169 preflop classes)."""
-    ranks = sorted((c // NUM_SUITS for c in hole), reverse=True)
-    suited = len(hole) > 1 and len({c % NUM_SUITS for c in hole}) == 1
-    return (*ranks, int(suited))
+    key = tuple(hole)
+    got = _HOLE_CLASSES.get(key)
+    if got is None:
+        ranks = sorted((c // NUM_SUITS for c in hole), reverse=True)
+        suited = len(hole) > 1 and len({c % NUM_SUITS for c in hole}) == 1
+        got = _HOLE_CLASSES[key] = (*ranks, int(suited))
+    return got
+
+
+_HOLE_CLASSES: dict[tuple[int, ...], tuple[int, ...]] = {}
+""":func:`hole_class` by hole (at most every hole of a deck)."""
 
 
 def class_probabilities(game: Game) -> dict[tuple[int, ...], float]:
@@ -1483,9 +1494,15 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
         buckets = sys.modules.get("agent.abstraction.holdem_buckets")
         if (walk == "auto" and buckets is not None
                 and type(files[0].loaded.cards) is buckets.HoldemCards):
-            from dealer.match.fastwalk import numba_walk_for
+            # one kernel walk per set of agents, kept by their shared card cache (its
+            # flattened tree nodes serve every later call)
+            kernels = files[0].cards.kernels
+            ids = tuple(id(a) for a in files)
+            if ids not in kernels:
+                from dealer.match.fastwalk import numba_walk_for
 
-            kernel = numba_walk_for(files, opponent.weights, flop_bucket_batch)
+                kernels[ids] = numba_walk_for(files, opponent.weights, flop_bucket_batch)
+            kernel = kernels[ids]
         if kernel is None:
             walker = _SampledJointWalk(files, opponent, Histories(game))
     for unit in range(first_unit, first_unit + units):

@@ -717,6 +717,17 @@ def sampled_values(
 # ---------------------------------------------------------------- the Python side
 
 
+def preflop_classes(holes: IntArray) -> IntArray:
+    """:func:`agent.abstraction.holdem_spec.preflop_class` of many holes at once (one per
+    row; the cards are trusted: dealt by the walk): the preflop bucket of
+    :class:`~agent.abstraction.holdem_buckets.HoldemCards`."""
+    ranks = holes // 4
+    hi = ranks.max(axis=1)
+    lo = ranks.min(axis=1)
+    suited = holes[:, 0] % 4 == holes[:, 1] % 4
+    return np.where(suited, 13 * hi + lo, 13 * lo + hi).astype(np.int64)
+
+
 class NumbaWalk:
     """The kernel's arrays for some strategy-file agents of one file against
     ``builtin:random`` (:func:`numba_walk_for` says when it applies)."""
@@ -830,8 +841,7 @@ class NumbaWalk:
         n = len(deals)
         holes = np.array([d.hole for d in deals], np.int64).reshape(n, 2, 2)
         boards = np.array([d.board for d in deals], np.int64).reshape(n, 5)
-        pre = np.array([[self.cards.bucket(0, d.hole[p], ()) for p in (0, 1)]
-                        for d in deals], np.int64).reshape(n, 2)
+        pre = preflop_classes(holes.reshape(2 * n, 2)).reshape(n, 2)
         hands = np.concatenate([holes.reshape(2 * n, 2), np.repeat(boards[:, :3], 2, axis=0)],
                                axis=1)
         flop = np.asarray(self.flop_batch(self.cards, hands), np.int64).reshape(n, 2)

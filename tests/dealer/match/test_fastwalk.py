@@ -1,0 +1,203 @@
+"""The numba walk of ``--estimator sampled-agents`` (:mod:`dealer.match.fastwalk`) against
+its slow oracle, the Python reference walk (:class:`dealer.match.estimator._JointWalk`):
+the same values deal by deal (tolerance 1e-9) for several seeds, both seatings, both
+mappings of the default run and more, purifications ``none``, ``full`` and a threshold;
+and each kernel helper against the code it mirrors (BLAKE2b against :mod:`hashlib`, the
+betting state against :class:`~agent.acpc.betting.BettingState` on random play-outs, the
+mappings, the bracket, the purification, the draw). The tests whose names contain
+``small`` run again with ``NUMBA_DISABLE_JIT=1`` (the kernels' plain-Python semantics).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agent.abstraction.holdem_spec import preflop_class
+from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket
+from agent.acpc.betting import Action, ActionKind, BettingState
+from agent.acpc.gamefiles import load_game
+from agent.strategy.purification import parse_purification, sample_index
+from dealer.match import fastwalk as fw
+from dealer.match.estimator import FileAgent, joint_group_values, make_model
+from dealer.match.variants import parse_variant
+from tests.support import NO_JIT, ROOT
+
+DATA = ROOT / "strategies" / "data"
+HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
+STRAT = DATA / "holdem.nolimit.2p.strat"
+
+
+def test_small_blake2b_equals_hashlib() -> None:
+    rng = random.Random(3)
+    work = np.zeros(40, np.uint64)
+    for n in [1, 2, 7, 8, 9, 63, 64, 127, 128, 129, 200, 255, 256, 257, 400]:
+        data = bytes(rng.randrange(256) for _ in range(n))
+        got = fw.blake2b_u64(np.frombuffer(data, np.uint8), n, fw._IV, fw._SIGMA, work)
+        want = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+        assert int(got) == want, n
+
+
+def test_small_preflop_classes_equal_the_abstraction() -> None:
+    holes = np.array(list(itertools.permutations(range(52), 2)), np.int64)
+    got = fw.preflop_classes(holes)
+    assert got.tolist() == [preflop_class(h) for h in holes.tolist()]
+    assert sorted(set(got.tolist())) == list(range(169))
+
+
+_KIND = {ActionKind.FOLD: fw.FOLD, ActionKind.CALL: fw.CALL, ActionKind.RAISE: fw.RAISE}
+
+
+def test_small_betting_state_equals_the_rules_engine() -> None:
+    """Random legal play-outs of heads-up no-limit hold'em (min raises, all-ins, folds):
+    after every action the kernel's state, betting text, raise bounds and fold rule are
+    the engine's; at the end, the payoffs."""
+    game = load_game(HOLDEM)
+    rng = random.Random(11)
+    stack = np.array(game.stack, np.int64)
+    blind = np.array(game.blind, np.int64)
+    first = np.array(game.first_player, np.int64)
+    max_raises = np.array(game.max_raises, np.int64)
+    st = np.zeros(16, np.int64)
+    kinds = np.zeros(72, np.int64)
+    actors = np.zeros(72, np.int64)
+    bet = np.zeros(1024, np.uint8)
+    bounds = np.zeros(2, np.int64)
+    for _ in range(150 if NO_JIT else 600):
+        state = BettingState.initial(game)
+        fw._initial(st, stack, blind, first)
+        while True:
+            assert st[fw._PL] == (-1 if state.finished else state.player)
+            assert (st[fw._SP], st[fw._SP + 1]) == state.spent
+            assert bytes(bet[:st[fw._BLEN]]).decode() == state.betting
+            assert st[fw._RD] == state.round and bool(st[fw._FIN]) == state.finished
+            if state.finished:
+                break
+            assert fw._can_fold(st, stack) == state.can_fold()
+            got = fw._raise_bounds(st, stack, max_raises, kinds, bounds)
+            want = state.raise_bounds()
+            assert (tuple(bounds) if got else None) == want
+            assert fw._to_call(st, stack, state.player) == state.to_call()
+            legal = state.legal_actions()
+            kind = rng.choice(legal)
+            size = 0
+            if kind is ActionKind.RAISE:
+                assert want is not None
+                lo, hi = want
+                size = rng.choice([lo, hi, rng.randint(lo, hi)])
+            action = Action(kind, size)
+            state = state.apply(action)
+            assert fw._apply(st, _KIND[kind], size, stack, game.big_blind, game.num_rounds,
+                             first, kinds, actors, bet)
+        for ranks in ((1, 0), (0, 0), (0, 1)):
+            want_value = state.payoffs(ranks if state.is_showdown else None)[0]
+            if state.is_showdown:
+                got_value = fw._showdown_value(st[fw._SP], st[fw._SP + 1], *ranks)
+                assert got_value == want_value
+
+
+def test_small_mappings_bracket_purification_and_draws() -> None:
+    rng = random.Random(5)
+    sizes = np.array([0.0, 0.5, 1.0, 2.0, 7.5], np.float64)
+    out = np.zeros(2, np.int64)
+    for _ in range(300 if NO_JIT else 3000):
+        x = rng.choice([rng.uniform(-0.5, 9.0), rng.choice(sizes.tolist()) + 1e-12])
+        fw._bracket(sizes, len(sizes), x, out)
+        assert tuple(out) == bracket(sizes.tolist(), x)
+        a, b = sorted(rng.sample(sizes.tolist(), 2))
+        for i, name in enumerate(fw.MAPPINGS):
+            assert fw._mapping(i, a, b, x) == float(BUILTIN_MAPPINGS[name](a, b, x)), name
+    for _ in range(300 if NO_JIT else 3000):
+        k = rng.randint(1, 5)
+        row = [rng.choice([0.0, rng.random(), 0.25]) for _ in range(k)]
+        if max(row) <= 0.0:
+            row[0] = 0.5
+        for spec, kind, t in (("none", 0, 0.0), ("full", 1, 0.0),
+                              ("threshold:0.3", 2, 0.3)):
+            arr = np.array(row, np.float64)
+            assert fw._purify(arr, k, kind, t)
+            want = parse_purification(spec).apply(row)
+            assert arr.tolist() == want
+            u = rng.random()
+            assert fw._sample_index(arr, k, u) == sample_index(want, u)
+
+
+def _variants() -> list[str]:
+    return [f"rp={STRAT},mapping=rand-pshar", f"da={STRAT},mapping=det-arith",
+            f"rpf={STRAT},mapping=rand-pshar,purify=full",
+            f"rg={STRAT},mapping=rand-geo-2,purify=threshold:0.2",
+            f"dp={STRAT},mapping=det-pshar,purify=full", "r=builtin:random"]
+
+
+def _has_flop_table() -> bool:
+    game = load_game(HOLDEM)
+    agent = make_model(parse_variant(_variants()[0]), game, shared={})
+    return isinstance(agent, FileAgent) and agent.flop is not None
+
+
+@pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
+@pytest.mark.parametrize("seed", [1, 7, 2024])
+def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
+    """The slow oracle: every variant, deal by deal and seating by seating, gets the
+    reference walk's values from the kernel."""
+    if not _has_flop_table():
+        pytest.skip("no cached flop table: the kernel does not apply (acpc-strategy cards "
+                    "--round flop)")
+    game = load_game(HOLDEM)
+    variants = [parse_variant(t) for t in _variants()]
+    groups = [(v.name, "r") for v in variants[:-1]]
+    shared: dict[tuple[str, str | None], object] = {}
+    models = [make_model(v, game, shared=shared) for v in variants]
+    kernel = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
+                                hands=40, groups=groups, sample=True, walk="auto")
+    walks = [k for k in models[0].cards.kernels.values()]  # type: ignore[attr-defined]
+    assert len(walks) == 1 and walks[0] is not None and walks[0].nodes_filled > 0
+    shared = {}
+    models = [make_model(v, game, shared=shared) for v in variants]
+    ref = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
+                             hands=40, groups=groups, sample=True, walk="reference")
+    for k, r in zip(kernel, ref, strict=True):
+        flat = [v for pair in k.seatings for v in pair]
+        assert flat == pytest.approx([v for pair in r.seatings for v in pair], abs=1e-9)
+        assert k.classes == r.classes and k.units == r.units
+    # the variants really differ on some deals, and both seatings have showdowns and folds
+    assert any(a.seatings != b.seatings for a, b in itertools.combinations(kernel, 2))
+    assert len({v for pair in kernel[0].seatings for v in pair}) > 20
+
+
+def test_the_kernel_declines_what_it_does_not_cover() -> None:
+    """Leduc, the ``real`` size convention, features or the exact walk: the Python walks
+    (``numba_walk_for`` gives None or is never asked)."""
+    game = load_game(HOLDEM)
+    shared: dict[tuple[str, str | None], object] = {}
+    real = make_model(parse_variant(f"a={STRAT},mapping=rand-pshar,sizes=real"), game,
+                      shared=shared)
+    rnd = make_model(parse_variant("r=builtin:random"), game)
+    assert fw.numba_walk_for([real], {ActionKind.FOLD: 0.06, ActionKind.CALL: 0.47,
+                                      ActionKind.RAISE: 0.47}, lambda c, h: None) is None
+    leduc = load_game("leduc.nolimit.2p.game")
+    agent = make_model(parse_variant(f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'}"), leduc,
+                       shared={})
+    assert fw.numba_walk_for([agent], {}, lambda c, h: None) is None
+    with pytest.raises(ValueError, match="expected a walk in auto, python, reference"):
+        joint_group_values(game, [real], rnd, master_seed=1, units=1, hands=1,
+                           groups=[("a", "r")], walk="numba")
+
+
+@pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
+def test_small_kernels_as_plain_python() -> None:
+    """The ``small`` tests again with NUMBA_DISABLE_JIT=1 (one process)."""
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    command = [sys.executable, "-m", "pytest", __file__, "-k", "small and not plain",
+               "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "--no-header"]
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
+                         check=False)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "4 passed" in out.stdout
