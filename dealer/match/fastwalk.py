@@ -725,7 +725,8 @@ def preflop_classes(holes: IntArray) -> IntArray:
     hi = ranks.max(axis=1)
     lo = ranks.min(axis=1)
     suited = holes[:, 0] % 4 == holes[:, 1] % 4
-    return np.where(suited, 13 * hi + lo, 13 * lo + hi).astype(np.int64)
+    out: IntArray = np.where(suited, 13 * hi + lo, 13 * lo + hi).astype(np.int64)
+    return out
 
 
 class NumbaWalk:
