@@ -1507,20 +1507,25 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
             walker = _SampledJointWalk(files, opponent, Histories(game))
     for unit in range(first_unit, first_unit + units):
         seed = deal_seed(master_seed, unit)
+        if kernel is not None:  # the cards dealt and walked by the kernel
+            cards = kernel.deal(seed, hands)
+            table = kernel.values(cards, [(seed, h) for h in range(hands)]).tolist()
+            for c, (first, second) in zip(cards[:, :4].tolist(), table, strict=True):
+                classes = (hole_class((c[0], c[1])), hole_class((c[2], c[3])))
+                for out, v0, v1 in zip(outs, first, second, strict=True):
+                    out.seatings.append((v0, -v1))
+                    out.classes.append(classes)
+                    out.units.append(unit)
+            continue
         dealt = deal_hands(game, seed)
         deals = [next(dealt) for _ in range(hands)]
         if walker is not None:
             walker.prepare(deals)
-        table = None
-        if kernel is not None:
-            table = kernel.values(deals, [(seed, h) for h in range(hands)]).tolist()
         for h, deal in enumerate(deals):
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
             f0 = f1 = None
-            if table is not None:
-                first, second = table[h]
-            elif walker is not None:
+            if walker is not None:
                 first = walker.values(0, deal, key, odds, h)
                 second = walker.values(1, deal, key, odds, h)
             else:

@@ -161,6 +161,47 @@ def blake2b_u64(msg: Any, n: int, iv: Any, sigma: Any, work: Any) -> np.uint64:
             return np.uint64(h[0])
 
 
+# ------------------------------------------------------------------------- dealing
+
+
+@kernel
+def deal_cards(seed: int, deck: Any, out: Any) -> None:
+    """:func:`agent.acpc.dealing.deal_hands` of ``seed``: the cards of hands
+    ``0 .. len(out) - 1`` into the rows of ``out`` (every hole in position order, then
+    the board), by MT19937 (``init_genrand``) and the reference draw rule."""
+    mask = np.uint64(0xFFFFFFFF)
+    mt = np.zeros(624, np.uint64)
+    mt[0] = np.uint64(seed)
+    for i in range(1, 624):
+        prev = mt[i - 1]
+        mt[i] = (np.uint64(1812433253) * (prev ^ (prev >> np.uint64(30))) + np.uint64(i)) & mask
+    index = 624
+    work = np.empty(deck.shape[0], np.int64)
+    for h in range(out.shape[0]):
+        work[:] = deck
+        n = deck.shape[0]
+        for j in range(out.shape[1]):
+            if index >= 624:
+                for i in range(624):
+                    y = (mt[i] & np.uint64(0x80000000)) | (mt[(i + 1) % 624]
+                                                           & np.uint64(0x7FFFFFFF))
+                    v = mt[(i + 397) % 624] ^ (y >> np.uint64(1))
+                    if y & np.uint64(1):
+                        v ^= np.uint64(0x9908B0DF)
+                    mt[i] = v
+                index = 0
+            y = mt[index]
+            index += 1
+            y ^= y >> np.uint64(11)
+            y ^= (y << np.uint64(7)) & np.uint64(0x9D2C5680)
+            y ^= (y << np.uint64(15)) & np.uint64(0xEFC60000)
+            y ^= y >> np.uint64(18)
+            pick = np.int64(y % np.uint64(n))
+            out[h, j] = work[pick]
+            n -= 1
+            work[pick] = work[n]
+
+
 # ------------------------------------------------------------------- betting state
 
 # state layout (int64): spent 0-1, folded 2-3, max_spent 4, min_raise_to 5, round 6,
@@ -806,6 +847,9 @@ class NumbaWalk:
         for r, t in enumerate(th):
             self.thresholds[r, :len(t)] = t
         self.rivers = int(self.cards.flop_rivers_per_turn)
+        from agent.acpc.cards import deck_for
+
+        self.deck = np.array(deck_for(game), np.int64)
         self.flop_batch = flop_batch
         """The flop buckets of many (hole, flop) hands at once
         (:func:`dealer.match.estimator.flop_bucket_batch` with the cached table)."""
@@ -836,12 +880,19 @@ class NumbaWalk:
         self.ready[i] = True
         self.nodes_filled += 1
 
-    def deal_arrays(self, deals: Sequence[Any], keys: Sequence[tuple[int, ...]],
+    def deal(self, seed: int, hands: int) -> IntArray:
+        """The cards of hands ``0 .. hands - 1`` of deal seed ``seed`` (rows: both holes,
+        then the board), as :func:`agent.acpc.dealing.deal_hands` deals them."""
+        out = np.zeros((hands, 9), np.int64)
+        deal_cards(seed, self.deck, out)
+        return out
+
+    def deal_arrays(self, cards: IntArray, keys: Sequence[tuple[int, ...]],
                     ) -> tuple[Any, ...]:
         """The per-deal arrays: holes, boards, preflop and flop buckets, key reprs."""
-        n = len(deals)
-        holes = np.array([d.hole for d in deals], np.int64).reshape(n, 2, 2)
-        boards = np.array([d.board for d in deals], np.int64).reshape(n, 5)
+        n = len(cards)
+        holes = np.ascontiguousarray(cards[:, :4]).reshape(n, 2, 2)
+        boards = np.ascontiguousarray(cards[:, 4:9])
         pre = preflop_classes(holes.reshape(2 * n, 2)).reshape(n, 2)
         hands = np.concatenate([holes.reshape(2 * n, 2), np.repeat(boards[:, :3], 2, axis=0)],
                                axis=1)
@@ -854,20 +905,22 @@ class NumbaWalk:
         blob = np.frombuffer(b"".join(texts), np.uint8).copy()
         return holes, boards, pre, flop, blob, at.reshape(n, 3), lengths.reshape(n, 3)
 
-    def values(self, deals: Sequence[Any], keys: Sequence[tuple[int, ...]]) -> FloatArray:
-        """Position 0's chips per deal, seating (the agents in position 0, then 1) and
+    def values(self, cards: IntArray, keys: Sequence[tuple[int, ...]]) -> FloatArray:
+        """Position 0's chips per deal (``cards``: rows of :meth:`deal`; ``keys``: each
+        deal's key for the hashed draws), seating (the agents in position 0, then 1) and
         agent.
 
         Raises:
             ValueError: where the Python walk would raise (an abstract node without a
                 call, a row without mass) or the betting outgrows the kernel's buffers.
         """
-        holes, boards, pre, flop, blob, at, lengths = self.deal_arrays(deals, keys)
-        out = np.zeros((len(deals), 2, len(self.agents)), np.float64)
+        holes, boards, pre, flop, blob, at, lengths = self.deal_arrays(cards, keys)
+        n = len(cards)
+        out = np.zeros((n, 2, len(self.agents)), np.float64)
         status = np.zeros(2, np.int64)
         t = STRENGTH_TABLES
         start = 0
-        while start < len(deals):
+        while start < n:
             start = sampled_values(
                 start, holes, boards, pre, flop, blob, at, lengths, self.salts,
                 self.stack, self.blind, self.first_player, self.max_raises,

@@ -200,4 +200,19 @@ def test_small_kernels_as_plain_python() -> None:
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
                          check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert "4 passed" in out.stdout
+    assert "5 passed" in out.stdout
+
+
+def test_small_dealing_equals_the_dealer() -> None:
+    from agent.acpc.cards import deck_for
+    from agent.acpc.dealing import deal_hands
+
+    game = load_game(HOLDEM)
+    deck = np.array(deck_for(game), np.int64)
+    for seed in (0, 5489, 123_456_789, 2**32 - 1):
+        out = np.zeros((700, 9), np.int64)  # past one MT19937 twist (624 words)
+        fw.deal_cards(seed, deck, out)
+        dealt = deal_hands(game, seed)
+        want = [[c for hole in d.hole for c in hole] + list(d.board)
+                for d in (next(dealt) for _ in range(700))]
+        assert out.tolist() == want
