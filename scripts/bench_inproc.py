@@ -13,15 +13,15 @@ the load average.
 
     python scripts/bench_inproc.py [--hands 400] [--repeats 3] [--seed 1] [--game G]
         [-v NAME=SPEC ...] [--estimator exact-agents|sampled-agents] [--separate]
-        [--control] [--commands DEALS] [--walk auto|python|reference]
+        [--control] [--commands DEALS] [--walk auto|reference]
 
 The new difference is one joint walk of both variants (``joint_group_values``; with
 ``--separate``, the sum of both variants' own reference walks, as before), and each
 variant's figure its own walk by the same function; ``--walk`` picks how
 ``joint_group_values`` walks (``auto``: the numba kernel of ``dealer/match/fastwalk.py``
-where it applies, the default; ``python``: the Python sampled walk; ``reference``: the
-reference walk); ``--control`` adds the AIVAT-style terms at random's decisions
-(``FEATURES``) and their cross-fitted correction to the new method, its CPU included.
+where it applies, the default; ``reference``: the Python reference walk); ``--control``
+adds the AIVAT-style terms at random's decisions (``FEATURES``) and their cross-fitted
+correction to the new method, its CPU included.
 
 With no variants: the default run's (rand-pshar and det-arith on the bundled hold'em file,
 each against builtin:random).
@@ -111,7 +111,7 @@ def main() -> None:
     p.add_argument("--control", action="store_true",
                    help="new: with the AIVAT-style control variates at random's decisions "
                    "(estimator FEATURES, cross-fitted), their CPU included")
-    p.add_argument("--walk", choices=("auto", "python", "reference"), default="auto",
+    p.add_argument("--walk", choices=("auto", "reference"), default="auto",
                    help="how the new method walks (default auto: the numba kernel where it "
                    "applies)")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",

@@ -92,9 +92,9 @@ ESTIMATORS = ("played", "exact-agents", "sampled-agents")
 """``--estimator`` choices: ``played`` (matches are played, the default), ``exact-agents``
 and ``sampled-agents`` (this module)."""
 
-WALKS = ("auto", "python", "reference")
-"""How :func:`joint_group_values` walks: the fastest exact walk that applies, the Python
-sampled walk, or always the reference walk."""
+WALKS = ("auto", "reference")
+"""How :func:`joint_group_values` walks: the numba kernel where it applies, or always the
+reference walk."""
 
 CARD_BLIND = ("builtin:call", "builtin:fold", "builtin:minraise")
 """Deterministic built-ins that never look at their cards."""
@@ -863,284 +863,16 @@ class _JointWalk:
         return out
 
 
-class _Hist:
-    """A betting history met by a sampled walk (:class:`_SampledJointWalk`), kept across
-    deals: its real state and what the walk derives from it alone (it does not depend on
-    the cards or the deal's draws, so it is computed once per history)."""
-
-    __slots__ = ("children", "data", "leaf", "random", "readings", "realised", "state")
-
-    def __init__(self, state: BettingState) -> None:
-        self.state = state
-        self.data = state.betting.encode()
-        """The betting's bytes (the hashed draws' last part)."""
-        self.children: dict[tuple[ActionKind, int], _Hist] = {}
-        self.random: tuple[tuple[tuple[ActionKind, float], ...], int, int] | None = None
-        """``builtin:random`` here: each legal kind with its cumulative weight, and the
-        raise bounds (0, 0 without a raise)."""
-        self.realised: dict[tuple[ActionKind, float], Action] = {}
-        self.readings: dict[tuple[int, str, int], Any] = {}
-        self.leaf: list[tuple[float, float, float] | None] = [None, None]
-        """A finished hand's position-0 chips by the card-blind position: the fold's
-        (three times), or a showdown's if the other position wins, ties, loses
-        (:func:`_leaf_value`)."""
-
-
-class Histories:
-    """The :class:`_Hist` of every history a run's sampled walks met, by betting (a
-    history's state is a function of its betting in one game), up to ``limit`` of them
-    (then they are forgotten and met again)."""
-
-    def __init__(self, game: Game, limit: int = 1 << 18) -> None:
-        self.limit = limit
-        self.count = 0
-        self.root = _Hist(BettingState.initial(game))
-
-    def child(self, hist: _Hist, action: Action) -> _Hist:
-        """The history after ``action`` (legal by construction: the walk's agents only
-        take legal actions; :meth:`BettingState.apply` checks it on first meeting)."""
-        k = (action.kind, action.raise_to)
-        got = hist.children.get(k)
-        if got is None:
-            if self.count >= self.limit:
-                self.root.children.clear()
-                self.count = 0
-            got = hist.children[k] = _Hist(hist.state.apply(action))
-            self.count += 1
-        return got
-
-
-def _hash_bytes(data: bytes) -> int:
-    """:func:`_hash_u64` of the bytes it hashes (``salt|repr(key)|betting``)."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
-
-
 def fast_walk_applies(agents: Sequence[Model], opponent: Model, *, sample: bool,
                       features: bool) -> bool:
-    """True where :class:`_SampledJointWalk` gives the reference walk's values: a
-    ``sampled-agents`` walk without :data:`FEATURES` of strategy files against
-    ``builtin:random`` with its kinds sampled."""
+    """True for the case of the numba walk (:mod:`dealer.match.fastwalk`, which checks
+    the rest: the game, the files, the mappings): a ``sampled-agents`` walk without
+    :data:`FEATURES` of strategy files against ``builtin:random`` with its kinds
+    sampled."""
     return (sample and not features and bool(agents)
             and type(opponent) is RandomAgent and not opponent.expand
             and all(type(a) is FileAgent for a in agents))
 
-
-class _SampledJointWalk:
-    """:class:`_JointWalk` in a ``sampled-agents`` walk of strategy files against
-    ``builtin:random`` (no features): the same outcomes, draws and values, with what
-    depends on the history alone kept per history across deals (:class:`Histories`) and
-    the hashed draws' prefixes built once per deal. The test checks the values against
-    :class:`_JointWalk` deal by deal; :func:`joint_group_values` uses it where it applies
-    (:func:`_fast_applies`)."""
-
-    def __init__(self, agents: Sequence[FileAgent], opponent: RandomAgent,
-                 histories: Histories) -> None:
-        self.agents = agents
-        self.opponent = opponent
-        self.histories = histories
-        self.act_keys = [a.act_key for a in agents]
-        self.game = histories.root.state.game
-        self._realise: Callable[[BettingState, ActionKind, float], Action] = agents[0]._realise
-        self._read_bet = agents[0]._read_bet
-        self._nodes: dict[tuple[int, int], tuple[Any, bool, int, int]] = {}
-        self._caches = list({id(a.cards): a for a in agents}.values())
-        """One agent per card cache (per strategy file)."""
-        self._flop: list[Any] = []
-
-    def prepare(self, deals: Sequence[Deal]) -> None:
-        """Compute the flop buckets of both holes of every deal of ``deals`` (the next
-        ones :meth:`values` walks, by index) at once (:func:`flop_bucket_batch`)."""
-        import numpy as np
-
-        self._flop = []
-        if not deals or self.game.num_players != 2 or len(deals[0].board) < 3:
-            return
-        hands = np.array([(*d.hole[p], *d.board[:3]) for d in deals for p in (0, 1)],
-                         np.int64)
-        for a in self._caches:
-            got = None
-            if a.flop is not None and hands.shape[1] == 5:
-                got = flop_bucket_batch(a.loaded.cards, hands)
-            self._flop.append(None if got is None else got.reshape(len(deals), 2))
-
-    def node(self, agent: FileAgent, st: int) -> tuple[Any, bool, int, int]:
-        """``(node, terminal, round, player)`` of the agent's abstract node ``st``."""
-        k = (id(agent.tree), st)
-        got = self._nodes.get(k)
-        if got is None:
-            node = agent.tree.nodes[st]
-            got = self._nodes[k] = (node, node.is_terminal, node.round, node.player)
-        return got
-
-    def values(self, position: int, deal: Deal, key: tuple[int, ...],
-               odds: dict[tuple[int, int], tuple[float, float, float]],
-               index: int = -1) -> list[float]:
-        """Position 0's chips for every agent in ``position`` (:func:`_joint`); ``index``:
-        the deal's index in the last :meth:`prepare` (-1: not prepared)."""
-        self.position = position
-        self.deal = deal
-        self.odds = odds
-        for a, flop in zip(self._caches, self._flop or [None] * len(self._caches),
-                           strict=True):
-            if deal is not a.cards.deal:
-                a.cards.reset(deal)
-                if flop is not None and index >= 0:
-                    a.cards.buckets[(1, 0)] = int(flop[index, 0])
-                    a.cards.buckets[(1, 1)] = int(flop[index, 1])
-        k = repr(key).encode()
-        self.act_prefix = (b"act%d|%s|" % (position, k))
-        self.see_prefix = (b"see%d|%s|" % (position, k))
-        ko = repr((*key, 1 - position)).encode()
-        self.kind_prefix = b"kind|%s|" % ko
-        self.size_prefix = b"size|%s|" % ko
-        return self.value(self.histories.root, list(range(len(self.agents))),
-                          [0] * len(self.agents))
-
-    def leaf(self, hist: _Hist) -> float:
-        """:func:`_leaf_value` with the payoffs kept per history (the same arithmetic)."""
-        state = hist.state
-        q = 1 - self.position  # random's: its cards are integrated out
-        pay = hist.leaf[q]
-        if pay is None:
-            if not state.is_showdown:
-                v = state.payoffs()[0]
-                pay = (v, v, v)
-            else:
-                hi, lo = (1, 0) if q == 1 else (0, 1)
-                pay = (state.payoffs((hi, lo))[0], state.payoffs((0, 0))[0],
-                       state.payoffs((lo, hi))[0])
-            hist.leaf[q] = pay
-        if not state.is_showdown:
-            return pay[0]
-        visible = state.game.board_cards_through(state.round)
-        got = self.odds.get((1 - q, visible))
-        if got is None:
-            got = self.odds[(1 - q, visible)] = _heads_up_odds(
-                state.game, self.deal.hole[1 - q], self.deal.board[:visible])
-        win, tie, lose = got
-        return win * pay[0] + tie * pay[1] + lose * pay[2]
-
-    def value(self, hist: _Hist, members: list[int], sts: list[int]) -> list[float]:
-        state = hist.state
-        if state.finished:
-            return [self.leaf(hist)] * len(members)
-        out = [0.0] * len(members)
-        if state.player == self.position:
-            first = (self.act_keys[members[0]], sts[0])
-            if all((self.act_keys[m], st) == first
-                   for m, st in zip(members, sts, strict=True)):
-                action, new = self.act(self.agents[members[0]], sts[0], hist)
-                vals = self.value(self.histories.child(hist, action), members,
-                                  [new] * len(members))
-                return [0.0 + v for v in vals]
-            classes: dict[tuple[Any, int], list[int]] = {}
-            for j, m in enumerate(members):
-                classes.setdefault((self.act_keys[m], sts[j]), []).append(j)
-            for (_, st), idx in classes.items():
-                sub = [members[j] for j in idx]
-                action, new = self.act(self.agents[sub[0]], st, hist)
-                vals = self.value(self.histories.child(hist, action), sub, [new] * len(sub))
-                for j, v in zip(idx, vals, strict=True):
-                    out[j] += v
-            return out
-        action = self.random_action(hist)
-        child = self.histories.child(hist, action)
-        splits: dict[int, list[int]] = {}
-        for j, m in enumerate(members):
-            splits.setdefault(self.observe(self.agents[m], sts[j], hist, action),
-                              []).append(j)
-        for st, idx in splits.items():
-            sub = [members[j] for j in idx]
-            vals = self.value(child, sub, [st] * len(sub))
-            for j, v in zip(idx, vals, strict=True):
-                out[j] += v
-        return out
-
-    def random_action(self, hist: _Hist) -> Action:
-        """``builtin:random``'s sampled action (:meth:`RandomAgent.act`,
-        :func:`_random_raise`)."""
-        info = hist.random
-        state = hist.state
-        if info is None:
-            kinds = state.legal_actions()
-            weights = [self.opponent.weights[k] for k in kinds]
-            total = math.fsum(weights)
-            acc = 0.0
-            cum = []
-            for kind, w in zip(kinds, weights, strict=True):
-                acc += w / total
-                cum.append((kind, acc))
-            bounds = state.raise_bounds() if ActionKind.RAISE in kinds else None
-            lo, hi = bounds if bounds is not None else (0, 0)
-            info = hist.random = (tuple(cum), lo, hi)
-        cum_t, lo, hi = info
-        u = _hash_bytes(self.kind_prefix + hist.data) / 2.0**64
-        chosen = cum_t[-1][0]
-        for kind, acc in cum_t:
-            if u < acc:
-                chosen = kind
-                break
-        if chosen is ActionKind.FOLD:
-            return FOLD
-        if chosen is ActionKind.CALL:
-            return CALL
-        if not self.game.is_nolimit:
-            return LIMIT_RAISE
-        return Action(ActionKind.RAISE, lo + _hash_bytes(self.size_prefix + hist.data)
-                      % (hi - lo + 1))
-
-    def act(self, agent: FileAgent, st: int, hist: _Hist) -> tuple[Action, int]:
-        """:meth:`FileAgent.act` with its hashed draw; states as ints (the node, or
-        ``~node`` off the tree)."""
-        state = hist.state
-        if st < 0:
-            return CALL, st
-        node, terminal, round_, player = self.node(agent, st)
-        if agent._waits(terminal, round_, state.round):
-            return CALL, st
-        if terminal or player != self.position or round_ != state.round:
-            return CALL, ~st
-        row = agent._purified(st, agent._bucket(state.round, self.position, self.deal))
-        i = sample_index(row, _hash_bytes(self.act_prefix + hist.data) / 2.0**64)
-        a = node.actions[i]
-        rk = (a.action.kind, a.fraction)
-        real = hist.realised.get(rk)
-        if real is None:
-            real = hist.realised[rk] = self._realise(state, a.action.kind, a.fraction)
-        return real, node.children[i]
-
-    def observe(self, agent: FileAgent, st: int, hist: _Hist, action: Action) -> int:
-        """:meth:`FileAgent.observe` of random's ``action``, the reading sampled as
-        :func:`_reading` samples it."""
-        if st < 0:
-            return st
-        state = hist.state
-        node, terminal, round_, player = self.node(agent, st)
-        if agent._waits(terminal, round_, state.round):
-            return st
-        if terminal or player != state.player or round_ != state.round:
-            return ~st
-        fold, call_child, raises = agent._reading_info(node)
-        if action.kind is ActionKind.FOLD:
-            return fold if fold >= 0 else ~st
-        if call_child < 0:
-            raise AbstractionError(f"expected a call at abstract node {node.id}, got none")
-        if action.kind is ActionKind.CALL or not raises:
-            return call_child
-        if not self.game.is_nolimit:
-            return int(node.children[raises[0]])
-        rk = (st, agent.sizes_in, action.raise_to)
-        reading = hist.readings.get(rk)
-        if reading is None:
-            reading = hist.readings[rk] = self._read_bet(state, node, action.raise_to,
-                                                         agent.sizes_in)
-        low = int(node.children[reading.options[reading.low]])
-        if reading.certain:
-            return low
-        f = reading.prob_low(agent.mapping)
-        high = int(node.children[reading.options[reading.high]])
-        i = sample_index([f, 1.0 - f], _hash_bytes(self.see_prefix + hist.data) / 2.0**64)
-        return (low, high)[i]
 
 
 def _leaf_value(state: BettingState, deal: Deal, blind: int,
@@ -1469,11 +1201,10 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
     those of :func:`group_values`; the CPU time is shared out equally among the groups
     (their sum is the pass's). ``features``: also each seating's control-variate terms
     (:data:`FEATURES`; against ``builtin:random`` only, else none are kept). ``walk``
-    (:data:`WALKS`), where a fast walk applies (:func:`fast_walk_applies`; the same
-    values as the reference): ``auto``, the numba kernel
-    (:mod:`dealer.match.fastwalk`) where it covers the case, else the sampled Python walk
-    that keeps per-history work across deals (:class:`_SampledJointWalk`); ``python``,
-    that Python walk; ``reference``, always the reference walk (:class:`_JointWalk`).
+    (:data:`WALKS`): ``auto``, the numba kernel (:mod:`dealer.match.fastwalk`, the same
+    values as the reference walk) where it covers the case (:func:`fast_walk_applies`,
+    :func:`dealer.match.fastwalk.numba_walk_for`), else the reference walk
+    (:class:`_JointWalk`); ``reference``, always the reference walk.
 
     Raises:
         UsageError: for groups that do not match the agents, or an unknown ``walk``.
@@ -1484,7 +1215,6 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                          f"{len(agents)} agents")
     if walk not in WALKS:
         raise UsageError(f"expected a walk in {', '.join(WALKS)}, got {walk!r}")
-    walker: _SampledJointWalk | None = None
     kernel: Any = None
     start = time.process_time()
     if walk != "reference" and fast_walk_applies(agents, opponent, sample=sample,
@@ -1503,8 +1233,6 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
 
                 kernels[ids] = numba_walk_for(files, opponent.weights, flop_bucket_batch)
             kernel = kernels[ids]
-        if kernel is None:
-            walker = _SampledJointWalk(files, opponent, Histories(game))
     for unit in range(first_unit, first_unit + units):
         seed = deal_seed(master_seed, unit)
         if kernel is not None:  # the cards dealt and walked by the kernel
@@ -1517,22 +1245,15 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                     out.classes.append(classes)
                     out.units.append(unit)
             continue
-        dealt = deal_hands(game, seed)
-        deals = [next(dealt) for _ in range(hands)]
-        if walker is not None:
-            walker.prepare(deals)
-        for h, deal in enumerate(deals):
+        deals = deal_hands(game, seed)
+        for h in range(hands):
+            deal = next(deals)
             key = (seed, h)
             odds: dict[tuple[int, int], tuple[float, float, float]] = {}
-            f0 = f1 = None
-            if walker is not None:
-                first = walker.values(0, deal, key, odds, h)
-                second = walker.values(1, deal, key, odds, h)
-            else:
-                first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
-                                   odds=odds, features=features)
-                second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
-                                    odds=odds, features=features)
+            first, f0 = _joint(game, agents, opponent, 0, deal, key, sample=sample,
+                               odds=odds, features=features)
+            second, f1 = _joint(game, agents, opponent, 1, deal, key, sample=sample,
+                                odds=odds, features=features)
             classes = (hole_class(deal.hole[0]), hole_class(deal.hole[1]))
             for i, (out, v0, v1) in enumerate(zip(outs, first, second, strict=True)):
                 out.seatings.append((v0, -v1))

@@ -186,7 +186,7 @@ def test_the_kernel_declines_what_it_does_not_cover() -> None:
     agent = make_model(parse_variant(f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'}"), leduc,
                        shared={})
     assert fw.numba_walk_for([agent], {}, lambda c, h: None) is None
-    with pytest.raises(ValueError, match="expected a walk in auto, python, reference"):
+    with pytest.raises(ValueError, match="expected a walk in auto, reference"):
         joint_group_values(game, [real], rnd, master_seed=1, units=1, hands=1,
                            groups=[("a", "r")], walk="numba")
 
