@@ -46,14 +46,18 @@ hold'em file is being walked. Never imports :mod:`dealer.match.estimator`.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, strength_moments
-from agent.jit import kernel
+    from agent.abstraction.holdem_buckets import SCRATCH_SIZE, strength_moments
+
+    IntArray = npt.NDArray[np.int64]
+    FloatArray = npt.NDArray[np.float64]
 
 FOLD, CALL, RAISE = 0, 1, 2
 """Action kinds in the kernel's arrays."""
@@ -76,10 +80,10 @@ _ALL_IN = -1.0  # agent.abstraction.actions.ALL_IN
 _MAX_ACTIONS = 64  # agent.acpc.betting.MAX_ACTIONS_PER_ROUND
 _BET_BYTES = 1024
 
-_IV = np.array([0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B,
-                0xA54FF53A5F1D36F1, 0x510E527FADE682D1, 0x9B05688C2B3E6C1F,
-                0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179], dtype=np.uint64)
-_SIGMA = np.array([
+_IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
+       0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179)
+"""BLAKE2b's initial words (RFC 7693)."""
+_SIGMA = (
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
     [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
@@ -90,22 +94,58 @@ _SIGMA = np.array([
     [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
     [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
     [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
-], dtype=np.int64)
+)
+"""BLAKE2b's message schedule (RFC 7693)."""
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-ByteArray = npt.NDArray[np.uint8]
+_KERNELS = ("_rotr", "_compress", "blake2b_u64", "deal_cards", "_next_player", "_initial",
+            "_num_acting", "_raise_bounds", "_can_fold", "_to_call", "_apply",
+            "_showdown_value", "_sample_index", "_purify", "_le", "_lt", "_mapping",
+            "_bracket", "_hash", "_uniform", "_strength", "sampled_values")
+"""The module's kernels, plain functions until :func:`load_kernels` wraps them."""
+_loaded = threading.Lock()
+_state = {"loaded": False}
+
+
+def load_kernels() -> None:
+    """Make this module's functions numba kernels (:func:`agent.jit.kernel`, compiled once
+    and cached on disk) and give them their globals (``np``, the strength kernel), once.
+
+    Why not at import: every module of :mod:`dealer.match` loads no numpy or numba when
+    imported (the layer rule of ``tests/test_layers.py``); this one loads them when a
+    hold'em walk is about to run (:func:`numba_walk_for` calls it first). The kernels
+    are the module-level functions, so numba's disk cache knows them.
+    """
+    with _loaded:
+        if _state["loaded"]:
+            return
+        import numpy
+
+        from agent.abstraction import holdem_buckets
+        from agent.jit import kernel
+
+        g = globals()
+        g["np"] = numpy
+        g["SCRATCH_SIZE"] = holdem_buckets.SCRATCH_SIZE
+        g["strength_moments"] = holdem_buckets.strength_moments
+        for name in _KERNELS:
+            g[name] = kernel(g[name])
+        _state["loaded"] = True
+
+
+def blake2b_tables() -> tuple[Any, Any]:
+    """BLAKE2b's initial words (uint64) and message schedule (int64) as the kernels' arrays
+    (:func:`blake2b_u64`); loads the kernels."""
+    load_kernels()
+    return np.array(_IV, dtype=np.uint64), np.array(_SIGMA, dtype=np.int64)
 
 
 # ------------------------------------------------------------------------- BLAKE2b
 
 
-@kernel
 def _rotr(x: np.uint64, n: int) -> np.uint64:
     return (x >> np.uint64(n)) | (x << np.uint64(64 - n))
 
 
-@kernel
 def _compress(h: Any, m: Any, v: Any, iv: Any, sigma: Any, t: int, last: bool) -> None:
     for i in range(8):
         v[i] = h[i]
@@ -137,7 +177,6 @@ def _compress(h: Any, m: Any, v: Any, iv: Any, sigma: Any, t: int, last: bool) -
         h[i] ^= v[i] ^ v[i + 8]
 
 
-@kernel
 def blake2b_u64(msg: Any, n: int, iv: Any, sigma: Any, work: Any) -> np.uint64:
     """``int.from_bytes(hashlib.blake2b(msg[:n], digest_size=8).digest(), "little")``
     (``n`` >= 1). ``work``: 40 uint64 of scratch."""
@@ -164,7 +203,6 @@ def blake2b_u64(msg: Any, n: int, iv: Any, sigma: Any, work: Any) -> np.uint64:
 # ------------------------------------------------------------------------- dealing
 
 
-@kernel
 def deal_cards(seed: int, deck: Any, out: Any) -> None:
     """:func:`agent.acpc.dealing.deal_hands` of ``seed``: the cards of hands
     ``0 .. len(out) - 1`` into the rows of ``out`` (every hole in position order, then
@@ -209,7 +247,6 @@ def deal_cards(seed: int, deck: Any, out: Any) -> None:
 _SP, _FO, _MAX, _MIN, _RD, _PL, _FIN, _NACT, _BLEN, _RS = 0, 2, 4, 5, 6, 7, 8, 9, 10, 11
 
 
-@kernel
 def _next_player(st: Any, stack: Any, current: int) -> int:
     q = current
     for _ in range(2):
@@ -219,7 +256,6 @@ def _next_player(st: Any, stack: Any, current: int) -> int:
     return -1
 
 
-@kernel
 def _initial(st: Any, stack: Any, blind: Any, first_player: Any) -> None:
     st[:] = 0
     st[_SP] = blind[0]
@@ -230,7 +266,6 @@ def _initial(st: Any, stack: Any, blind: Any, first_player: Any) -> None:
     st[_PL] = _next_player(st, stack, first_player[0] - 1)
 
 
-@kernel
 def _num_acting(st: Any, stack: Any) -> int:
     n = 0
     for q in range(2):
@@ -239,7 +274,6 @@ def _num_acting(st: Any, stack: Any) -> int:
     return n
 
 
-@kernel
 def _raise_bounds(st: Any, stack: Any, max_raises: Any, kinds: Any, out: Any) -> bool:
     """``BettingState.raise_bounds`` (no-limit) into ``out``; False for None."""
     if st[_FIN]:
@@ -266,7 +300,6 @@ def _raise_bounds(st: Any, stack: Any, max_raises: Any, kinds: Any, out: Any) ->
     return True
 
 
-@kernel
 def _can_fold(st: Any, stack: Any) -> bool:
     if st[_FIN]:
         return False
@@ -274,12 +307,10 @@ def _can_fold(st: Any, stack: Any) -> bool:
     return bool(st[_SP + p] != st[_MAX] and st[_SP + p] != stack[p])
 
 
-@kernel
 def _to_call(st: Any, stack: Any, p: int) -> int:
     return int(max(0, min(st[_MAX], stack[p]) - st[_SP + p]))
 
 
-@kernel
 def _apply(st: Any, kind: int, size: int, stack: Any, big_blind: int, num_rounds: int,
            first_player: Any, kinds: Any, actors: Any, bet: Any) -> bool:
     """``BettingState._apply_unchecked`` (no-limit, heads-up); False if the betting text
@@ -365,7 +396,6 @@ def _apply(st: Any, kind: int, size: int, stack: Any, big_blind: int, num_rounds
     return True
 
 
-@kernel
 def _showdown_value(spent0: int, spent1: int, rank0: int, rank1: int) -> float:
     """``BettingState._showdown_value`` of position 0, heads-up, nobody folded."""
     if spent0 == 0:
@@ -401,7 +431,6 @@ def _showdown_value(spent0: int, spent1: int, rank0: int, rank1: int) -> float:
 # -------------------------------------------------------------------- the agent
 
 
-@kernel
 def _sample_index(probs: Any, k: int, u: float) -> int:
     total = 0.0
     for i in range(k):
@@ -420,7 +449,6 @@ def _sample_index(probs: Any, k: int, u: float) -> int:
     return last
 
 
-@kernel
 def _purify(row: Any, k: int, kind: int, threshold: float) -> bool:
     """``Purification.apply`` in place; False where it raises (no positive mass)."""
     if kind == 0:
@@ -448,17 +476,14 @@ def _purify(row: Any, k: int, kind: int, threshold: float) -> bool:
     return True
 
 
-@kernel
 def _le(x: float, t: float) -> bool:
     return x <= t + _TOL * max(1.0, abs(t))
 
 
-@kernel
 def _lt(x: float, t: float) -> bool:
     return x < t - _TOL * max(1.0, abs(t))
 
 
-@kernel
 def _mapping(which: int, a: float, b: float, x: float) -> float:
     """The built-in mapping ``MAPPINGS[which]`` (:mod:`agent.abstraction.translation`)."""
     if (which == 2 or which == 3 or which == 4) and a <= 0.0:
@@ -483,7 +508,6 @@ def _mapping(which: int, a: float, b: float, x: float) -> float:
     return (b - x) * (1 + a) / ((b - a) * (1 + x))
 
 
-@kernel
 def _bracket(sizes: Any, n: int, x: float, out: Any) -> None:
     """:func:`agent.abstraction.translation.bracket` into ``out`` (low, high)."""
     if _le(x, sizes[0]):
@@ -514,7 +538,6 @@ def _bracket(sizes: Any, n: int, x: float, out: Any) -> None:
     out[1] = hi
 
 
-@kernel
 def _hash(salt: int, salts: Any, keys: Any, key_at: int, key_len: int, bet: Any, blen: int,
           msg: Any, iv: Any, sigma: Any, work: Any) -> np.uint64:
     """``_hash_u64``: BLAKE2b of ``salt|repr(key)|betting``."""
@@ -535,12 +558,10 @@ def _hash(salt: int, salts: Any, keys: Any, key_at: int, key_len: int, bet: Any,
     return blake2b_u64(msg, n, iv, sigma, work)
 
 
-@kernel
 def _uniform(h: np.uint64) -> float:
     return float(h) / 2.0**64
 
 
-@kernel
 def _strength(hole: Any, board: Any, n_board: int, rivers: int, perms: Any, tkeys: Any,
               card_bits: Any, offsets: Any, values: Any, flush_values: Any, cards: Any,
               scratch: Any, out: Any, moment: int) -> float:
@@ -554,7 +575,6 @@ def _strength(hole: Any, board: Any, n_board: int, rivers: int, perms: Any, tkey
     return float(out[moment])
 
 
-@kernel
 def sampled_values(
     start: int, holes: Any, boards: Any, pre_bucket: Any, flop_bucket: Any,
     keys: Any, key_at: Any, key_len: Any, salts: Any,
@@ -779,6 +799,7 @@ class NumbaWalk:
         from agent.abstraction.translation import BUILTIN_MAPPINGS
         from agent.acpc.betting import ActionKind
 
+        self.iv, self.sigma = blake2b_tables()
         first = agents[0]
         self.agents = agents
         self.loaded = first.loaded
@@ -918,6 +939,8 @@ class NumbaWalk:
         n = len(cards)
         out = np.zeros((n, 2, len(self.agents)), np.float64)
         status = np.zeros(2, np.int64)
+        from agent.abstraction.holdem_buckets import STRENGTH_TABLES
+
         t = STRENGTH_TABLES
         start = 0
         while start < n:
@@ -931,7 +954,7 @@ class NumbaWalk:
                 self.thresholds, self.n_thresholds, self.rivers,
                 self.var_mapping, self.var_purify, self.var_threshold,
                 t.perms, t.card_keys, t.card_bits, t.offsets, t.values, t.flush_values,
-                _IV, _SIGMA, out, status)
+                self.iv, self.sigma, out, status)
             if status[0] == NEED_NODE:
                 self.fill(int(status[1]))
             elif status[0] == BAD:
@@ -965,4 +988,5 @@ def numba_walk_for(agents: Sequence[Any], random_weights: dict[Any, float],
             return None
     if type(first.loaded.cards) is not HoldemCards or first.flop is None or flop_batch is None:
         return None
+    load_kernels()
     return NumbaWalk(agents, random_weights, flop_batch)
