@@ -50,6 +50,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent.acpc.errors import AbstractionError
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -885,8 +887,8 @@ class NumbaWalk:
         self.nplayer[i] = node.player
         self.nact[i] = len(node.actions)
         if len(node.actions) > self.akind.shape[1]:
-            raise ValueError(f"expected at most {self.akind.shape[1]} actions at node {i}, "
-                             f"got {len(node.actions)}")
+            raise AbstractionError(f"expected at most {self.akind.shape[1]} actions at node "
+                                   f"{i}, got {len(node.actions)}")
         for j, (a, c) in enumerate(zip(node.actions, node.children, strict=True)):
             k = self._kind[a.action.kind]
             self.akind[i, j] = k
@@ -932,8 +934,8 @@ class NumbaWalk:
         agent.
 
         Raises:
-            ValueError: where the Python walk would raise (an abstract node without a
-                call, a row without mass) or the betting outgrows the kernel's buffers.
+            AbstractionError: where the Python walk would raise (an abstract node without
+                a call, a row without mass) or the betting outgrows the kernel's buffers.
         """
         holes, boards, pre, flop, blob, at, lengths = self.deal_arrays(cards, keys)
         n = len(cards)
@@ -958,8 +960,8 @@ class NumbaWalk:
             if status[0] == NEED_NODE:
                 self.fill(int(status[1]))
             elif status[0] == BAD:
-                raise ValueError(f"expected a walk the kernel covers, got a stop at node "
-                                 f"{int(status[1])} of deal {start}")
+                raise AbstractionError(f"expected a walk the kernel covers, got a stop at node "
+                                       f"{int(status[1])} of deal {start}")
         return out
 
 
