@@ -45,6 +45,12 @@ there is one (:func:`flop_buckets`; the same buckets as the kernel, by the canon
 seeding of the flop estimator), the turn's and river's from the kernel without its
 wrapper (:func:`kernel_buckets`).
 
+The hot case, a ``sampled-agents`` walk of heads-up no-limit hold'em strategy files
+against ``builtin:random`` (the default run's comparison), runs as a numba kernel
+(:mod:`dealer.match.fastwalk`, ``walk="auto"`` of :func:`joint_group_values`): the same
+values as the Python walk here, which stays the reference (``walk="reference"``) and
+serves every other case; the tests compare the two deal by deal.
+
 Per variant a cross-fitted *control variate* is applied on top
 (:meth:`GroupValues.controlled`, :func:`cross_fit`, folds by deal): in each seating, minus
 a baseline per hole-card class fitted on the other folds, plus its exact mean over the
@@ -61,8 +67,9 @@ because none of these agents adapts between hands.
 
 Imports the stdlib, :mod:`agent.acpc`, :mod:`agent.strategy.purification` (stdlib only)
 and :mod:`dealer` at import time; the agent's policy code (numpy) inside
-:func:`make_model`, and :mod:`strategies.cardtables` (to load a cached
-flop table, never to build one) when a hold'em file's model is made.
+:func:`make_model`, :mod:`strategies.cardtables` (to load a cached
+flop table, never to build one) when a hold'em file's model is made, and
+:mod:`dealer.match.fastwalk` (numba) when its walk is about to run.
 """
 
 from __future__ import annotations
