@@ -218,3 +218,38 @@ def test_small_dealing_equals_the_dealer() -> None:
         want = [[c for hole in d.hole for c in hole] + list(d.board)
                 for d in (next(dealt) for _ in range(700))]
         assert out.tolist() == want
+
+
+@pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
+def test_kernel_estimate_agrees_with_played_matches() -> None:
+    """Unbiased: the kernel's estimate of rand-pshar against random and played in-process
+    matches of the same seeds agree within their combined interval, the kernel's with
+    the smaller one."""
+    import math
+
+    from dealer.match.schedule import plan_jobs
+    from dealer.match.worker import MatchSettings, run_job
+    from dealer.stats import estimate
+
+    if not _has_flop_table():
+        pytest.skip("no cached flop table: the kernel does not apply")
+    game = load_game(HOLDEM)
+    agent = parse_variant(f"a={STRAT},mapping=rand-pshar")
+    rnd = parse_variant("r=builtin:random")
+    hands = 400
+    jobs = plan_jobs([agent, rnd], [("a", "r")], master_seed=4, matches=1, hands=hands)
+    settings = MatchSettings(game_spec=HOLDEM, transport="inproc")
+    outs = [run_job(j, {"a": agent, "r": rnd}, settings) for j in jobs]
+    assert all(o.ok for o in outs)
+    played = [0.5 * (x[0] + y[1]) for x, y in zip(outs[0].values, outs[1].values,
+                                                  strict=True)]
+    old = estimate(played, 2 * hands)
+    shared: dict[tuple[str, str | None], object] = {}
+    models = [make_model(v, game, shared=shared) for v in (agent, rnd)]
+    g = joint_group_values(game, models[:1], models[1], master_seed=4, units=1, hands=hands,
+                           groups=[("a", "r")], sample=True)[0]
+    kernels = models[0].cards.kernels  # type: ignore[attr-defined]
+    assert any(k is not None for k in kernels.values())  # the kernel walked them
+    new = estimate(g.values, 2 * hands)
+    assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
+    assert new.se < old.se
