@@ -158,13 +158,13 @@ def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
     shared: dict[tuple[str, str | None], object] = {}
     models = [make_model(v, game, shared=shared) for v in variants]
     kernel = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
-                                hands=40, groups=groups, sample=True, walk="auto")
+                                hands=100, groups=groups, sample=True, walk="auto")
     walks = [k for k in models[0].cards.kernels.values()]  # type: ignore[attr-defined]
     assert len(walks) == 1 and walks[0] is not None and walks[0].nodes_filled > 0
     shared = {}
     models = [make_model(v, game, shared=shared) for v in variants]
     ref = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
-                             hands=40, groups=groups, sample=True, walk="reference")
+                             hands=100, groups=groups, sample=True, walk="reference")
     for k, r in zip(kernel, ref, strict=True):
         flat = [v for pair in k.seatings for v in pair]
         assert flat == pytest.approx([v for pair in r.seatings for v in pair], abs=1e-9)
