@@ -870,6 +870,30 @@ class _JointWalk:
         return out
 
 
+def _kernel_walks(files: Sequence[FileAgent], opponent: RandomAgent,
+                  ) -> list[tuple[list[int], Any]] | None:
+    """The numba walks (:func:`dealer.match.fastwalk.numba_walk_for`) of ``files``, one per
+    load of a strategy file (its card cache), with the agents' indexes; None unless the
+    kernel covers every one. Each walk is kept by its card cache (its flattened tree nodes
+    serve every later call)."""
+    parts: dict[int, list[int]] = {}
+    for i, a in enumerate(files):
+        parts.setdefault(id(a.cards), []).append(i)
+    found = []
+    for idx in parts.values():
+        sub = [files[i] for i in idx]
+        kernels = sub[0].cards.kernels
+        ids = tuple(id(a) for a in sub)
+        if ids not in kernels:
+            from dealer.match.fastwalk import numba_walk_for
+
+            kernels[ids] = numba_walk_for(sub, opponent.weights, flop_bucket_batch)
+        if kernels[ids] is None:
+            return None
+        found.append((idx, kernels[ids]))
+    return found
+
+
 def fast_walk_applies(agents: Sequence[Model], opponent: Model, *, sample: bool,
                       features: bool) -> bool:
     """True for the case of the numba walk (:mod:`dealer.match.fastwalk`, which checks
@@ -1222,29 +1246,27 @@ def joint_group_values(game: Game, agents: Sequence[Model], opponent: Model, *,
                          f"{len(agents)} agents")
     if walk not in WALKS:
         raise UsageError(f"expected a walk in {', '.join(WALKS)}, got {walk!r}")
-    kernel: Any = None
+    kernel: list[tuple[list[int], Any]] | None = None
     start = time.process_time()
     if walk != "reference" and fast_walk_applies(agents, opponent, sample=sample,
                                                  features=features):
         files = [a for a in agents if isinstance(a, FileAgent)]
         assert isinstance(opponent, RandomAgent)
         buckets = sys.modules.get("agent.abstraction.holdem_buckets")
-        if (walk == "auto" and buckets is not None
-                and type(files[0].loaded.cards) is buckets.HoldemCards):
-            # one kernel walk per set of agents, kept by their shared card cache (its
-            # flattened tree nodes serve every later call)
-            kernels = files[0].cards.kernels
-            ids = tuple(id(a) for a in files)
-            if ids not in kernels:
-                from dealer.match.fastwalk import numba_walk_for
-
-                kernels[ids] = numba_walk_for(files, opponent.weights, flop_bucket_batch)
-            kernel = kernels[ids]
+        if walk == "auto" and buckets is not None and all(
+                type(a.loaded.cards) is buckets.HoldemCards for a in files):
+            kernel = _kernel_walks(files, opponent)
     for unit in range(first_unit, first_unit + units):
         seed = deal_seed(master_seed, unit)
         if kernel is not None:  # the cards dealt and walked by the kernel
-            cards = kernel.deal(seed, hands)
-            table = kernel.values(cards, [(seed, h) for h in range(hands)]).tolist()
+            import numpy as np
+
+            cards = kernel[0][1].deal(seed, hands)
+            keys = [(seed, h) for h in range(hands)]
+            values = np.zeros((hands, 2, len(agents)))
+            for idx, walker in kernel:
+                values[:, :, idx] = walker.values(cards, keys)
+            table = values.tolist()
             for c, (first, second) in zip(cards[:, :4].tolist(), table, strict=True):
                 classes = (hole_class((c[0], c[1])), hole_class((c[2], c[3])))
                 for out, v0, v1 in zip(outs, first, second, strict=True):

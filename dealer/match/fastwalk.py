@@ -20,9 +20,9 @@ one for one the rules the Python walk gets from the project's own code, on flat 
 * :class:`dealer.match.estimator.FileAgent` with its hashed draws: waiting for the real
   round, off-tree check/call, the purified row (:mod:`agent.strategy.purification`,
   :func:`~agent.strategy.purification.sample_index`), :func:`agent.policy.realise`, the
-  ``abstract`` size convention's reading of a bet (:func:`agent.abstraction.convention.
-  read_bet`, :func:`agent.abstraction.translation.bracket`) and the seven built-in
-  mappings;
+  reading of a bet in both size conventions (:func:`agent.abstraction.convention.
+  read_bet`, :func:`~agent.abstraction.convention.bracket_sizes`,
+  :func:`agent.abstraction.translation.bracket`) and the seven built-in mappings;
 * the card buckets: preflop classes and flop buckets computed in Python for all deals at
   once, the turn's and river's and the river odds against random's integrated hole from
   the hand-strength kernel (:func:`agent.abstraction.holdem_buckets.strength_moments`)
@@ -32,11 +32,12 @@ The abstract tree is flattened lazily: a node's arrays are filled (from the tree
 rules engine) the first time a walk reaches it; the kernel then stops, reports the node,
 and the deal is walked again from its start.
 
-Anything outside this case (another game, a ``real`` size convention, a mapping that is
-not built in, no cached flop table, ...) is left to the Python walk:
+Anything outside this case (another game, a mapping that is not built in, no cached flop
+table, ...) is left to the Python walk:
 :func:`numba_walk_for` returns None. The tests check the values against the Python walk
 deal by deal (float tolerance 1e-9) for several seeds, both seatings, both mappings of the
-default run and the purifications ``none`` and ``full``.
+default run and more, both size conventions and the purifications ``none``, ``full`` and
+a threshold.
 
 Imports numpy, numba (through :mod:`agent.jit`) and :mod:`agent.abstraction.holdem_buckets`
 at import time: only :mod:`dealer.match.estimator` imports it, inside a function, once a
@@ -102,7 +103,7 @@ _SIGMA = (
 _KERNELS = ("_rotr", "_compress", "blake2b_u64", "deal_cards", "_next_player", "_initial",
             "_num_acting", "_raise_bounds", "_can_fold", "_to_call", "_apply",
             "_showdown_value", "_sample_index", "_purify", "_le", "_lt", "_mapping",
-            "_bracket", "_hash", "_uniform", "_strength", "sampled_values")
+            "_bracket", "_real_sizes", "_hash", "_uniform", "_strength", "sampled_values")
 """The module's kernels, plain functions until :func:`load_kernels` wraps them."""
 _loaded = threading.Lock()
 _state = {"loaded": False}
@@ -540,6 +541,61 @@ def _bracket(sizes: Any, n: int, x: float, out: Any) -> None:
     out[1] = hi
 
 
+def _real_sizes(st: Any, base: int, node: int, nact: Any, akind: Any, afrac: Any,
+                call_index: Any, has_raise: bool, bounds: Any, sizes: Any, opts: Any, tos: Any,
+                idx: Any) -> int:
+    """:func:`agent.abstraction.convention.bracket_sizes` in the ``real`` convention (the
+    node's raises realised in the real state, where the player to act raises; merged as
+    there) into ``sizes`` and ``opts``; returns their count."""
+    all_in = -1
+    for i in range(nact[node]):
+        if akind[node, i] == RAISE and afrac[node, i] == _ALL_IN:
+            all_in = i
+            break
+    n = 0
+    if has_raise:
+        lo, hi = bounds[0], bounds[1]
+        for i in range(nact[node]):
+            if akind[node, i] != RAISE or i == all_in:
+                continue
+            fr = afrac[node, i]
+            if fr == _ALL_IN:
+                to = hi
+            else:
+                to = min(max(math.floor(st[_MAX] + fr * base + 0.5), lo), hi)
+            if to == hi and all_in >= 0:
+                continue
+            seen = False
+            for j in range(n):
+                if tos[j] == to:
+                    seen = True
+            if not seen:
+                tos[n] = to
+                idx[n] = i
+                n += 1
+        if all_in >= 0:
+            seen = False
+            for j in range(n):
+                if tos[j] == hi:
+                    seen = True
+            if not seen:
+                tos[n] = hi
+                idx[n] = all_in
+                n += 1
+    for j in range(1, n):  # by raise-to (distinct)
+        k = j
+        while k > 0 and tos[k - 1] > tos[k]:
+            tos[k - 1], tos[k] = tos[k], tos[k - 1]
+            idx[k - 1], idx[k] = idx[k], idx[k - 1]
+            k -= 1
+    sizes[0] = 0.0
+    opts[0] = call_index[node]
+    for j in range(n):
+        sizes[j + 1] = (tos[j] - st[_MAX]) / base
+        opts[j + 1] = idx[j]
+    return n + 1
+
+
 def _hash(salt: int, salts: Any, keys: Any, key_at: int, key_len: int, bet: Any, blen: int,
           msg: Any, iv: Any, sigma: Any, work: Any) -> np.uint64:
     """``_hash_u64``: BLAKE2b of ``salt|repr(key)|betting``."""
@@ -587,7 +643,7 @@ def sampled_values(
     ax: Any, child: Any, fold_child: Any, call_child: Any, call_index: Any,
     row_offsets: Any, row_k: Any, table: Any, quant: float,
     thresholds: Any, n_thresholds: Any, rivers: int,
-    var_mapping: Any, var_purify: Any, var_threshold: Any,
+    var_mapping: Any, var_purify: Any, var_threshold: Any, var_real: Any,
     perms: Any, tkeys: Any, card_bits: Any, offsets: Any, values: Any, flush_values: Any,
     iv: Any, sigma: Any,
     out: Any, status: Any,
@@ -606,6 +662,8 @@ def sampled_values(
     row = np.zeros(akind.shape[1], np.float64)
     sizes = np.zeros(akind.shape[1] + 1, np.float64)
     opts = np.zeros(akind.shape[1] + 1, np.int64)
+    tos = np.zeros(akind.shape[1] + 1, np.int64)
+    idx = np.zeros(akind.shape[1] + 1, np.int64)
     br = np.zeros(2, np.int64)
     two = np.zeros(2, np.float64)
     cards = np.zeros(7, np.int64)
@@ -731,16 +789,30 @@ def sampled_values(
                                         sizes[n_sizes] = ax[node, i]
                                         opts[n_sizes] = i
                                         n_sizes += 1
+                                base = st[_SP] + st[_SP + 1] + _to_call(st, stack, p)
                                 if kind == CALL or n_sizes == 1:
                                     node = call_child[node]
+                                elif base <= 0:
+                                    status[0] = BAD
+                                    status[1] = node
+                                    return d
                                 else:
-                                    base = st[_SP] + st[_SP + 1] + _to_call(st, stack, p)
-                                    if base <= 0:
-                                        status[0] = BAD
-                                        status[1] = node
-                                        return d
                                     x = (size - st[_MAX]) / base
-                                    _bracket(sizes, n_sizes, x, br)
+                                    certain = -1
+                                    if var_real[var]:
+                                        n_sizes = _real_sizes(st, base, node, nact, akind, afrac,
+                                                              call_index, has_raise, bounds,
+                                                              sizes, opts, tos, idx)
+                                        if has_raise and size == bounds[1]:
+                                            for j in range(n_sizes):
+                                                if afrac[node, opts[j]] == _ALL_IN:
+                                                    certain = j
+                                                    break
+                                    if certain >= 0:
+                                        br[0] = certain
+                                        br[1] = certain
+                                    else:
+                                        _bracket(sizes, n_sizes, x, br)
                                     low = child[node, opts[br[0]]]
                                     if br[0] == br[1]:
                                         node = low
@@ -817,6 +889,7 @@ class NumbaWalk:
                                    np.int64)
         self.var_threshold = np.array([float(a.purification.threshold) for a in agents],
                                       np.float64)
+        self.var_real = np.array([a.sizes_in == "real" for a in agents], np.bool_)
         self.stack = np.array(game.stack, np.int64)
         self.blind = np.array(game.blind, np.int64)
         self.first_player = np.array(game.first_player, np.int64)
@@ -954,7 +1027,7 @@ class NumbaWalk:
                 self.afrac, self.ax, self.child, self.fold_child, self.call_child,
                 self.call_index, self.row_offsets, self.row_k, self.table, self.quant,
                 self.thresholds, self.n_thresholds, self.rivers,
-                self.var_mapping, self.var_purify, self.var_threshold,
+                self.var_mapping, self.var_purify, self.var_threshold, self.var_real,
                 t.perms, t.card_keys, t.card_bits, t.offsets, t.values, t.flush_values,
                 self.iv, self.sigma, out, status)
             if status[0] == NEED_NODE:
@@ -985,7 +1058,7 @@ def numba_walk_for(agents: Sequence[Any], random_weights: dict[Any, float],
     fns = {id(fn) for fn in BUILTIN_MAPPINGS.values()}
     for a in agents:
         if (a.loaded is not first.loaded or a.cards is not first.cards
-                or a.sizes_in != "abstract" or id(a.mapping) not in fns
+                or a.sizes_in not in ("abstract", "real") or id(a.mapping) not in fns
                 or a.purification.kind not in PURIFICATIONS):
             return None
     if type(first.loaded.cards) is not HoldemCards or first.flop is None or flop_batch is None:

@@ -1,10 +1,11 @@
 """The numba walk of ``--estimator sampled-agents`` (:mod:`dealer.match.fastwalk`) against
 its slow oracle, the Python reference walk (:class:`dealer.match.estimator._JointWalk`):
 the same values deal by deal (tolerance 1e-9) for several seeds, both seatings, both
-mappings of the default run and more, purifications ``none``, ``full`` and a threshold;
-and each kernel helper against the code it mirrors (BLAKE2b against :mod:`hashlib`, the
-betting state against :class:`~agent.acpc.betting.BettingState` on random play-outs, the
-mappings, the bracket, the purification, the draw). The tests whose names contain
+mappings of the default run and more, both size conventions, purifications ``none``,
+``full`` and a threshold; an estimate that agrees with played matches; and each kernel
+helper against the code it mirrors (BLAKE2b against :mod:`hashlib`, the betting state
+against :class:`~agent.acpc.betting.BettingState` on random play-outs, the mappings, the
+bracket, the purification, the draw, the dealing). The tests whose names contain
 ``small`` run again with ``NUMBA_DISABLE_JIT=1`` (the kernels' plain-Python semantics).
 """
 
@@ -135,7 +136,9 @@ def _variants() -> list[str]:
     return [f"rp={STRAT},mapping=rand-pshar", f"da={STRAT},mapping=det-arith",
             f"rpf={STRAT},mapping=rand-pshar,purify=full",
             f"rg={STRAT},mapping=rand-geo-2,purify=threshold:0.2",
-            f"dp={STRAT},mapping=det-pshar,purify=full", "r=builtin:random"]
+            f"dp={STRAT},mapping=det-pshar,purify=full",
+            f"rr={STRAT},mapping=rand-pshar,sizes=real",
+            f"dr={STRAT},mapping=det-arith,purify=full,sizes=real", "r=builtin:random"]
 
 
 def _has_flop_table() -> bool:
@@ -159,8 +162,9 @@ def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
     models = [make_model(v, game, shared=shared) for v in variants]
     kernel = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
                                 hands=100, groups=groups, sample=True, walk="auto")
-    walks = [k for k in models[0].cards.kernels.values()]  # type: ignore[attr-defined]
-    assert len(walks) == 1 and walks[0] is not None and walks[0].nodes_filled > 0
+    for m in (models[0], models[-2]):  # the loads for either size convention
+        walks = list(m.cards.kernels.values())  # type: ignore[attr-defined]
+        assert len(walks) == 1 and walks[0] is not None and walks[0].nodes_filled > 0
     shared = {}
     models = [make_model(v, game, shared=shared) for v in variants]
     ref = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
@@ -175,7 +179,7 @@ def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
 
 
 def test_the_kernel_declines_what_it_does_not_cover() -> None:
-    """Leduc, the ``real`` size convention, features or the exact walk: the Python walks
+    """Leduc, no flop table, features or the exact walk: the Python walk
     (``numba_walk_for`` gives None or is never asked)."""
     game = load_game(HOLDEM)
     shared: dict[tuple[str, str | None], object] = {}
@@ -183,7 +187,11 @@ def test_the_kernel_declines_what_it_does_not_cover() -> None:
                       shared=shared)
     rnd = make_model(parse_variant("r=builtin:random"), game)
     assert fw.numba_walk_for([real], {ActionKind.FOLD: 0.06, ActionKind.CALL: 0.47,
-                                      ActionKind.RAISE: 0.47}, lambda c, h: None) is None
+                                      ActionKind.RAISE: 0.47}, None) is None
+    for sample, features in ((False, False), (True, True)):
+        joint_group_values(game, [real], rnd, master_seed=1, units=1, hands=3,
+                           groups=[("a", "r")], sample=sample, features=features)
+        assert not real.cards.kernels  # type: ignore[attr-defined]
     leduc = load_game("leduc.nolimit.2p.game")
     agent = make_model(parse_variant(f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'}"), leduc,
                        shared={})
@@ -253,3 +261,63 @@ def test_kernel_estimate_agrees_with_played_matches() -> None:
     new = estimate(g.values, 2 * hands)
     assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
     assert new.se < old.se
+
+
+@pytest.mark.skipif(NO_JIT, reason="loading the hold'em file warms its kernels: minutes as "
+                    "plain Python")
+def test_real_convention_brackets_equal_the_agent() -> None:
+    """``bracket_sizes`` and ``read_bet`` in the ``real`` convention: the kernel's sizes,
+    options and all-in rule at abstract nodes of the bundled hold'em file, in real states
+    of random play-outs (where the other pot differs from the node's)."""
+    from agent.abstraction.convention import REAL, bracket_sizes, read_bet
+    from agent.acpc.betsize import pot_after_call
+
+    game = load_game(HOLDEM)
+    agent = make_model(parse_variant(f"a={STRAT},sizes=real"), game, shared={})
+    assert isinstance(agent, FileAgent)
+    from agent.builtin import RandomPolicy
+
+    walk = fw.NumbaWalk([agent], RandomPolicy.WEIGHTS, lambda c, h: None)
+    nodes = []
+    for i in range(400):
+        walk.fill(i)
+        if fw.RAISE in walk.akind[i, :walk.nact[i]].tolist() and walk.call_child[i] >= 0:
+            nodes.append(i)
+    rng = random.Random(2)
+    stack = np.array(game.stack, np.int64)
+    max_raises = np.array(game.max_raises, np.int64)
+    st = np.zeros(16, np.int64)
+    kinds = np.zeros(72, np.int64)
+    actors = np.zeros(72, np.int64)
+    bet = np.zeros(1024, np.uint8)
+    bounds = np.zeros(2, np.int64)
+    width = walk.akind.shape[1] + 1
+    sizes, opts = np.zeros(width), np.zeros(width, np.int64)
+    tos, idx = np.zeros(width, np.int64), np.zeros(width, np.int64)
+    checked = 0
+    for _ in range(200):
+        state = BettingState.initial(game)
+        fw._initial(st, stack, np.array(game.blind, np.int64),
+                    np.array(game.first_player, np.int64))
+        while not state.finished:
+            real = state.raise_bounds()
+            if real is not None:
+                assert fw._raise_bounds(st, stack, max_raises, kinds, bounds)
+                base = pot_after_call(state)
+                for i in rng.sample(nodes, 3):
+                    node = agent.tree.nodes[i]
+                    n = fw._real_sizes(st, base, i, walk.nact, walk.akind, walk.afrac,
+                                       walk.call_index, True, bounds, sizes, opts, tos, idx)
+                    want_sizes, want_opts = bracket_sizes(state, node, REAL)
+                    assert sizes[:n].tolist() == list(want_sizes)
+                    assert opts[:n].tolist() == list(want_opts)
+                    reading = read_bet(state, node, real[1], REAL)
+                    if reading.all_in:  # the real all-in is the node's abstract all-in
+                        assert walk.afrac[i, opts[reading.low]] == fw._ALL_IN
+                    checked += 1
+            kind = rng.choice(state.legal_actions())
+            size = rng.randint(*real) if kind is ActionKind.RAISE and real else 0
+            state = state.apply(Action(kind, size))
+            fw._apply(st, _KIND[kind], size, stack, game.big_blind, game.num_rounds,
+                      np.array(game.first_player, np.int64), kinds, actors, bet)
+    assert checked > 100
