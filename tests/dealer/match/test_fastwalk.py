@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from agent.abstraction.holdem_spec import preflop_class
-from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket
+from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
 from agent.strategy.purification import parse_purification, sample_index
@@ -321,3 +321,38 @@ def test_real_convention_brackets_equal_the_agent() -> None:
             fw._apply(st, _KIND[kind], size, stack, game.big_blind, game.num_rounds,
                       np.array(game.first_player, np.int64), kinds, actors, bet)
     assert checked > 100
+
+
+@pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
+def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk() -> None:
+    """A uint16 file (rows in 1/65535): the kernel's rows are the file's own."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from agent.strategy.fileformat import quantize_rows
+    from dealer.match.estimator import CardCache
+
+    if not _has_flop_table():
+        pytest.skip("no cached flop table: the kernel does not apply")
+    game = load_game(HOLDEM)
+    base = make_model(parse_variant(f"a={STRAT}"), game, shared={})
+    assert isinstance(base, FileAgent)
+    strategy = base.loaded.strategy
+    quantized = dataclasses.replace(
+        strategy, table=quantize_rows(strategy.table, strategy.layout))
+    loaded = dataclasses.replace(base.loaded, strategy=quantized)
+    rnd = make_model(parse_variant("r=builtin:random"), game)
+    values = {}
+    for walk in ("auto", "reference"):
+        cache = CardCache()
+        agents = [FileAgent(SimpleNamespace(loaded=loaded, mapping=get_mapping(m),
+                                            purification=parse_purification(p),
+                                            sizes_in="abstract"), cache)
+                  for m, p in (("rand-pshar", "none"), ("det-arith", "full"))]
+        got = joint_group_values(game, agents, rnd, master_seed=3, units=1, hands=150,
+                                 groups=[("a", "r"), ("b", "r")], sample=True, walk=walk)
+        kernel_ran = any(k is not None for k in cache.kernels.values())
+        assert kernel_ran == (walk == "auto")
+        values[walk] = [v for g in got for pair in g.seatings for v in pair]
+    assert quantized.table.dtype == np.dtype("<u2")
+    assert values["auto"] == pytest.approx(values["reference"], abs=1e-9)
