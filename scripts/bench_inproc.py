@@ -13,12 +13,15 @@ the load average.
 
     python scripts/bench_inproc.py [--hands 400] [--repeats 3] [--seed 1] [--game G]
         [-v NAME=SPEC ...] [--estimator exact-agents|sampled-agents] [--separate]
-        [--control] [--commands DEALS]
+        [--control] [--commands DEALS] [--walk auto|reference]
 
 The new difference is one joint walk of both variants (``joint_group_values``; with
-``--separate``, the sum of both variants' own walks, as before); ``--control`` adds the
-AIVAT-style terms at random's decisions (``FEATURES``) and their cross-fitted correction
-to the new method, its CPU included.
+``--separate``, the sum of both variants' own reference walks, as before), and each
+variant's figure its own walk by the same function; ``--walk`` picks how
+``joint_group_values`` walks (``auto``: the numba kernel of ``dealer/match/fastwalk.py``
+where it applies, the default; ``reference``: the Python reference walk); ``--control``
+adds the AIVAT-style terms at random's decisions (``FEATURES``) and their cross-fitted
+correction to the new method, its CPU included.
 
 With no variants: the default run's (rand-pshar and det-arith on the bundled hold'em file,
 each against builtin:random).
@@ -108,6 +111,9 @@ def main() -> None:
     p.add_argument("--control", action="store_true",
                    help="new: with the AIVAT-style control variates at random's decisions "
                    "(estimator FEATURES, cross-fitted), their CPU included")
+    p.add_argument("--walk", choices=("auto", "reference"), default="auto",
+                   help="how the new method walks (default auto: the numba kernel where it "
+                   "applies)")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",
                    help="also time both whole commands (acpc-match --transport inproc -j 1 "
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
@@ -133,14 +139,19 @@ def main() -> None:
           f"repeat (each in both seatings); seed {args.seed}; old: played in-process, new: "
           f"--estimator {args.estimator}"
           f"{' with the control variates' if args.control else ''}; the difference "
-          f"{'as the sum of both walks' if args.separate else 'by one joint walk'}")
+          f"{'as the sum of both walks' if args.separate else 'by one joint walk'}; "
+          f"walk {args.walk}")
     # warm both paths (strategy load, numba kernels) off the clock
     played_values(game, game_spec, variants, (a, c), args.seed, 2, 10_000)
     group_values(game, (models[a], models[c]), master_seed=args.seed + 10_000, units=1,
                  hands=2, group=(a, c))
     joint_group_values(game, joint_models[:2], joint_models[2],
                        master_seed=args.seed + 10_000, units=1, hands=2,
-                       groups=[(a, c), (b, c)])
+                       groups=[(a, c), (b, c)], sample=sample, walk=args.walk)
+    for i, name in enumerate((a, b)):
+        joint_group_values(game, [joint_models[i]], joint_models[2],
+                           master_seed=args.seed + 10_000, units=1, hands=2,
+                           groups=[(name, c)], sample=sample, walk=args.walk)
     ratios: dict[str, list[float]] = {}
     figures: dict[str, list[tuple[float, float]]] = {}
     for rep in range(args.repeats):
@@ -157,11 +168,18 @@ def main() -> None:
                                        groups=[(name, c)], first_unit=rep, sample=sample,
                                        features=True)[0]
                 new[name] = (g.controlled(probs), time.process_time() - start)
-            else:
+            elif args.separate:
                 g = group_values(game, (models[name], models[c]), master_seed=args.seed,
                                  units=1, hands=args.hands, group=(name, c),
                                  first_unit=rep, sample=sample)
                 new[name] = (g.values, g.cpu_seconds)
+            else:
+                start = time.process_time()
+                g = joint_group_values(game, [joint_models[(a, b).index(name)]],
+                                       joint_models[2], master_seed=args.seed, units=1,
+                                       hands=args.hands, groups=[(name, c)], first_unit=rep,
+                                       sample=sample, walk=args.walk)[0]
+                new[name] = (g.values, time.process_time() - start)
         old["diff"] = ([x - y for x, y in zip(old[a][0], old[b][0], strict=True)],
                        old[a][1] + old[b][1])
         if args.separate:
@@ -172,7 +190,7 @@ def main() -> None:
             ga, gb = joint_group_values(
                 game, joint_models[:2], joint_models[2], master_seed=args.seed, units=1,
                 hands=args.hands, groups=[(a, c), (b, c)], first_unit=rep, sample=sample,
-                features=args.control)
+                features=args.control, walk=args.walk)
             d = difference(ga, 1.0, gb, 1.0)
             new["diff"] = (d.controlled(probs, by_class=False) if args.control else d.values,
                            time.process_time() - start)
