@@ -76,17 +76,18 @@ def _list(args: argparse.Namespace) -> int:
     files = load_manifest().get("files", {})
     width = max([6, *(len(str(e.get("solver", ""))) for e in files.values()
                       if isinstance(e, dict))])
-    header = (f"{'name':24} {'solver':{width}} {'iterations':>10} {'seconds':>8} "
+    names = max(len(name) for name in RECIPES)
+    header = (f"{'name':{names}} {'solver':{width}} {'iterations':>10} {'seconds':>8} "
               f"{'exploitability':>22} {'value p0':>10} {'bytes':>8}")
     print(header)
     for name, recipe in RECIPES.items():
         entry = files.get(name)
         if not recipe.bundled:
-            print(f"{name:24} (not bundled: acpc-strategy solve --recipe {name} writes "
+            print(f"{name:{names}} (not bundled: acpc-strategy solve --recipe {name} writes "
                   f"{recipe.filename})")
             continue
         if entry is None or not recipe.bundled_path.exists():
-            print(f"{name:24} (not built: acpc-strategy solve --recipe {name} --bundle)")
+            print(f"{name:{names}} (not built: acpc-strategy solve --recipe {name} --bundle)")
             continue
         kind = {"nash_conv": "NashConv ", "sampled_lower_bound": "expl >= "}.get(
             str(entry.get("exploitability_kind")), "expl ")
@@ -96,7 +97,7 @@ def _list(args: argparse.Namespace) -> int:
             figure = f"{kind}{entry['exploitability']:.3g}"
         value = entry.get("game_value")
         shown = f"{value[0]:>+10.5f}" if value else f"{'n/a':>10}"
-        print(f"{name:24} {entry['solver']:{width}} {entry['iterations']:>10} "
+        print(f"{name:{names}} {entry['solver']:{width}} {entry['iterations']:>10} "
               f"{entry['seconds']:>8.1f} {figure:>22} {shown} {entry['bytes']:>8}")
     print(f"(abstract-game figures in chips per hand, 'expl >=': a sampled lower bound; "
           f"files in {DATA_DIR})")
