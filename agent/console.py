@@ -164,18 +164,23 @@ def is_cached(dispatcher: Any) -> bool:
     return os.path.exists(index)
 
 
+WARMUP_HINT = "'acpc-arena warmup' does it ahead of time"
+""":func:`compile_notice`'s default hint: the kernels ``acpc-arena warmup`` compiles."""
+
+
 @contextlib.contextmanager
 def compile_notice(prog: str, kernels: Sequence[Any], *, stream: TextIO | None = None,
-                   every: float = 5.0) -> Iterator[None]:
+                   every: float = 5.0, hint: str = WARMUP_HINT) -> Iterator[None]:
     """Around work that may compile ``kernels``: if any is not cached yet, say so in one
-    line, report the elapsed time every ``every`` seconds while the block runs, and how
-    long it took at the end. Silent when everything is cached."""
+    line (with ``hint``: what avoids the wait), report the elapsed time every ``every``
+    seconds while the block runs, and how long it took at the end. Silent when everything
+    is cached."""
     out = sys.stderr if stream is None else stream
     if all(is_cached(k) for k in kernels):
         yield
         return
     print(f"{prog}: compiling numba kernels for their first use on this install (once; "
-          f"'acpc-arena warmup' does it ahead of time) ...", file=out, flush=True)
+          f"{hint}) ...", file=out, flush=True)
     start = time.monotonic()
     done = threading.Event()
 

@@ -950,6 +950,8 @@ class NumbaWalk:
         """The flop buckets of many (hole, flop) hands at once
         (:func:`dealer.match.estimator.flop_bucket_batch` with the cached table)."""
         self.nodes_filled = 0
+        self._compiled = False
+        """True once :meth:`values` has run the kernel (compiled or loaded from the cache)."""
 
     def fill(self, node_id: int) -> None:
         """Flatten tree node ``node_id`` (built by the tree on first use)."""
@@ -1018,24 +1020,40 @@ class NumbaWalk:
 
         t = STRENGTH_TABLES
         start = 0
+        if not self._compiled:
+            from agent.console import compile_notice
+
+            with compile_notice("acpc-match", [sampled_values],
+                                hint="about 20 s; later runs load them from numba's cache"):
+                start = self._walk(start, holes, boards, pre, flop, blob, at, lengths, t,
+                                   out, status)
+            self._compiled = True
         while start < n:
-            start = sampled_values(
-                start, holes, boards, pre, flop, blob, at, lengths, self.salts,
-                self.stack, self.blind, self.first_player, self.max_raises,
-                self.game.big_blind, self.game.num_rounds, self.board_through, self.rcum,
-                self.ready, self.term, self.nround, self.nplayer, self.nact, self.akind,
-                self.afrac, self.ax, self.child, self.fold_child, self.call_child,
-                self.call_index, self.row_offsets, self.row_k, self.table, self.quant,
-                self.thresholds, self.n_thresholds, self.rivers,
-                self.var_mapping, self.var_purify, self.var_threshold, self.var_real,
-                t.perms, t.card_keys, t.card_bits, t.offsets, t.values, t.flush_values,
-                self.iv, self.sigma, out, status)
-            if status[0] == NEED_NODE:
-                self.fill(int(status[1]))
-            elif status[0] == BAD:
-                raise AbstractionError(f"expected a walk the kernel covers, got a stop at node "
-                                       f"{int(status[1])} of deal {start}")
+            start = self._walk(start, holes, boards, pre, flop, blob, at, lengths, t, out,
+                               status)
         return out
+
+    def _walk(self, start: int, holes: Any, boards: Any, pre: Any, flop: Any, blob: Any,
+              at: Any, lengths: Any, t: Any, out: Any, status: Any) -> int:
+        """One run of the kernel from deal ``start``: it returns where it stopped, after
+        filling the tree node it needed (or raising for a stop it does not cover)."""
+        start = sampled_values(
+            start, holes, boards, pre, flop, blob, at, lengths, self.salts,
+            self.stack, self.blind, self.first_player, self.max_raises,
+            self.game.big_blind, self.game.num_rounds, self.board_through, self.rcum,
+            self.ready, self.term, self.nround, self.nplayer, self.nact, self.akind,
+            self.afrac, self.ax, self.child, self.fold_child, self.call_child,
+            self.call_index, self.row_offsets, self.row_k, self.table, self.quant,
+            self.thresholds, self.n_thresholds, self.rivers,
+            self.var_mapping, self.var_purify, self.var_threshold, self.var_real,
+            t.perms, t.card_keys, t.card_bits, t.offsets, t.values, t.flush_values,
+            self.iv, self.sigma, out, status)
+        if status[0] == NEED_NODE:
+            self.fill(int(status[1]))
+        elif status[0] == BAD:
+            raise AbstractionError(f"expected a walk the kernel covers, got a stop at node "
+                                   f"{int(status[1])} of deal {start}")
+        return start
 
 
 def numba_walk_for(agents: Sequence[Any], random_weights: dict[Any, float],
