@@ -103,7 +103,8 @@ _SIGMA = (
 _KERNELS = ("_rotr", "_compress", "blake2b_u64", "deal_cards", "_next_player", "_initial",
             "_num_acting", "_raise_bounds", "_can_fold", "_to_call", "_apply",
             "_showdown_value", "_sample_index", "_purify", "_le", "_lt", "_mapping",
-            "_bracket", "_real_sizes", "_hash", "_uniform", "_strength", "sampled_values")
+            "_bracket", "_add_distinct", "_real_sizes", "_hash", "_uniform", "_strength",
+            "sampled_values")
 """The module's kernels, plain functions until :func:`load_kernels` wraps them."""
 _loaded = threading.Lock()
 _state = {"loaded": False}
@@ -541,6 +542,17 @@ def _bracket(sizes: Any, n: int, x: float, out: Any) -> None:
     out[1] = hi
 
 
+def _add_distinct(tos: Any, idx: Any, n: int, to: int, i: int) -> int:
+    """Append raise-to ``to`` (of abstract action ``i``) to the first ``n`` entries of
+    ``tos``/``idx`` unless it is there already; returns the new count."""
+    for j in range(n):
+        if tos[j] == to:
+            return n
+    tos[n] = to
+    idx[n] = i
+    return n + 1
+
+
 def _real_sizes(st: Any, base: int, node: int, nact: Any, akind: Any, afrac: Any,
                 call_index: Any, has_raise: bool, bounds: Any, sizes: Any, opts: Any, tos: Any,
                 idx: Any) -> int:
@@ -565,23 +577,9 @@ def _real_sizes(st: Any, base: int, node: int, nact: Any, akind: Any, afrac: Any
                 to = min(max(math.floor(st[_MAX] + fr * base + 0.5), lo), hi)
             if to == hi and all_in >= 0:
                 continue
-            seen = False
-            for j in range(n):
-                if tos[j] == to:
-                    seen = True
-            if not seen:
-                tos[n] = to
-                idx[n] = i
-                n += 1
+            n = _add_distinct(tos, idx, n, to, i)
         if all_in >= 0:
-            seen = False
-            for j in range(n):
-                if tos[j] == hi:
-                    seen = True
-            if not seen:
-                tos[n] = hi
-                idx[n] = all_in
-                n += 1
+            n = _add_distinct(tos, idx, n, hi, all_in)
     for j in range(1, n):  # by raise-to (distinct)
         k = j
         while k > 0 and tos[k - 1] > tos[k]:
