@@ -43,9 +43,11 @@ Imports :mod:`agent`, numpy, numba and :mod:`strategies`; never imported by :mod
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -343,6 +345,31 @@ class SampledExploitability:
         }
 
 
+TICK_SECONDS = 30.0
+"""How often a long step of :func:`sampled_exploitability` says it is still running."""
+
+
+@contextlib.contextmanager
+def _ticking(say: Callable[[str], None], what: str,
+             every: float = TICK_SECONDS) -> Iterator[None]:
+    """Around one long kernel call (which reports nothing itself): say ``what`` is still
+    running, with the elapsed time, every ``every`` seconds."""
+    start = time.perf_counter()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(every):
+            say(f"... {what} ({time.perf_counter() - start:.0f} s)")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+
+
 def sampled_exploitability(
     strategy: Strategy, *, purification: Purification | None = None,
     train_deals: int = DEFAULT_TRAIN_DEALS, test_deals: int = DEFAULT_TEST_DEALS,
@@ -411,7 +438,9 @@ def sampled_exploitability(
 
     t = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, min(workers, 2))) as ex:
-        in_sample = [float(v.mean()) for v in ex.map(learn, (0, 1))]
+        with _ticking(say, f"learning both positions' best responses on {train_deals:,} "
+                      f"deals"):
+            in_sample = [float(v.mean()) for v in ex.map(learn, (0, 1))]
         say(f"best responses learned in {time.perf_counter() - t:.1f} s")
         t = time.perf_counter()
         profile = ex.submit(walk, flat, table, test.buckets, test.result, NO_RESPONDER,
