@@ -398,6 +398,7 @@ def write_plot(summary: Summary, path: Path) -> None:
     ax.axvline(0.0, color="grey", linewidth=1)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([r[0] for r in reversed(rows)])
+    ax.set_ylim(-0.6, max(1, len(rows)) - 0.4)  # each all-in EV bar just under its row
     ax.set_xlabel(f"mbb/hand ({summary.confidence * 100:g}% CI)")
     ax.set_title(f"{summary.game}: {summary.hands_played} hands")
     if rows:
