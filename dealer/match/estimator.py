@@ -338,9 +338,10 @@ class CardCache:
         self.readings: dict[tuple[int, str, str, int], Any] = {}
         """Bet readings by (node, betting, size convention, raise-to): the variants of a
         file that differ in the mapping bracket a raise alike."""
-        self.kernels: dict[tuple[int, ...], Any] = {}
+        self.kernels: dict[tuple[int, ...], tuple[list[Any], Any]] = {}
         """The numba walks (:class:`dealer.match.fastwalk.NumbaWalk`, or None where the
-        kernel does not apply) of sets of this file's agents, by the agents' ids."""
+        kernel does not apply) of sets of this file's agents, by the agents' ids, each with
+        the agents themselves (alive as long as the entry, so an id is never reused)."""
 
     def reset(self, deal: Deal) -> None:
         """Start ``deal`` (a no-op if it is the current one)."""
@@ -887,10 +888,12 @@ def _kernel_walks(files: Sequence[FileAgent], opponent: RandomAgent,
         if ids not in kernels:
             from dealer.match.fastwalk import numba_walk_for
 
-            kernels[ids] = numba_walk_for(sub, opponent.weights, flop_bucket_batch)
-        if kernels[ids] is None:
+            # the agents are kept with their walk, so their ids stay theirs
+            kernels[ids] = (sub, numba_walk_for(sub, opponent.weights, flop_bucket_batch))
+        walk = kernels[ids][1]
+        if walk is None:
             return None
-        found.append((idx, kernels[ids]))
+        found.append((idx, walk))
     return found
 
 
@@ -903,7 +906,6 @@ def fast_walk_applies(agents: Sequence[Model], opponent: Model, *, sample: bool,
     return (sample and not features and bool(agents)
             and type(opponent) is RandomAgent and not opponent.expand
             and all(type(a) is FileAgent for a in agents))
-
 
 
 def _leaf_value(state: BettingState, deal: Deal, blind: int,

@@ -163,7 +163,7 @@ def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
     kernel = joint_group_values(game, models[:-1], models[-1], master_seed=seed, units=2,
                                 hands=100, groups=groups, sample=True, walk="auto")
     for m in (models[0], models[-2]):  # the loads for either size convention
-        walks = list(m.cards.kernels.values())  # type: ignore[attr-defined]
+        walks = [w for _, w in m.cards.kernels.values()]  # type: ignore[attr-defined]
         assert len(walks) == 1 and walks[0] is not None and walks[0].nodes_filled > 0
     shared = {}
     models = [make_model(v, game, shared=shared) for v in variants]
@@ -257,7 +257,7 @@ def test_kernel_estimate_agrees_with_played_matches() -> None:
     g = joint_group_values(game, models[:1], models[1], master_seed=4, units=1, hands=hands,
                            groups=[("a", "r")], sample=True)[0]
     kernels = models[0].cards.kernels  # type: ignore[attr-defined]
-    assert any(k is not None for k in kernels.values())  # the kernel walked them
+    assert any(w is not None for _, w in kernels.values())  # the kernel walked them
     new = estimate(g.values, 2 * hands)
     assert abs(old.mean - new.mean) <= 1.96 * math.hypot(old.se, new.se), (old, new)
     assert new.se < old.se
@@ -351,7 +351,7 @@ def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk() -> None:
                   for m, p in (("rand-pshar", "none"), ("det-arith", "full"))]
         got = joint_group_values(game, agents, rnd, master_seed=3, units=1, hands=150,
                                  groups=[("a", "r"), ("b", "r")], sample=True, walk=walk)
-        kernel_ran = any(k is not None for k in cache.kernels.values())
+        kernel_ran = any(w is not None for _, w in cache.kernels.values())
         assert kernel_ran == (walk == "auto")
         values[walk] = [v for g in got for pair in g.seatings for v in pair]
     assert quantized.table.dtype == np.dtype("<u2")
