@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
 __all__ = ["PlainLine", "Progress", "compile_notice", "is_cached", "make_progress",
-           "port_number", "positive_int"]
+           "port_number", "positive_int", "ticking"]
 
 
 def positive_int(text: str) -> int:
@@ -169,6 +169,26 @@ WARMUP_HINT = "'acpc-arena warmup' does it ahead of time"
 
 
 @contextlib.contextmanager
+def ticking(say: Callable[[str], None], what: str, every: float) -> Iterator[None]:
+    """Around one long step that reports nothing itself (a compile, a kernel call): say
+    ``... <what> (<elapsed> s)`` every ``every`` seconds until the block ends."""
+    start = time.monotonic()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(every):
+            say(f"... {what} ({time.monotonic() - start:.0f} s)")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+
+
+@contextlib.contextmanager
 def compile_notice(prog: str, kernels: Sequence[Any], *, stream: TextIO | None = None,
                    every: float = 5.0, hint: str = WARMUP_HINT) -> Iterator[None]:
     """Around work that may compile ``kernels``: if any is not cached yet, say so in one
@@ -179,22 +199,15 @@ def compile_notice(prog: str, kernels: Sequence[Any], *, stream: TextIO | None =
     if all(is_cached(k) for k in kernels):
         yield
         return
-    print(f"{prog}: compiling numba kernels for their first use on this install (once; "
-          f"{hint}) ...", file=out, flush=True)
+
+    def say(text: str) -> None:
+        print(f"{prog}: {text}", file=out, flush=True)
+
+    say(f"compiling numba kernels for their first use on this install (once; {hint}) ...")
     start = time.monotonic()
-    done = threading.Event()
-
-    def tick() -> None:
-        while not done.wait(every):
-            print(f"{prog}: ... still compiling ({time.monotonic() - start:.0f} s)", file=out,
-                  flush=True)
-
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
     try:
-        yield
+        with ticking(say, "still compiling", every):
+            yield
     finally:
-        done.set()
-        ticker.join()
         print(f"{prog}: kernels ready ({time.monotonic() - start:.1f} s)", file=out,
               flush=True)

@@ -43,11 +43,9 @@ Imports :mod:`agent`, numpy, numba and :mod:`strategies`; never imported by :mod
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -56,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.acpc.errors import UsageError
+from agent.console import ticking
 from agent.jit import nogil_kernel
 from agent.strategy.fileformat import QUANT, Strategy
 from agent.strategy.purification import Purification
@@ -349,27 +348,6 @@ TICK_SECONDS = 30.0
 """How often a long step of :func:`sampled_exploitability` says it is still running."""
 
 
-@contextlib.contextmanager
-def _ticking(say: Callable[[str], None], what: str,
-             every: float = TICK_SECONDS) -> Iterator[None]:
-    """Around one long kernel call (which reports nothing itself): say ``what`` is still
-    running, with the elapsed time, every ``every`` seconds."""
-    start = time.perf_counter()
-    done = threading.Event()
-
-    def tick() -> None:
-        while not done.wait(every):
-            say(f"... {what} ({time.perf_counter() - start:.0f} s)")
-
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
-    try:
-        yield
-    finally:
-        done.set()
-        ticker.join()
-
-
 def sampled_exploitability(
     strategy: Strategy, *, purification: Purification | None = None,
     train_deals: int = DEFAULT_TRAIN_DEALS, test_deals: int = DEFAULT_TEST_DEALS,
@@ -438,8 +416,8 @@ def sampled_exploitability(
 
     t = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, min(workers, 2))) as ex:
-        with _ticking(say, f"learning both positions' best responses on {train_deals:,} "
-                      f"deals"):
+        with ticking(say, f"learning both positions' best responses on {train_deals:,} "
+                     f"deals", TICK_SECONDS):
             in_sample = [float(v.mean()) for v in ex.map(learn, (0, 1))]
         say(f"best responses learned in {time.perf_counter() - t:.1f} s")
         t = time.perf_counter()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import re
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from agent.console import compile_notice, is_cached
+from agent.console import compile_notice, is_cached, ticking
 
 
 def _fake(index: Path) -> object:
@@ -70,3 +72,13 @@ def test_policy_kernels_are_those_the_game_compiles() -> None:
     assert handeval._evaluate7_kernel not in leduc and len(leduc) == 2
     assert handeval._evaluate7_kernel in holdem and len(holdem) == 4
     assert policy_kernels("builtin:call", load_game("leduc.limit.2p.game")) == []
+
+
+def test_a_long_step_says_it_is_still_running_and_stops_saying_so_after() -> None:
+    said: list[str] = []
+    with ticking(said.append, "learning", every=0.05):
+        time.sleep(1.0)
+    ticks = len(said)
+    assert ticks >= 1 and all(re.fullmatch(r"\.\.\. learning \(\d+ s\)", t) for t in said)
+    time.sleep(0.2)
+    assert len(said) == ticks  # the ticker ended with the block

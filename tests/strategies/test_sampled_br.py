@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from strategies.best_response import purify_table
 from strategies.cli import main as cli_main
 from strategies.game import TIE, FlatTree, flatten_tree
 from strategies.recipes import get_recipe, load_manifest
-from strategies.sampled_br import FOLLOW, NO_RESPONDER, _ticking, walk
+from strategies.sampled_br import FOLLOW, NO_RESPONDER, walk
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 F64 = npt.NDArray[np.float64]
@@ -384,12 +383,3 @@ def test_bundled_holdem_figures_are_recorded(capsys: pytest.CaptureFixture[str])
     assert cli_main(["list"]) == 0
     assert "expl >= " in capsys.readouterr().out
 
-
-def test_a_long_step_says_it_is_still_running_and_stops_saying_so_after() -> None:
-    said: list[str] = []
-    with _ticking(said.append, "learning", every=0.05):
-        time.sleep(1.0)
-    ticks = len(said)
-    assert ticks >= 1 and all(re.fullmatch(r"\.\.\. learning \(\d+ s\)", t) for t in said)
-    time.sleep(0.2)
-    assert len(said) == ticks  # the ticker ended with the block
