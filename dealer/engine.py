@@ -24,7 +24,12 @@ per-response one.
 Speed: the MATCHSTATE text of every seat is assembled from per-hand pieces (each position's
 hole-card section, the board text through each round) instead of being formatted from the
 state for every seat after every action, and under ``-q`` the clock is read once per
-broadcast rather than once per seat.
+broadcast rather than once per seat. Work that no seat waits for is deferred: a finished
+hand's values, totals and log line, and the next hand's deal and pieces. :meth:`Match.idle`
+does one such step; the server calls it after writing to the seat that must act, while that
+seat is thinking. Nothing depends on it being called: :meth:`Match.drain`, the end of the
+match and every error do the deferred work first, in order, so the output is the same
+either way (only :meth:`Match.drain_sendable` leaves it pending).
 
 Imports only the stdlib and :mod:`agent.acpc`.
 """
@@ -32,6 +37,7 @@ Imports only the stdlib and :mod:`agent.acpc`.
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -142,6 +148,21 @@ class MatchError(AcpcError, RuntimeError):
         self.extra = tuple(extra)
 
 
+@dataclass(frozen=True, slots=True)
+class _HandPieces:
+    """One hand's deal and the per-seat pieces of its MATCHSTATE texts (``Match._start_hand``)."""
+
+    hand: int
+    deal: Deal
+    positions: list[int]
+    prefix: list[str]
+    hole_view: list[tuple[tuple[int, ...], ...]]
+    hole_cards: list[str]
+    hole_text: list[str]
+    board_text: list[str]
+    board_view: list[tuple[int, ...]]
+
+
 class Match:
     """One match between ``n`` seats (see the module docstring)."""
 
@@ -180,13 +201,40 @@ class Match:
         self._hole_view: list[tuple[tuple[int, ...], ...]] = []
         self._board_text: list[str] = []
         self._board_view: list[tuple[int, ...]] = []
+        self._pending: deque[Callable[[], None]] = deque()
+        """Deferred work (finished hands to settle), done in order (see the module docstring)."""
+        self._next_pieces: _HandPieces | None = None
+        """The next hand's deal and pieces, drawn ahead by :meth:`idle`."""
 
     # ------------------------------------------------------------------ IO-facing API
 
     def drain(self) -> Output:
-        """Take everything produced so far."""
+        """Do the deferred work, then take everything produced so far."""
+        self._settle_all()
         out, self._out = self._out, Output()
         return out
+
+    def drain_sendable(self) -> Output:
+        """Take everything produced so far, leaving deferred work (and its log lines) for
+        :meth:`idle` or the next :meth:`drain`."""
+        out, self._out = self._out, Output()
+        return out
+
+    def idle(self) -> bool:
+        """Do one step of deferred work; False if there was none.
+
+        Settles the oldest finished hand (values, totals, log line), else draws the next
+        hand's deal and pieces ahead (the deals come from the match's generator in the same
+        order either way).
+        """
+        if self._pending:
+            self._pending.popleft()()
+            return True
+        if (self.phase is Phase.PLAYING and self._next_pieces is None
+                and self.hand + 1 < self.config.num_hands):
+            self._next_pieces = self._hand_pieces(self.hand + 1)
+            return True
+        return False
 
     def begin(self) -> None:
         """Print the header (stderr and log), as the reference does before accepting."""
@@ -334,7 +382,13 @@ class Match:
             and self._used_match_us[seat] + took <= self._max_match_us
         )
 
+    def _settle_all(self) -> None:
+        pending = self._pending
+        while pending:
+            pending.popleft()()
+
     def _fail(self, err: MatchError) -> None:
+        self._settle_all()
         out = self._out
         out.stderr.append(err.line + ("" if err.line.endswith("\n") else "\n"))
         out.stderr.extend(x + "\n" for x in err.extra)
@@ -379,24 +433,33 @@ class Match:
         self._send_states()
 
     def _start_hand(self) -> None:
+        self._used_hand_us = [0] * self.game.num_players
+        self._state = BettingState.initial(self.game)
+        pieces = self._next_pieces
+        if pieces is None or pieces.hand != self.hand:
+            pieces = self._hand_pieces(self.hand)
+        self._next_pieces = None
+        self._deal = pieces.deal
+        self._positions = pieces.positions
+        self._prefix = pieces.prefix
+        self._hole_view = pieces.hole_view
+        self._hole_cards = pieces.hole_cards
+        self._hole_text = pieces.hole_text
+        self._board_text = pieces.board_text
+        self._board_view = pieces.board_view
+
+    def _hand_pieces(self, hand: int) -> _HandPieces:
+        """Deal hand ``hand`` (the next deal of the match's generator) and precompute what
+        each seat is shown of it: the text of a state is prefix + betting + ':' + hole
+        section + board text through the current round (format_matchstate's layout when no
+        other hole cards are shown)."""
         game = self.game
         n = game.num_players
-        self._used_hand_us = [0] * n
-        self._state = BettingState.initial(game)
-        deal = self._deal = deal_hand(game, self._rng)
-        # What each seat is shown of this hand, precomputed once: the text of a state is
-        # prefix + betting + ':' + hole section + board text through the current round
-        # (format_matchstate's layout when no other hole cards are shown).
-        hand, fixed = self.hand, self.config.fixed_seats
-        self._positions = [position_of(s, hand, n, fixed) for s in range(n)]
-        self._prefix = [f"{PREFIX}{p}:{hand}:" for p in range(n)]
+        deal = deal_hand(game, self._rng)
+        fixed = self.config.fixed_seats
         none: tuple[tuple[int, ...]] = ((),)
         hole = deal.hole
-        self._hole_view = [none * p + (hole[p],) + none * (n - 1 - p) for p in range(n)]
-        self._hole_cards = [format_cards(h) for h in hole]
-        self._hole_text = [
-            "|" * p + text + "|" * (n - 1 - p) for p, text in enumerate(self._hole_cards)
-        ]
+        hole_cards = [format_cards(h) for h in hole]
         board_text: list[str] = []
         board_view: list[tuple[int, ...]] = []
         text = ""
@@ -405,8 +468,17 @@ class Match:
             text += ("/" if r else "") + format_cards(deal.board[lo:hi])
             board_text.append(text)
             board_view.append(deal.board[:hi])
-        self._board_text = board_text
-        self._board_view = board_view
+        return _HandPieces(
+            hand=hand,
+            deal=deal,
+            positions=[position_of(s, hand, n, fixed) for s in range(n)],
+            prefix=[f"{PREFIX}{p}:{hand}:" for p in range(n)],
+            hole_view=[none * p + (hole[p],) + none * (n - 1 - p) for p in range(n)],
+            hole_cards=hole_cards,
+            hole_text=["|" * p + t + "|" * (n - 1 - p) for p, t in enumerate(hole_cards)],
+            board_text=board_text,
+            board_view=board_view,
+        )
 
     def _send_states(self) -> None:
         state = self._state
@@ -507,14 +579,8 @@ class Match:
             self._send_states()
 
     def _finish_hand(self) -> None:
-        state, deal, n = self._state, self._deal, self.game.num_players
-        values = hand_values(state, deal.hole, deal.board)
-        for p, v in enumerate(values):
-            self.totals[self._seat(p)] += v
-        names = names_by_position(self.config.seat_names, self.hand, self.config.fixed_seats)
-        self._out.log.append(
-            format_state_line(self.hand, state, deal.hole, deal.board, values, names) + "\n"
-        )
+        state, deal, hand, n = self._state, self._deal, self.hand, self.game.num_players
+        self._pending.append(lambda: self._settle(hand, state, deal))
         self.hands_done += 1
         self._send_states()
         if not self.config.quiet and self.hand % 100 == 0:
@@ -530,7 +596,19 @@ class Match:
         self._start_hand()
         self._send_states()
 
+    def _settle(self, hand: int, state: BettingState, deal: Deal) -> None:
+        """A finished hand's values into the totals, and its log line."""
+        values = hand_values(state, deal.hole, deal.board)
+        n, fixed = self.game.num_players, self.config.fixed_seats
+        for p, v in enumerate(values):
+            self.totals[seat_of(p, hand, n, fixed)] += v
+        names = names_by_position(self.config.seat_names, hand, fixed)
+        self._out.log.append(
+            format_state_line(hand, state, deal.hole, deal.board, values, names) + "\n"
+        )
+
     def _finish_match(self) -> None:
+        self._settle_all()
         if not self.config.quiet:
             self._out.stderr.append(f"FINISHED at {format_time(self._clock())}\n")
         line = format_score_line(self.totals, self.config.seat_names) + "\n"

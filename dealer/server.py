@@ -2,10 +2,15 @@
 
 One listening socket per seat (bound before the ports line is printed), one accepted
 connection per seat with TCP_NODELAY. After every engine step the server writes, in this
-order: the log and transaction lines (flushed, so a match killed at any moment can be resumed
-from what the seats were shown), then what goes to the seats, one ``write`` per seat (states
-produced in one step for one seat are joined; the seat that must act is written first), then
-stderr (as bytes: client lines are echoed byte for byte) and stdout.
+order: the transaction lines and the log lines produced (flushed, so a match killed at any
+moment can be resumed from what the seats were shown), then what goes to the seats, one
+``write`` per seat (states produced in one step for one seat are joined; the seat that must
+act is written first), then stderr (as bytes: client lines are echoed byte for byte) and
+stdout. Then, while the seat that must act is thinking, it has the engine do one step of its
+deferred work (:meth:`~dealer.engine.Match.idle`: a finished hand's values and log line, or
+the next hand's deal) and writes the log line that produced at once. So a hand's log line
+follows the first state of the next hand by one step; a signal, an error or the end of the
+match settles every finished hand first.
 
 States for a seat that is not to act (it only watches) are held back for at most
 ``observer_delay_ms`` (default :data:`OBSERVER_DELAY_MS`) and go out with the next write to
@@ -156,9 +161,13 @@ class _Runner:
         """Write what the engine produced, re-arm the timer, finish if the match is over."""
         match = self.match
         for _ in range(3):  # a failed write adds the ERROR output once; then nothing more
-            out = match.drain()
+            out = match.drain_sendable()
             if out.is_empty() or not self._write(out):
                 break
+        if match.phase is Phase.PLAYING and match.idle():
+            out = match.drain_sendable()  # a settled hand's log line
+            if not out.is_empty():
+                self._write(out)
         if self.paused:
             self._resume_reading()
         if match.phase is Phase.DONE:

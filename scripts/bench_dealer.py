@@ -62,6 +62,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = {2: "holdem.nolimit.2p.reverse_blinds.game", 3: "holdem.nolimit.3p.game"}
 CALL_CLIENT = Path(__file__).resolve().parent / "call_client.py"
+NULL_DEALER = Path(__file__).resolve().parent / "null_dealer.py"
 START_TIMEOUT_S = 30.0
 
 ClientCommand = Callable[[int, int], list[str]]
@@ -183,12 +184,16 @@ class EngineRun:
     actions: int
 
 
-def engine_run(players: int, hands: int, seed: int) -> EngineRun:
+def engine_run(
+    players: int, hands: int, seed: int,
+    record: Callable[[Any, int, bool], None] | None = None,
+) -> EngineRun:
     """Play a match through :class:`~dealer.engine.Match` alone (see the module docstring).
 
     Every state sent to the seat that must act is answered at once by
     :class:`~agent.builtin.RandomPolicy` (the players of (b)); only the engine's own calls
-    (``receive``, ``drain``) are timed.
+    (``receive``, ``drain``) are timed. ``record``, if given, is called (untimed) with every
+    drained :class:`~dealer.engine.Output`, the seat then to act and whether the match is over.
     """
     from agent.acpc.betting import format_action
     from agent.acpc.gamefiles import load_game
@@ -216,7 +221,11 @@ def engine_run(players: int, hands: int, seed: int) -> EngineRun:
     actions = 0
     out = match.drain()
     tick = time.process_time
-    while match.phase is not Phase.DONE:
+    while True:
+        if record is not None:
+            record(out, match.acting_seat, match.phase is Phase.DONE)
+        if match.phase is Phase.DONE:
+            break
         seat = match.acting_seat
         sent = b"".join(data for s, data in out.to_seat if s == seat)
         line = sent.rstrip(b"\r\n").rsplit(b"\r\n", 1)[-1].decode("ascii")
@@ -232,6 +241,42 @@ def engine_run(players: int, hands: int, seed: int) -> EngineRun:
     if match.exit_status:
         raise RuntimeError(f"the engine ended with status {match.exit_status}: {out.stderr}")
     return EngineRun(cpu, hands, actions)
+
+
+def write_floor_schedule(path: Path, players: int, hands: int, seed: int) -> int:
+    """The writes our dealer makes in one match, for ``null_dealer.py`` (``--part floor``).
+
+    The engine plays the match as in :func:`engine_run`; every drain becomes the server's
+    writes: its log lines (one flushed write), then one write to the seat that must act (the
+    states held back for it first, then the new ones) after which the dealer waits for that
+    seat's reply, while states for a seat that only watches are held back until it must act
+    or the match ends (``dealer/server.py`` with the default observer delay). Returns the
+    number of records.
+    """
+    from null_dealer import LOG, REPLY, WRITE, Record, write_schedule
+
+    held: dict[int, list[bytes]] = {}
+    records: list[Record] = []
+
+    def record(out: Any, acting: int, done: bool) -> None:
+        if out.log:
+            records.append((LOG, 0, "".join(out.log).encode("ascii")))
+        parts: dict[int, list[bytes]] = {}
+        for seat, data in out.to_seat:
+            parts.setdefault(seat, []).append(data)
+        if done:
+            for seat in range(players):
+                data = b"".join(held.pop(seat, []) + parts.get(seat, []))
+                if data:
+                    records.append((WRITE, seat, data))
+            return
+        for seat, chunks in parts.items():
+            if seat != acting:
+                held.setdefault(seat, []).extend(chunks)
+        records.append((REPLY, acting, b"".join(held.pop(acting, []) + parts.get(acting, []))))
+
+    engine_run(players, hands, seed, record)
+    return write_schedule(path, iter(records))
 
 
 def _engine_line(runs: list[EngineRun]) -> str:
@@ -272,21 +317,31 @@ def compare(args: argparse.Namespace) -> int:
     ours = our_dealer_command(game, hands, args.seed, players)
     ref = reference_dealer_command(ref_dealer, game, hands, args.seed, players)
     sides: dict[str, list[tuple[list[str], ClientCommand]]] = {}
-    if args.part in ("both", "dealer", "engine"):
+    if args.part in ("both", "dealer", "engine", "floor"):
         sides["(a) dealer, reference players"] = [(ours, ref_clients), (ref, ref_clients)]
     if args.part in ("both", "stack"):
         sides["(b) full stack, random players"] = [(ours, our_clients), (ref, ref_clients)]
+    tmp_dir = tempfile.TemporaryDirectory(prefix="bench_dealer_")
+    if args.part == "floor":
+        schedule = Path(tmp_dir.name) / "floor.schedule"
+        count = write_floor_schedule(schedule, players, hands, args.seed)
+        print(f"floor: {count} records of our dealer's writes for {hands} hands ({schedule.name})")
+        for io in ("uvloop", "blocking"):
+            null = [sys.executable, str(NULL_DEALER), str(schedule), "--io", io,
+                    "--seats", str(players)]
+            sides[f"(f) null dealer ({io}), reference players"] = [
+                (null, ref_clients), (ref, ref_clients)]
     results: dict[str, tuple[list[Run], list[Run]]] = {k: ([], []) for k in sides}
     engine: list[EngineRun] = []
     print(f"game {GAMES[players]}, {hands} hands, {args.repeat} rounds (ours, C interleaved); "
           f"uvloop {'installed' if importlib.util.find_spec('uvloop') else 'not installed'}; "
           f"{os.cpu_count()} CPUs")
-    with tempfile.TemporaryDirectory(prefix="bench_dealer_") as tmp:
+    with tmp_dir as tmp:
         for k in range(max(1, args.repeat)):
             for label, pair in sides.items():
                 order = pair if k % 2 == 0 else pair[::-1]
                 for cmd, clients in order:
-                    side = 0 if cmd is ours else 1
+                    side = 1 if cmd is ref else 0
                     run = run_match(cmd, players, clients, Path(tmp), env)
                     results[label][side].append(run)
                     name = "ours" if side == 0 else "C   "
@@ -343,11 +398,12 @@ def main() -> int:
                         help="the reference dealer binary: compare against it")
     parser.add_argument("--reference-player", type=Path, default=None, metavar="PLAYER",
                         help="the reference example_player binary (with --reference)")
-    parser.add_argument("--part", choices=("both", "dealer", "stack", "engine"),
+    parser.add_argument("--part", choices=("both", "dealer", "stack", "engine", "floor"),
                         default="both",
                         help="with --reference: (a) the dealer, (b) the full stack, or both; "
                         "engine: (a) and our engine alone in process (also without "
-                        "--reference)")
+                        "--reference); floor: (a) and a dealer without rules "
+                        "(scripts/null_dealer.py), uvloop and blocking, vs the reference")
     args = parser.parse_args()
     if (args.reference is None) != (args.reference_player is None):
         parser.error("expected --reference and --reference-player together, got one of them")

@@ -851,3 +851,48 @@ async def test_a_seat_that_never_connects_is_reported_while_waiting() -> None:
     assert f"(ports left: {port})" in err.getvalue()
     for c in [*conns, first, second]:
         c.close()
+
+
+@pytest.mark.parametrize("io_mode", ["uvloop", "blocking"])
+async def test_null_dealer_plays_our_dealers_writes_to_real_clients(
+    tmp_path: Path, io_mode: str
+) -> None:
+    """``bench_dealer.py --part floor``: the schedule is our engine's writes for a match (the
+    log lines exactly the engine's), and the null dealer plays it to two clients that answer
+    wherever a state says they must act, to the end."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_dealer", ROOT / "scripts" /
+                                                  "bench_dealer.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_dealer"] = bench  # its dataclasses look their module up
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        spec.loader.exec_module(bench)
+        from null_dealer import LOG, REPLY, read_schedule
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+        del sys.modules["bench_dealer"]
+    schedule = tmp_path / "floor.schedule"
+    count = bench.write_floor_schedule(schedule, 2, 40, 3)
+    records = read_schedule(schedule)
+    assert len(records) == count
+    logged = b"".join(data for kind, _, data in records if kind == LOG).decode("ascii")
+    assert len(state_lines(logged.splitlines())) == 40
+    assert sum(kind == REPLY for kind, _, _ in records) > 40  # at least one answer a hand
+
+    dealer = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "scripts" / "null_dealer.py"), str(schedule), "--io",
+        io_mode, "--log", str(tmp_path / "null.log"), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    assert dealer.stdout is not None
+    ports = (await asyncio.wait_for(dealer.stdout.readline(), 30)).split()
+    game_path = str(bundled_game_path(NL2))
+    clients = [await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "scripts" / "call_client.py"), game_path, "127.0.0.1",
+        port.decode(), stderr=asyncio.subprocess.PIPE) for port in ports]
+    _, err = await asyncio.wait_for(dealer.communicate(), 60)
+    codes = [await asyncio.wait_for(c.wait(), 30) for c in clients]
+    assert dealer.returncode == 0 and codes == [0, 0], err
+    assert (tmp_path / "null.log").read_text(encoding="ascii") == logged

@@ -226,3 +226,76 @@ def test_held_states_reach_every_seat_unchanged_in_fewer_writes(
     for seat, (a, b) in enumerate(zip(at_once, held, strict=True)):
         assert b"".join(a) == b"".join(b), f"seat {seat} got other bytes"
     assert sum(map(len, held)) < sum(map(len, at_once))
+
+
+def _outputs_by_stream(
+    game_name: str, seed: int, choices: list[int], idles: list[int] | None, quiet: bool
+) -> tuple[dict[str, str], list[list[bytes]], int]:
+    """Play one match straight through the engine; per stream, everything it produced.
+
+    ``idles`` None: :meth:`Match.drain` after every response (no deferred work is left
+    pending); else :meth:`Match.drain_sendable` and ``idles[k]`` calls of :meth:`Match.idle`
+    after response ``k``. Also returns the states written per step and how many log lines
+    were still pending (not yet produced) right after a hand's last response.
+    """
+    game = load_game(game_name)
+    config = MatchConfig(
+        match_name="defer", game_file=game_name, game=game, num_hands=HANDS, seed=seed,
+        seat_names=tuple(f"P{i}" for i in range(game.num_players)), quiet=quiet,
+    )
+    now = [1_000_000]
+
+    def clock() -> int:
+        now[0] += 7
+        return now[0]
+
+    match = Match(config, clock)
+    _start(match)
+    streams = {"log": "", "stderr": "", "stdout": "", "tlog": ""}
+    steps: list[list[bytes]] = []
+    deferred = 0
+    k = 0
+    while True:
+        out = match.drain() if idles is None else match.drain_sendable()
+        for name in streams:
+            streams[name] += "".join(getattr(out, name))
+        steps.append([data for _, data in out.to_seat])
+        if idles is not None and match.phase is Phase.PLAYING:
+            deferred += match.hands_done - streams["log"].count("STATE:")
+            for _ in range(idles[k % len(idles)]):
+                match.idle()
+        if match.phase is Phase.DONE:
+            break
+        seat = match.acting_seat
+        conn = match.conns[seat]
+        state = conn.last_state
+        assert state is not None
+        kinds = state.state.legal_actions()
+        kind = kinds[choices[k % len(choices)] % len(kinds)]
+        bounds = state.state.raise_bounds()
+        to = bounds[0] if kind is ActionKind.RAISE and bounds is not None else 0
+        k += 1
+        match.receive(seat, f"{conn.last_line}:{format_action(Action(kind, to), game)}\r\n"
+                      .encode("ascii"))
+    assert match.exit_status == 0
+    return streams, steps, deferred
+
+
+@pytest.mark.parametrize("game_name", ["holdem.nolimit.2p.reverse_blinds.game",
+                                       "holdem.limit.3p.game"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1),
+       choices=st.lists(st.integers(0, 5), min_size=1, max_size=30),
+       idles=st.lists(st.integers(0, 3), min_size=1, max_size=10), quiet=st.booleans())
+def test_deferred_work_changes_no_output(
+    game_name: str, seed: int, choices: list[int], idles: list[int], quiet: bool
+) -> None:
+    """A finished hand's values and log line and the next deal may wait for Match.idle (the
+    server runs it while the acting seat thinks): every stream and every state sent is the
+    same as when nothing waits, however often idle runs, and the log lines do wait."""
+    want, want_steps, _ = _outputs_by_stream(game_name, seed, choices, None, quiet)
+    got, got_steps, deferred = _outputs_by_stream(game_name, seed, choices, idles, quiet)
+    assert got == want
+    assert got_steps == want_steps
+    assert want["log"].count("STATE:") == HANDS
+    assert deferred > 0  # hands' log lines were still pending after their last response
