@@ -35,6 +35,14 @@ only, not around the players'): the part of our dealer's user time that is the r
 protocol themselves. With ``--reference``, (a) runs too, so the reference dealer's whole user
 time per hand is printed beside it (``--part engine`` is then (a) plus the engine).
 
+``--part floor`` (with ``--reference``) runs (a) and, beside the reference dealer, a dealer
+without rules (``scripts/null_dealer.py``): it plays back the writes our dealer makes in the
+same match (our engine's states for random players, with the server's holding of watchers'
+states, and its log lines; written by :func:`write_floor_schedule` before the runs) to the
+same reference players, with uvloop as our server reads and with blocking sockets. What it
+costs is what a Python dealer costs before any rule is applied: the interpreter, the event
+loop and the system calls; the rest of our dealer's time is the engine.
+
 ``--profile OUT`` runs the dealer under cProfile, writes the stats to ``OUT`` and prints the
 top functions by own time (profiling slows the dealer down; the figure is not a benchmark).
 ``--client agent`` uses ``acpc-agent --strategy builtin:call`` instead of the minimal client.
