@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -74,11 +75,37 @@ def _choose(data: st.DataObject, state: BettingState) -> Action:
     return Action(ActionKind.RAISE, to)
 
 
-def _config(game_name: str, game: Game, seed: int) -> MatchConfig:
+def _config(game_name: str, game: Game, seed: int, quiet: bool = True) -> MatchConfig:
     return MatchConfig(
         match_name="fast", game_file=game_name, game=game, num_hands=HANDS, seed=seed,
-        seat_names=tuple(f"P{i}" for i in range(game.num_players)), quiet=True,
+        seat_names=tuple(f"P{i}" for i in range(game.num_players)), quiet=quiet,
     )
+
+
+def _ticking_clock(step: int) -> Callable[[], int]:
+    """A clock that moves ``step`` microseconds each time it is read."""
+    now = [1_000_000]
+
+    def clock() -> int:
+        now[0] += step
+        return now[0]
+
+    return clock
+
+
+def _response(match: Match, choices: list[int], k: int) -> tuple[int, bytes]:
+    """The acting seat and its answer: legal action kind ``choices[k]`` (mod the legal ones),
+    a raise to the minimum."""
+    seat = match.acting_seat
+    conn = match.conns[seat]
+    state = conn.last_state
+    assert state is not None
+    kinds = state.state.legal_actions()
+    kind = kinds[choices[k % len(choices)] % len(kinds)]
+    bounds = state.state.raise_bounds()
+    to = bounds[0] if kind is ActionKind.RAISE and bounds is not None else 0
+    action = format_action(Action(kind, to), match.game)
+    return seat, f"{conn.last_line}:{action}\r\n".encode("ascii")
 
 
 def _start(match: Match) -> None:
@@ -97,13 +124,7 @@ def test_engine_lines_and_log_equal_the_pure_engine(
     game = load_game(game_name)
     n = game.num_players
     config = _config(game_name, game, seed)
-    now = [1_000_000]
-
-    def clock() -> int:
-        now[0] += 3
-        return now[0]
-
-    match = Match(config, clock)
+    match = Match(config, _ticking_clock(3))
     _start(match)
     deals = deal_hands(game, seed)
     pure = BettingState.initial(game)
@@ -198,17 +219,8 @@ async def _serve(
         runner.feed(seat, b"VERSION:2.0.0\r\n")
     k = 0
     while match.phase is not Phase.DONE:
-        seat = match.acting_seat
-        conn = match.conns[seat]
-        state = conn.last_state
-        assert state is not None
-        kinds = state.state.legal_actions()
-        kind = kinds[choices[k % len(choices)] % len(kinds)]
+        runner.feed(*_response(match, choices, k))
         k += 1
-        bounds = state.state.raise_bounds()
-        to = bounds[0] if kind is ActionKind.RAISE and bounds is not None else 0
-        action = format_action(Action(kind, to), game)
-        runner.feed(seat, f"{conn.last_line}:{action}\r\n".encode("ascii"))
         await asyncio.sleep(0)
     return [t.writes for t in transports]
 
@@ -239,17 +251,7 @@ def _outputs_by_stream(
     were still pending (not yet produced) right after a hand's last response.
     """
     game = load_game(game_name)
-    config = MatchConfig(
-        match_name="defer", game_file=game_name, game=game, num_hands=HANDS, seed=seed,
-        seat_names=tuple(f"P{i}" for i in range(game.num_players)), quiet=quiet,
-    )
-    now = [1_000_000]
-
-    def clock() -> int:
-        now[0] += 7
-        return now[0]
-
-    match = Match(config, clock)
+    match = Match(_config(game_name, game, seed, quiet), _ticking_clock(7))
     _start(match)
     streams = {"log": "", "stderr": "", "stdout": "", "tlog": ""}
     steps: list[list[bytes]] = []
@@ -266,17 +268,8 @@ def _outputs_by_stream(
                 match.idle()
         if match.phase is Phase.DONE:
             break
-        seat = match.acting_seat
-        conn = match.conns[seat]
-        state = conn.last_state
-        assert state is not None
-        kinds = state.state.legal_actions()
-        kind = kinds[choices[k % len(choices)] % len(kinds)]
-        bounds = state.state.raise_bounds()
-        to = bounds[0] if kind is ActionKind.RAISE and bounds is not None else 0
+        match.receive(*_response(match, choices, k))
         k += 1
-        match.receive(seat, f"{conn.last_line}:{format_action(Action(kind, to), game)}\r\n"
-                      .encode("ascii"))
     assert match.exit_status == 0
     return streams, steps, deferred
 
