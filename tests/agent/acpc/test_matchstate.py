@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -12,9 +13,11 @@ from agent.acpc.errors import RemoteProtocolError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import (
+    MatchState,
     format_matchstate,
     parse_matchstate,
     parse_matchstate_prefix,
+    parse_next_matchstate,
     states_match,
     view_of,
 )
@@ -171,3 +174,72 @@ def test_incremental_parse_does_not_resume_inside_a_number(nl2: Game) -> None:
     prev = parse_matchstate("MATCHSTATE:0:0:r300:|2hAc", nl2)
     ms = parse_matchstate("MATCHSTATE:0:0:r3000:|2hAc", nl2, prev)
     assert ms.state.max_spent == 3000
+
+
+def _mutations(text: str, rng: random.Random) -> list[str]:
+    """``text`` and damaged copies of its cards section (the part after the last ':')."""
+    head = text.rfind(":") + 1
+    cards = text[head:]
+    out = [text, text + "x", text + "2c", text + "/", text.replace("/", ""),
+           text[:head] + cards.replace("|", "|2c")]
+    for _ in range(6):
+        k = rng.randrange(len(cards) + 1)
+        cut = cards[:k] + cards[k + 1:]
+        pair = cards[max(0, k - 2):k] or "As"
+        out += [text[:head] + cut, text[:head] + cards[:k] + pair + cards[k:]]
+    # the last card written over by each card of the hand (a card dealt twice)
+    shown = re.findall(r"[2-9TJQKA][cdhs]", cards)
+    out += [text[:-2] + card for card in shown if text.endswith(shown[-1])]
+    return out
+
+
+def _outcome(parse: object, text: str) -> object:
+    try:
+        return parse(text)  # type: ignore[operator]
+    except RemoteProtocolError:
+        return "error"
+
+
+def _check_damaged_continuations(game: Game, seed: int) -> int:
+    """Every next state of a random hand and damaged copies of it: parse_next_matchstate
+    equals parse_matchstate (the same state, or the same rejection). Returns how many next
+    states were in a later round than the one before (the new-rounds path)."""
+    from agent.acpc.betting import BettingState
+
+    rng = random.Random(seed)
+    final, _ = random_playout(game, rng)
+    deal = next(deal_hands(game, seed))
+    state = BettingState.initial(game)
+    previous: list[tuple[MatchState, str] | None] = [None] * game.num_players
+    new_rounds = 0
+    for action in [a for rnd in final.actions for a in rnd] + [None]:
+        for p in range(game.num_players):
+            text = format_matchstate(view_of(p, 3, state, deal.hole, deal.board))
+            prev = previous[p]
+            if prev is not None:
+                for t in _mutations(text, rng):
+                    full = _outcome(lambda x: parse_matchstate(x, game), t)
+                    fast = _outcome(lambda x, q=prev: parse_next_matchstate(x, game, *q), t)
+                    assert fast == full, (prev[1], t)
+                new_rounds += state.round > prev[0].state.round
+            previous[p] = (parse_matchstate(text, game), text)
+        if action is not None:
+            state = state.apply(action)
+    return new_rounds
+
+
+@settings(max_examples=100, deadline=None)
+@given(games(), st.integers(0, 2**32 - 1))
+def test_next_parse_equals_full_parse_on_damaged_continuations(game: Game, seed: int) -> None:
+    """parse_next_matchstate (the client's parse of a state continuing the last one) against
+    parse_matchstate, random games."""
+    _check_damaged_continuations(game, seed)
+
+
+@pytest.mark.parametrize("game_name", ["holdem.nolimit.2p.reverse_blinds.game",
+                                       "holdem.limit.3p.game", "leduc.limit.2p.game"])
+def test_next_parse_equals_full_parse_on_damaged_new_rounds(game_name: str) -> None:
+    """The same on bundled games, where hands reach new rounds (a dealt-twice card on the
+    new board must be rejected as the full parse rejects it)."""
+    game = load_game(game_name)
+    assert sum(_check_damaged_continuations(game, seed) for seed in range(40)) > 20
