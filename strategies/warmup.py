@@ -1,9 +1,11 @@
-"""``acpc-arena warmup``: compile every numba kernel of the project ahead of time.
+"""The agent's and the offline tools' steps of ``acpc-arena warmup`` (the command itself is
+:mod:`dealer.arena`, which adds the arena's own kernel): compile every numba kernel ahead of
+time.
 
 numba compiles a kernel the first time it runs on an install and caches the machine code on
 disk; with an empty cache the first strategy-playing agent or solve waits tens of seconds.
-This command runs a small workload through every kernel family, one step at a time with its
-time, so that later commands start with the cache warm:
+These steps run a small workload through every kernel family, one step at a time, so that
+later commands start with the cache warm:
 
 * the agent: the hand evaluator, hold'em buckets, suit isomorphism, strategy-file
   validation (loading every bundled strategy file, which also caches their abstract trees
@@ -14,21 +16,21 @@ time, so that later commands start with the cache warm:
   same solver over a small deal pool, the exact and the sampled best responses, the
   strength-table kernel and the translation lab's half-street games.
 
-Running it twice is cheap (everything loads from the cache). ``--quiet`` prints only the
-total. Imports everything (it is meant to).
+Running them twice is cheap (everything loads from the cache). Imports everything (it is
+meant to).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Callable, Sequence
 
-PROG = "acpc-arena"
+Step = tuple[str, Callable[[], str | None]]
+"""A step's name and its work, which may return a note (e.g. why it was skipped)."""
 
 
-def _steps() -> list[tuple[str, Callable[[], None]]]:
+def steps() -> list[Step]:
+    """The agent's and the offline tools' steps, in order."""
     import numpy as np
 
     def evaluator() -> None:
@@ -164,39 +166,15 @@ def _steps() -> list[tuple[str, Callable[[], None]]]:
     ]
 
 
-def warm_up(*, say: Callable[[str], None] | None = None) -> float:
-    """Run every step; returns the total seconds."""
+def warm_up(
+    todo: Sequence[Step] | None = None, *, say: Callable[[str], None] | None = None
+) -> float:
+    """Run the steps (default :func:`steps`), saying each one's time; returns the total
+    seconds."""
     start = time.perf_counter()
-    for name, step in _steps():
+    for name, step in steps() if todo is None else todo:
         t = time.perf_counter()
-        step()
+        note = step()
         if say is not None:
-            say(f"{name}: {time.perf_counter() - t:.1f} s")
+            say(f"{name}: {time.perf_counter() - t:.1f} s" + (f" ({note})" if note else ""))
     return time.perf_counter() - start
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="acpc-arena's maintenance "
-                                     "commands.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
-    w.add_argument("--quiet", action="store_true", help="print only the total")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``acpc-arena``; returns the exit status."""
-    args = build_parser().parse_args(argv)
-
-    def say(text: str) -> None:
-        print(f"{PROG} warmup: {text}", file=sys.stderr, flush=True)
-
-    if not args.quiet:
-        say("compiling (or loading from numba's cache) every kernel ...")
-    total = warm_up(say=None if args.quiet else say)
-    say(f"done in {total:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

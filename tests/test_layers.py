@@ -37,7 +37,7 @@ CLI_MODULES = {
     "dealer.logtool": set(),
     "strategies.cli": {"strategies.translation.commands", "strategies.commands"},
     "strategies.commands": set(),
-    "strategies.warmup": set(),
+    "dealer.arena": set(),
     "strategies.translation.commands": set(),
 }
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""

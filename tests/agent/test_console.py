@@ -48,15 +48,19 @@ def test_a_real_kernel_is_cached_once_it_ran() -> None:
 
 
 def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> None:
-    from strategies.warmup import main
+    from dealer.arena import ESTIMATOR_STEP, main
+    from dealer.match import fastwalk
 
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err
     for step in ("hand evaluator", "hold'em buckets", "potential-aware buckets", "suit isomorphism",
                  "strategy files and policies", "solvers and best response",
                  "deal-pool solver", "sampled best response", "strength tables",
-                 "translation lab", "done in"):
+                 "translation lab", ESTIMATOR_STEP, "done in"):
         assert f"acpc-arena warmup: {step}" in err
+    line = next(x for x in err.splitlines() if ESTIMATOR_STEP in x)
+    if "skipped: no cached flop table" not in line:  # the walk ran: its kernel is cached now
+        assert is_cached(fastwalk.sampled_values), line
 
 
 def test_policy_kernels_are_those_the_game_compiles() -> None:

@@ -53,7 +53,7 @@ COMMANDS = [
     ("dealer.logtool", ["verify", "leduc.limit.2p.game", "tests/data/logs/leduc_1000.log"]),
     ("strategies.cli", ["--help"]),
     ("strategies.cli", ["list"]),
-    ("strategies.warmup", ["--help"]),
+    ("dealer.arena", ["--help"]),
 ]
 
 

@@ -1,0 +1,72 @@
+"""``acpc-arena warmup``: compile every numba kernel of the project ahead of time.
+
+Runs the agent's and the offline tools' steps (:mod:`strategies.warmup`), then the arena's
+own kernel: the numba walk of ``acpc-match --estimator sampled-agents``
+(:mod:`dealer.match.fastwalk`), on two deals of the default run's file against
+``builtin:random``. That walk applies only when the flop strength table is cached
+(``acpc-strategy cards --round flop``); without it the estimator walks in Python and the
+step says it was skipped. Each step prints its time on stderr; ``--quiet`` prints only the
+total. It lives here, not in :mod:`strategies`, because strategies never import the dealer.
+
+Imports nothing heavy until it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+PROG = "acpc-arena"
+ESTIMATOR_STEP = "estimator kernel (acpc-match --estimator sampled-agents)"
+
+
+def estimator_kernel() -> str | None:
+    """Compile (or load) the estimator's numba walk; a note if it does not apply here."""
+    from agent.acpc.gamefiles import load_game
+    from dealer.match.estimator import FileAgent, joint_group_values, make_model
+    from dealer.match.variants import parse_variant
+    from strategies.recipes import RECIPES
+
+    recipe = RECIPES["holdem.nolimit.2p"]
+    if not recipe.bundled_path.exists():
+        return f"skipped: {recipe.bundled_path.name} is not bundled"
+    game = load_game(recipe.game)
+    agent = make_model(parse_variant(f"a={recipe.bundled_path},mapping=rand-pshar"), game,
+                       shared={})
+    if not isinstance(agent, FileAgent) or agent.flop is None:
+        return ("skipped: no cached flop table, so the estimator walks in Python; "
+                "after acpc-strategy cards --round flop, run this again")
+    opponent = make_model(parse_variant("r=builtin:random"), game)
+    joint_group_values(game, [agent], opponent, master_seed=0, units=1, hands=2,
+                       groups=[("a", "r")], sample=True, walk="auto")
+    return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="acpc-arena's maintenance "
+                                     "commands.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
+    w.add_argument("--quiet", action="store_true", help="print only the total")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``acpc-arena``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    from strategies.warmup import steps, warm_up
+
+    def say(text: str) -> None:
+        print(f"{PROG} warmup: {text}", file=sys.stderr, flush=True)
+
+    if not args.quiet:
+        say("compiling (or loading from numba's cache) every kernel ...")
+    todo = [*steps(), (ESTIMATOR_STEP, estimator_kernel)]
+    total = warm_up(todo, say=None if args.quiet else say)
+    say(f"done in {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
