@@ -18,6 +18,10 @@ loop and the system calls of a dealer in Python.
 blocking sockets (``recv_into`` a reused buffer, ``sendall``), the least a Python process can
 do per message.
 
+It ends by itself: if no hand has been logged for ``--stall`` seconds (default 30; also
+while waiting for the clients to connect), a timer signal ends it with exit status 1 (nothing
+is added per message).
+
 Schedule file: records of ``kind`` (1 byte: 0 write to a seat and wait for its reply, 1 write
 to a seat, 2 write to the log), ``seat`` (1 byte), ``length`` (4 bytes, little endian) and
 the bytes.
@@ -27,10 +31,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import socket
 import struct
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -188,10 +193,22 @@ class _Player:
             self.done.set_exception(ConnectionError(f"seat {seat + 1} closed its connection"))
 
 
-async def play_uvloop(records: list[Record], conns: list[socket.socket], log: IO[bytes]) -> None:
+async def play_uvloop(
+    records: list[Record], conns: list[socket.socket], log: IO[bytes],
+    check: Callable[[], None],
+) -> None:
     """One ``asyncio.Protocol`` per seat, as ``dealer/server.py`` reads and writes."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
+
+    def watch() -> None:
+        try:
+            check()
+        except Stalled as err:
+            if not done.done():
+                done.set_exception(err)
+
+    loop.add_signal_handler(signal.SIGALRM, watch)
     player = _Player(records, log, len(conns), done)
     for seat, conn in enumerate(conns):
         proto = _Seat(player, seat)
@@ -205,25 +222,54 @@ async def play_uvloop(records: list[Record], conns: list[socket.socket], log: IO
     await asyncio.sleep(0)
 
 
+class Stalled(Exception):
+    """No hand was logged for the stall time."""
+
+
+def _watch(log: IO[bytes], stall_s: float) -> Callable[[], None]:
+    """Start a timer signal every ``stall_s``; returns the check it must run, which raises
+    :class:`Stalled` when the log has not grown since the last one (installed here as the
+    signal handler; the event loop installs its own that calls it)."""
+    seen = [-1]
+
+    def check() -> None:
+        size = log.tell()
+        if size == seen[0]:
+            raise Stalled(f"no hand logged for {stall_s:g} s")
+        seen[0] = size
+
+    signal.signal(signal.SIGALRM, lambda signum, frame: check())
+    signal.setitimer(signal.ITIMER_REAL, stall_s, stall_s)
+    return check
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("schedule", type=Path)
     parser.add_argument("--io", choices=("uvloop", "blocking"), default="uvloop")
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--log", type=Path, default=Path("null_dealer.log"))
+    parser.add_argument("--stall", type=float, default=30.0, metavar="SECONDS")
     args = parser.parse_args()
     records = read_schedule(args.schedule)
-    listeners = _listen(args.seats)
-    conns = _accept(listeners)
     with open(args.log, "wb") as log:
-        if args.io == "blocking":
-            play_blocking(records, conns, log)
-            for conn in conns:
-                conn.close()
-        else:
-            import uvloop
+        check = _watch(log, args.stall)
+        try:
+            listeners = _listen(args.seats)
+            conns = _accept(listeners)
+            if args.io == "blocking":
+                play_blocking(records, conns, log)
+                for conn in conns:
+                    conn.close()
+            else:
+                import uvloop
 
-            uvloop.run(play_uvloop(records, conns, log))
+                uvloop.run(play_uvloop(records, conns, log, check))
+        except Stalled as err:
+            print(f"null_dealer: error: {err}", file=sys.stderr)
+            return 1
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     return 0
 
 
