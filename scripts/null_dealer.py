@@ -193,6 +193,10 @@ class _Player:
             self.done.set_exception(ConnectionError(f"seat {seat + 1} closed its connection"))
 
 
+def _factory(proto: _Seat) -> Callable[[], _Seat]:
+    return lambda: proto
+
+
 async def play_uvloop(
     records: list[Record], conns: list[socket.socket], log: IO[bytes],
     check: Callable[[], None],
@@ -212,7 +216,7 @@ async def play_uvloop(
     player = _Player(records, log, len(conns), done)
     for seat, conn in enumerate(conns):
         proto = _Seat(player, seat)
-        transport, _ = await loop.connect_accepted_socket(lambda p=proto: p, conn)
+        transport, _ = await loop.connect_accepted_socket(_factory(proto), conn)
         player.transports.append(transport)
     if not player.versions:  # every version line came before the last seat was registered
         player.play()
