@@ -55,6 +55,13 @@ def test_small_preflop_classes_equal_the_abstraction() -> None:
     assert sorted(set(got.tolist())) == list(range(169))
 
 
+def _state_buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's betting-state buffers: state, action kinds, actors, betting text,
+    raise bounds."""
+    return (np.zeros(16, np.int64), np.zeros(72, np.int64), np.zeros(72, np.int64),
+            np.zeros(1024, np.uint8), np.zeros(2, np.int64))
+
+
 _KIND = {ActionKind.FOLD: fw.FOLD, ActionKind.CALL: fw.CALL, ActionKind.RAISE: fw.RAISE}
 
 
@@ -68,11 +75,7 @@ def test_small_betting_state_equals_the_rules_engine() -> None:
     blind = np.array(game.blind, np.int64)
     first = np.array(game.first_player, np.int64)
     max_raises = np.array(game.max_raises, np.int64)
-    st = np.zeros(16, np.int64)
-    kinds = np.zeros(72, np.int64)
-    actors = np.zeros(72, np.int64)
-    bet = np.zeros(1024, np.uint8)
-    bounds = np.zeros(2, np.int64)
+    st, kinds, actors, bet, bounds = _state_buffers()
     for _ in range(150 if NO_JIT else 600):
         state = BettingState.initial(game)
         fw._initial(st, stack, blind, first)
@@ -286,11 +289,7 @@ def test_real_convention_brackets_equal_the_agent() -> None:
     rng = random.Random(2)
     stack = np.array(game.stack, np.int64)
     max_raises = np.array(game.max_raises, np.int64)
-    st = np.zeros(16, np.int64)
-    kinds = np.zeros(72, np.int64)
-    actors = np.zeros(72, np.int64)
-    bet = np.zeros(1024, np.uint8)
-    bounds = np.zeros(2, np.int64)
+    st, kinds, actors, bet, bounds = _state_buffers()
     width = walk.akind.shape[1] + 1
     sizes, opts = np.zeros(width), np.zeros(width, np.int64)
     tos, idx = np.zeros(width, np.int64), np.zeros(width, np.int64)
