@@ -5,3 +5,5 @@ The dealer itself (:mod:`dealer.engine`, :mod:`dealer.server`, :mod:`dealer.cli`
 code; the arena (:mod:`dealer.match`) may import the agent's library. The layer test checks
 ``sys.modules``.
 """
+
+import agent.acpc  # noqa: F401  (serves the compiled core, if built, before dealer.engine loads)

@@ -1,5 +1,11 @@
-"""``acpc-arena warmup``: compile every numba kernel of the project ahead of time.
+"""``acpc-arena``: the maintenance commands.
 
+``acpc-arena compile`` builds the compiled core (mypyc, :mod:`agent.corebuild`): the rules,
+protocol, evaluator and match engine as C extensions, served to every later command for
+exactly these sources (:mod:`agent.acpc.native`); ``--status`` says whether this checkout's
+build is in use and why not. It is optional: everything runs the same without it.
+
+``acpc-arena warmup`` compiles every numba kernel of the project ahead of time.
 Runs the agent's and the offline tools' steps (:mod:`strategies.warmup`), then the arena's
 own kernel: the numba walk of ``acpc-match --estimator sampled-agents``
 (:mod:`dealer.match.fastwalk`), on two deals of the default run's file against
@@ -49,12 +55,40 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
     w.add_argument("--quiet", action="store_true", help="print only the total")
+    c = sub.add_parser("compile", help="compile the core with mypyc (optional, about 2.5x "
+                       "less CPU per hand in the engine)")
+    c.add_argument("--status", action="store_true",
+                   help="only say whether a build for these sources is in use, and why not")
     return parser
+
+
+def compile_core(status_only: bool) -> int:
+    """``acpc-arena compile``: build (unless ``status_only``), then report what is served."""
+    from agent.acpc.errors import AcpcError
+    from agent.corebuild import build, check_served
+
+    def say(text: str) -> None:
+        print(f"{PROG} compile: {text}", file=sys.stderr, flush=True)
+
+    if not status_only:
+        try:
+            build(say)
+        except AcpcError as exc:
+            print(f"{PROG} compile: error: {exc}", file=sys.stderr)
+            return 1
+    served, reason = check_served()
+    if served:
+        print("compiled core: in use")
+        return 0
+    print(f"compiled core: not in use ({reason})")
+    return 0 if status_only else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-arena``; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.command == "compile":
+        return compile_core(args.status)
     from strategies.warmup import steps, warm_up
 
     def say(text: str) -> None:

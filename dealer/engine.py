@@ -139,7 +139,7 @@ class Output:
         return not (self.to_seat or self.stderr or self.stdout or self.log or self.tlog)
 
 
-class MatchError(AcpcError, RuntimeError):
+class MatchError(AcpcError):
     """Raised inside the engine to end the match; carries the reference ERROR line."""
 
     def __init__(self, line: str, extra: Sequence[str] = ()) -> None:

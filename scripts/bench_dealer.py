@@ -48,6 +48,10 @@ top functions by own time (profiling slows the dealer down; the figure is not a 
 ``--client agent`` uses ``acpc-agent --strategy builtin:call`` instead of the minimal client.
 ``--dealer-path DIR`` runs our dealer (and our agents) from another checkout (``DIR`` goes
 first on its ``PYTHONPATH``), to compare two versions on the same machine and load.
+``--core pure`` runs our side on the pure Python core (``ACPC_ARENA_NATIVE=0``),
+``--core compiled`` on the compiled one (``acpc-arena compile``; an error if this checkout has
+no build in use), ``--core auto`` (the default) on whatever the install serves; the header
+says which.
 """
 
 from __future__ import annotations
@@ -306,6 +310,19 @@ def _line(label: str, runs: list[Run], hands: int) -> str:
             f"{cpu:4.0f} us/hand (user {user:.0f}); clients CPU {clients:4.0f} us/hand")
 
 
+def choose_core(core: str) -> str | None:
+    """Set up ``--core`` for this process and its children; what our side runs, or None if
+    ``compiled`` was asked for and no build is in use (before anything imports the core)."""
+    if core == "pure":
+        os.environ["ACPC_ARENA_NATIVE"] = "0"
+    from agent.acpc import native
+
+    served = native.status().active
+    if core == "compiled" and not served:
+        return None
+    return "compiled (acpc-arena compile)" if served else "pure Python"
+
+
 def compare(args: argparse.Namespace) -> int:
     """The side-by-side comparison with the reference (see the module docstring)."""
     game = str(_game_path(args.players))
@@ -400,6 +417,9 @@ def main() -> int:
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the dealer under cProfile, write the stats here")
     parser.add_argument("--top", type=int, default=30, help="functions shown with --profile")
+    parser.add_argument("--core", choices=("auto", "pure", "compiled"), default="auto",
+                        help="our side on the pure Python core, the compiled one (acpc-arena "
+                        "compile), or whatever the install serves")
     parser.add_argument("--dealer-path", type=Path, default=None,
                         help="run the dealer from this checkout instead (for before/after)")
     parser.add_argument("--reference", type=Path, default=None, metavar="DEALER",
@@ -419,6 +439,11 @@ def main() -> int:
         path = getattr(args, opt)
         if path is not None and not os.access(path, os.X_OK):
             parser.error(f"--{opt.replace('_', '-')}: expected an executable, got {str(path)!r}")
+    core = choose_core(args.core)
+    if core is None:
+        parser.error("--core compiled: expected a compiled core in use for this checkout "
+                     "(run acpc-arena compile), got none")
+    print(f"our core: {core}")
     if args.reference is not None:
         if args.profile is not None:
             parser.error("expected --profile without --reference (profiling is not timing)")

@@ -28,8 +28,8 @@ anything from ``dealer`` or ``strategies``.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import ClassVar, Final, NoReturn
+from dataclasses import dataclass, field
+from typing import Final, NoReturn
 
 from agent.acpc.betting import (
     CALL,
@@ -168,6 +168,8 @@ ClientEvent = StateReceived | CommentReceived | ConnectionClosed
 # The reference prints lines with "%s", i.e. up to the first NUL byte: a transcript writer that
 # wants to be byte-exact cuts ``line`` there (``line.partition('\x00')[0]``). A line cut at 4095
 # bytes or ended by end of file has no '\n', and the reference adds none when printing it.
+# The constant members are fields outside ``__init__``, ``eq`` and ``repr`` rather than class
+# variables, so the core compiles with mypyc (agent.acpc.native), which makes those read-only.
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +186,9 @@ class VersionReceived:
     revision: int
     supported: bool
 
-    is_response: ClassVar[bool] = False
-    checks_time: ClassVar[bool] = False
-    error: ClassVar[str | None] = None
+    is_response: bool = field(default=False, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=False, init=False, repr=False, compare=False)
+    error: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -200,9 +202,9 @@ class BadVersion:
 
     line: str
 
-    is_response: ClassVar[bool] = False
-    checks_time: ClassVar[bool] = False
-    warnings: ClassVar[tuple[str, ...]] = ()
+    is_response: bool = field(default=False, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=False, init=False, repr=False, compare=False)
+    warnings: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     @property
     def error(self) -> str:
@@ -224,10 +226,10 @@ class CommentSkipped:
 
     line: str
 
-    is_response: ClassVar[bool] = True
-    checks_time: ClassVar[bool] = False
-    warnings: ClassVar[tuple[str, ...]] = ()
-    error: ClassVar[str | None] = None
+    is_response: bool = field(default=True, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=False, init=False, repr=False, compare=False)
+    warnings: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    error: str | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,10 +243,12 @@ class BadStateFormat:
     line: str
     reason: str
 
-    is_response: ClassVar[bool] = True
-    checks_time: ClassVar[bool] = True
-    warnings: ClassVar[tuple[str, ...]] = (BAD_STATE_WARNING,)
-    error: ClassVar[str | None] = None
+    is_response: bool = field(default=True, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=True, init=False, repr=False, compare=False)
+    warnings: tuple[str, ...] = field(
+        default=(BAD_STATE_WARNING,), init=False, repr=False, compare=False
+    )
+    error: str | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,10 +257,12 @@ class UnrequestedResponse:
 
     line: str
 
-    is_response: ClassVar[bool] = True
-    checks_time: ClassVar[bool] = True
-    warnings: ClassVar[tuple[str, ...]] = (UNREQUESTED_WARNING,)
-    error: ClassVar[str | None] = None
+    is_response: bool = field(default=True, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=True, init=False, repr=False, compare=False)
+    warnings: tuple[str, ...] = field(
+        default=(UNREQUESTED_WARNING,), init=False, repr=False, compare=False
+    )
+    error: str | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,9 +278,9 @@ class ActionReceived:
     action: Action
     warnings: tuple[str, ...] = ()
 
-    is_response: ClassVar[bool] = True
-    checks_time: ClassVar[bool] = True
-    error: ClassVar[str | None] = None
+    is_response: bool = field(default=True, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=True, init=False, repr=False, compare=False)
+    error: str | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,10 +293,10 @@ class ClientClosed:
 
     error: str
 
-    line: ClassVar[str] = ""
-    is_response: ClassVar[bool] = False
-    checks_time: ClassVar[bool] = False
-    warnings: ClassVar[tuple[str, ...]] = ()
+    line: str = field(default="", init=False, repr=False, compare=False)
+    is_response: bool = field(default=False, init=False, repr=False, compare=False)
+    checks_time: bool = field(default=False, init=False, repr=False, compare=False)
+    warnings: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
 
 DealerEvent = (
