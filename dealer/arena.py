@@ -55,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
     w.add_argument("--quiet", action="store_true", help="print only the total")
-    c = sub.add_parser("compile", help="compile the core with mypyc (optional, about 2.5x "
-                       "less CPU per hand in the engine)")
+    c = sub.add_parser("compile", help="compile the core with mypyc (optional; about half the "
+                       "CPU per hand in the engine)")
     c.add_argument("--status", action="store_true",
                    help="only say whether a build for these sources is in use, and why not")
     return parser

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.acpc import native
+from agent.acpc.errors import UsageError
 from agent.corebuild import CHECK_SCRIPT, build
 from tests.support import ROOT
 
@@ -100,3 +101,26 @@ def test_compiled_core_is_served_and_passes_the_core_and_dealer_tests(
     assert "could not be loaded" in str(damaged["reason"])
     (directory / native.MANIFEST).write_text("{")
     assert "expected a readable manifest.json" in str(_served(cache)["reason"])
+
+
+def test_compile_without_mypyc_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agent.corebuild as corebuild
+
+    monkeypatch.setattr(corebuild.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UsageError, match=r"expected mypyc .*pip install 'acpc-arena\[fast\]'"):
+        corebuild.build()
+
+
+def test_compile_status_says_why_no_build_is_used(tmp_path: Path) -> None:
+    env = {**os.environ, "ACPC_ARENA_CACHE": str(tmp_path)}
+    env.pop("ACPC_ARENA_NATIVE", None)
+    out = subprocess.run([sys.executable, "-m", "dealer.arena", "compile", "--status"],
+                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ("compiled core: not in use (no build for these sources (run "
+                          "acpc-arena compile))\n")
+    off = subprocess.run([sys.executable, "-m", "dealer.arena", "compile", "--status"],
+                         env={**env, "ACPC_ARENA_NATIVE": "0"}, cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert off.stdout == "compiled core: not in use (turned off by ACPC_ARENA_NATIVE=0)\n"
