@@ -30,6 +30,7 @@ from agent.acpc.native import (
     MANIFEST,
     MODULES,
     build_dir,
+    build_inputs,
     extension_suffix,
     project_root,
     source_key,
@@ -42,18 +43,6 @@ COMPILE_TIMEOUT_S = 1800
 
 class BuildError(AcpcError, RuntimeError):
     """mypyc or the C compiler failed; the message ends with their last lines."""
-
-
-def _sources(root: Path) -> list[Path]:
-    """Every file the scratch tree needs, relative to ``root``."""
-    wanted = {source_path(root, m).relative_to(root) for m in MODULES}
-    for package in {m.rsplit(".", 1)[0] for m in MODULES}:
-        parts = package.split(".")
-        for i in range(1, len(parts) + 1):
-            wanted.add(Path(*parts[:i], "__init__.py"))
-    # mypy follows the compiled modules' imports: the rest of the core comes along, unbuilt.
-    wanted.update(p.relative_to(root) for p in (root / "agent" / "acpc").glob("*.py"))
-    return sorted(wanted)
 
 
 def build(say: Callable[[str], None] = lambda _: None) -> Path:
@@ -75,7 +64,7 @@ def build(say: Callable[[str], None] = lambda _: None) -> Path:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="acpc-native-") as tmp:
         scratch = Path(tmp) / "src"
-        for rel in _sources(root):
+        for rel in build_inputs(root):
             (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / rel, scratch / rel)
         files = [str(source_path(Path("."), m)) for m in MODULES]

@@ -137,7 +137,9 @@ def run_match(
             raise RuntimeError(f"expected {players} ports from the dealer, got {ports!r}")
         start = time.perf_counter()
         clients = [
-            subprocess.Popen(clients_for(seat, port), cwd=ROOT, env=env,
+            # Not cwd=ROOT: `python -m` puts its cwd first on sys.path, ahead of
+            # --dealer-path's PYTHONPATH, and our agents would then come from ROOT.
+            subprocess.Popen(clients_for(seat, port), cwd=workdir, env=env,
                              stdout=subprocess.DEVNULL)
             for seat, port in enumerate(ports)
         ]

@@ -3,14 +3,14 @@
 ``acpc-arena compile`` (:mod:`agent.corebuild`) compiles :data:`MODULES` (the rules, match
 states, protocol, evaluator, and the dealer's match engine and log lines) with mypyc into
 ``<cache>/native/<extension suffix>/<key>/``, where ``<cache>`` is ``$ACPC_ARENA_CACHE`` or
-``~/.cache/acpc-arena`` and ``<key>`` is :func:`source_key`: a sha256 over the name and the
-bytes of every module's source. Importing :mod:`agent.acpc` calls :func:`activate`, which
-computes the key from the sources on disk and, if that build exists, puts a finder first on
-``sys.meta_path`` that loads those modules (and the build's shared library) from it. So a
-build runs only for exactly the sources it was compiled from: after an edit the pure modules
-run until ``acpc-arena compile`` is run again, and a checkout never picks up another one's
-build. Nothing else changes: same names, same behaviour (the core's tests pass compiled),
-about half the CPU per hand in process (README, "Benchmarks").
+``~/.cache/acpc-arena`` and ``<key>`` is :func:`source_key`: a sha256 over the path and the
+bytes of every source a build reads (:func:`build_inputs`). Importing :mod:`agent.acpc`
+calls :func:`activate`, which computes the key from the sources on disk and, if that build
+exists, puts a finder first on ``sys.meta_path`` that loads those modules (and the build's
+shared library) from it. So a build runs only for exactly the sources it was compiled from:
+after an edit the pure modules run until ``acpc-arena compile`` is run again, and a checkout
+never picks up another one's build. Nothing else changes: same names, same behaviour (the
+core's tests pass compiled), about half the CPU per hand in process (README, "Benchmarks").
 
 ``ACPC_ARENA_NATIVE=0`` turns it off. A build that cannot be loaded is not used (the pure
 modules run; :func:`status` says why). It is all or nothing: the compiled modules call each
@@ -78,16 +78,37 @@ def source_path(root: Path, module: str) -> Path:
     return root.joinpath(*module.split(".")).with_suffix(".py")
 
 
-def source_key(root: Path, modules: Sequence[str] = MODULES) -> str:
-    """sha256 (hex) over :data:`BUILD_FORMAT` and each module's name and source bytes.
+def build_inputs(root: Path) -> list[Path]:
+    """Every source a build reads, relative to ``root``: the :data:`MODULES`, the rest of
+    ``agent.acpc`` (mypy follows the compiled modules' imports into it, and mypyc may take
+    constants from it) and the packages' ``__init__`` files. Sorted.
+
+    Raises:
+        OSError: if the core's directory cannot be listed.
+    """
+    wanted = {source_path(root, m).relative_to(root) for m in MODULES}
+    for package in {m.rsplit(".", 1)[0] for m in MODULES}:
+        parts = package.split(".")
+        for i in range(1, len(parts) + 1):
+            wanted.add(Path(*parts[:i], "__init__.py"))
+    core = root / "agent" / "acpc"
+    if not core.is_dir():
+        raise FileNotFoundError(f"expected the core's sources in {core}, got no such directory")
+    wanted.update(p.relative_to(root) for p in core.glob("*.py"))
+    return sorted(wanted)
+
+
+def source_key(root: Path) -> str:
+    """sha256 (hex) over :data:`BUILD_FORMAT` and the path and bytes of every
+    :func:`build_inputs` file: any edit to what a build reads gives another key.
 
     Raises:
         OSError: if a source cannot be read.
     """
     digest = hashlib.sha256(f"acpc-arena native {BUILD_FORMAT}\n".encode())
-    for module in modules:
-        data = source_path(root, module).read_bytes()
-        digest.update(f"{module} {len(data)}\n".encode())
+    for rel in build_inputs(root):
+        data = (root / rel).read_bytes()
+        digest.update(f"{rel.as_posix()} {len(data)}\n".encode())
         digest.update(data)
     return digest.hexdigest()
 

@@ -44,16 +44,21 @@ def _served(cache: Path, **extra: str) -> dict[str, object]:
     return got
 
 
-def test_source_key_follows_every_byte_of_every_compiled_source(tmp_path: Path) -> None:
-    for module in native.MODULES:
-        dest = native.source_path(tmp_path, module)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(native.source_path(ROOT, module), dest)
+def test_source_key_follows_every_byte_of_every_source_a_build_reads(tmp_path: Path) -> None:
+    inputs = native.build_inputs(ROOT)
+    assert {native.source_path(Path("."), m) for m in native.MODULES} <= set(inputs)
+    assert Path("agent/acpc/errors.py") in inputs and Path("dealer/__init__.py") in inputs
+    for rel in inputs:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, tmp_path / rel)
     key = native.source_key(tmp_path)
     assert key == native.source_key(ROOT)
-    last = native.source_path(tmp_path, native.MODULES[-1])
-    last.write_bytes(last.read_bytes() + b"\n")
-    assert native.source_key(tmp_path) != key
+    for rel in (inputs[0], inputs[-1], Path("agent/acpc/errors.py")):
+        data = (tmp_path / rel).read_bytes()
+        (tmp_path / rel).write_bytes(data + b"\n")
+        assert native.source_key(tmp_path) != key, rel
+        (tmp_path / rel).write_bytes(data)
+    assert native.source_key(tmp_path) == key
     (tmp_path / "agent" / "acpc" / "cards.py").unlink()
     with pytest.raises(OSError):
         native.source_key(tmp_path)
