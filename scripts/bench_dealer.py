@@ -32,7 +32,9 @@ process: :class:`~dealer.engine.Match` fed each seat's answer from memory (the s
 player as (b), one line per state), no socket, no event loop, no process start-up. It prints
 the engine's CPU per hand and per action (``time.process_time`` around the engine's calls
 only, not around the players'): the part of our dealer's user time that is the rules and the
-protocol themselves. With ``--reference``, (a) runs too, so the reference dealer's whole user
+protocol themselves; and, timed apart after the match, ``BettingState.initial`` and the
+unchecked apply of the same actions (the most a faster betting state could save). With
+``--reference``, (a) runs too, so the reference dealer's whole user
 time per hand is printed beside it (``--part engine`` is then (a) plus the engine).
 
 ``--part floor`` (with ``--reference``) runs (a) and, beside the reference dealer, a dealer
@@ -196,6 +198,10 @@ class EngineRun:
     cpu: float
     hands: int
     actions: int
+    states_cpu: float = 0.0
+    """CPU seconds of the betting states alone: ``BettingState.initial`` and the unchecked
+    apply of every action of the same match, timed after it (the ceiling of what a faster
+    state could save)."""
 
 
 def engine_run(
@@ -209,7 +215,7 @@ def engine_run(
     (``receive``, ``drain``) are timed. ``record``, if given, is called (untimed) with every
     drained :class:`~dealer.engine.Output`, the seat then to act and whether the match is over.
     """
-    from agent.acpc.betting import format_action
+    from agent.acpc.betting import Action, BettingState, format_action
     from agent.acpc.gamefiles import load_game
     from agent.acpc.matchstate import parse_matchstate
     from agent.builtin import RandomPolicy
@@ -233,6 +239,7 @@ def engine_run(
         match.receive(seat, b"VERSION:2.0.0\r\n")
     cpu = 0.0
     actions = 0
+    played: dict[int, list[Action]] = {}
     out = match.drain()
     tick = time.process_time
     while True:
@@ -246,6 +253,7 @@ def engine_run(
         if not line:
             raise RuntimeError(f"expected a state for seat {seat + 1}, got {sent!r}")
         action = policies[seat].act(parse_matchstate(line, game))
+        played.setdefault(match.hand, []).append(action)
         reply = f"{line}:{format_action(action, game)}\r\n".encode("ascii")
         start = tick()
         match.receive(seat, reply)
@@ -254,7 +262,13 @@ def engine_run(
         actions += 1
     if match.exit_status:
         raise RuntimeError(f"the engine ended with status {match.exit_status}: {out.stderr}")
-    return EngineRun(cpu, hands, actions)
+    initial = BettingState.initial
+    start = tick()
+    for seq in played.values():
+        state = initial(game)
+        for action in seq:
+            state = state._apply_unchecked(action)
+    return EngineRun(cpu, hands, actions, tick() - start)
 
 
 def write_floor_schedule(path: Path, players: int, hands: int, seed: int) -> int:
@@ -297,9 +311,11 @@ def _engine_line(runs: list[EngineRun]) -> str:
     per_hand = sorted(r.cpu / r.hands * 1e6 for r in runs)
     per_action = statistics.median(r.cpu / r.actions * 1e6 for r in runs)
     length = statistics.median(r.actions / r.hands for r in runs)
+    states = statistics.median(r.states_cpu / r.actions * 1e6 for r in runs)
     return (f"  engine alone CPU us/hand min {per_hand[0]:.0f}  median "
             f"{statistics.median(per_hand):.0f}  max {per_hand[-1]:.0f};  "
-            f"{per_action:.1f} us/action, {length:.2f} actions/hand")
+            f"{per_action:.1f} us/action, {length:.2f} actions/hand; of which betting "
+            f"states (initial + apply, timed apart) {states:.1f} us/action")
 
 
 def _line(label: str, runs: list[Run], hands: int) -> str:
