@@ -169,14 +169,20 @@ def read_manifest(directory: Path) -> tuple[str, dict[str, Path]]:
     except (OSError, ValueError) as exc:
         raise BuildInvalid(f"expected a readable {MANIFEST} in {directory}, got {exc}") from None
     if not isinstance(data, dict) or data.get("format") != BUILD_FORMAT:
+        got_format = data.get("format") if isinstance(data, dict) else data
         raise BuildInvalid(f"expected build format {BUILD_FORMAT} in {directory / MANIFEST}, "
-                         f"got {data.get('format') if isinstance(data, dict) else data!r}")
+                           f"got {got_format!r}")
     group = data.get("group")
     files = data.get("modules")
     if not isinstance(group, str) or not isinstance(files, dict) or set(files) != set(MODULES):
         got = sorted(files) if isinstance(files, dict) else files
         raise BuildInvalid(f"expected the shared library and the modules {list(MODULES)} in "
-                         f"{directory / MANIFEST}, got {got!r}")
+                           f"{directory / MANIFEST}, got {got!r}")
+    bad = [rel for rel in files.values() if not isinstance(rel, str) or Path(rel).is_absolute()
+           or ".." in Path(rel).parts]
+    if bad:
+        raise BuildInvalid(f"expected files inside the build in {directory / MANIFEST}, got "
+                           f"{bad!r}")
     paths = {name: directory / str(rel) for name, rel in files.items()}
     paths[group] = directory / f"{group}{extension_suffix()}"
     for name, file in paths.items():
@@ -194,7 +200,10 @@ def activate() -> Status:
     global _status
     if any(isinstance(f, _Finder) for f in sys.meta_path):
         return _status
-    _status = _activate()
+    try:
+        _status = _activate()
+    except Exception as exc:  # an optional speed-up must never stop the core from importing
+        _status = Status(False, f"the build could not be checked: {exc!r}", None)
     return _status
 
 
@@ -220,7 +229,7 @@ def _activate() -> Status:
     sys.meta_path.insert(0, finder)
     try:
         importlib.import_module(group)
-    except ImportError as exc:
+    except Exception as exc:  # ImportError for a damaged file; anything its init raises
         sys.meta_path.remove(finder)
         sys.modules.pop(group, None)
         return Status(False, f"the build could not be loaded: {exc}", directory)

@@ -129,3 +129,20 @@ def test_compile_status_says_why_no_build_is_used(tmp_path: Path) -> None:
                          env={**env, "ACPC_ARENA_NATIVE": "0"}, cwd=ROOT,
                          capture_output=True, text=True, timeout=120, check=False)
     assert off.stdout == "compiled core: not in use (turned off by ACPC_ARENA_NATIVE=0)\n"
+
+
+def test_a_manifest_is_checked_before_anything_is_loaded(tmp_path: Path) -> None:
+    def manifest(**fields: object) -> str:
+        data: dict[str, object] = {"format": native.BUILD_FORMAT, "group": "g__mypyc",
+                                   "modules": {m: f"{m}.so" for m in native.MODULES}}
+        data.update(fields)
+        (tmp_path / native.MANIFEST).write_text(json.dumps(data))
+        with pytest.raises(native.BuildInvalid) as err:
+            native.read_manifest(tmp_path)
+        return str(err.value)
+
+    assert "expected build format 1" in manifest(format=2)
+    assert "expected the shared library and the modules" in manifest(modules={})
+    escaping = {m: "../../elsewhere.so" for m in native.MODULES}
+    assert "expected files inside the build" in manifest(modules=escaping)
+    assert "got no such file" in manifest()
