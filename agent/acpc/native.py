@@ -9,8 +9,9 @@ calls :func:`activate`, which computes the key from the sources on disk and, if 
 exists, puts a finder first on ``sys.meta_path`` that loads those modules (and the build's
 shared library) from it. So a build runs only for exactly the sources it was compiled from:
 after an edit the pure modules run until ``acpc-arena compile`` is run again, and a checkout
-never picks up another one's build. Nothing else changes: same names, same behaviour (the
-core's tests pass compiled), about half the CPU per hand in process (README, "Benchmarks").
+with other sources never picks up this build. Nothing else changes: same names, same
+behaviour (the core's tests pass compiled), about half the CPU per hand in process (README,
+"Benchmarks").
 
 ``ACPC_ARENA_NATIVE=0`` turns it off. A build that cannot be loaded is not used (the pure
 modules run; :func:`status` says why). It is all or nothing: the compiled modules call each
