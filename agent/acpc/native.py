@@ -82,20 +82,15 @@ def source_path(root: Path, module: str) -> Path:
 def build_inputs(root: Path) -> list[Path]:
     """Every source a build reads, relative to ``root``: the :data:`MODULES`, the rest of
     ``agent.acpc`` (mypy follows the compiled modules' imports into it, and mypyc may take
-    constants from it) and the packages' ``__init__`` files. Sorted.
-
-    Raises:
-        OSError: if the core's directory cannot be listed.
+    constants from it) and the packages' ``__init__`` files. Sorted; not checked to exist
+    (:func:`source_key` reads them).
     """
     wanted = {source_path(root, m).relative_to(root) for m in MODULES}
     for package in {m.rsplit(".", 1)[0] for m in MODULES}:
         parts = package.split(".")
         for i in range(1, len(parts) + 1):
             wanted.add(Path(*parts[:i], "__init__.py"))
-    core = root / "agent" / "acpc"
-    if not core.is_dir():
-        raise FileNotFoundError(f"expected the core's sources in {core}, got no such directory")
-    wanted.update(p.relative_to(root) for p in core.glob("*.py"))
+    wanted.update(p.relative_to(root) for p in (root / "agent" / "acpc").glob("*.py"))
     return sorted(wanted)
 
 
