@@ -5,7 +5,8 @@ Everything in this package is pure: stdlib only, no IO, no clock, no randomness 
 ``dealer`` or ``strategies``; a test checks ``sys.modules``.
 
 Importing it serves the compiled core when a build for these sources exists
-(:mod:`agent.acpc.native`; ``acpc-arena compile``).
+(:mod:`agent.acpc.native`; ``acpc-arena compile``): the one IO the package does on import,
+reading its own sources to hash them, and only once such a build was ever made.
 """
 
 from agent.acpc.native import activate as _activate
