@@ -130,12 +130,30 @@ CHECK_SCRIPT = (
 """Run in a fresh interpreter: what :func:`agent.acpc.native.activate` found there."""
 
 
-def check_served(env: dict[str, str] | None = None) -> tuple[bool, str]:
-    """Whether a fresh interpreter serves every compiled module, and what it said."""
+def served(env: dict[str, str] | None = None) -> dict[str, object]:
+    """What a fresh interpreter (environment ``env``) found: ``active``, ``reason`` and the
+    ``compiled`` modules (names of those loaded from a build).
+
+    Raises:
+        BuildError: if that interpreter failed (with its last line).
+    """
     done = subprocess.run([sys.executable, "-c", CHECK_SCRIPT], capture_output=True,
                           text=True, env=env, cwd=project_root(), timeout=120, check=False)
     if done.returncode != 0:
-        return False, done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"
-    got = json.loads(done.stdout)
-    ok = bool(got["active"]) and sorted(got["compiled"]) == sorted(MODULES)
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "?"
+        raise BuildError(f"expected a fresh interpreter to import the core, got exit status "
+                         f"{done.returncode}: {last}")
+    got: dict[str, object] = json.loads(done.stdout)
+    return got
+
+
+def check_served(env: dict[str, str] | None = None) -> tuple[bool, str]:
+    """Whether a fresh interpreter serves every compiled module, and what it said."""
+    try:
+        got = served(env)
+    except BuildError as exc:
+        return False, str(exc)
+    compiled = got["compiled"]
+    ok = got["active"] is True and isinstance(compiled, list) and sorted(compiled) == sorted(
+        MODULES)
     return ok, str(got["reason"])

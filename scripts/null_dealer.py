@@ -104,8 +104,8 @@ def play_blocking(records: list[Record], conns: list[socket.socket], log: IO[byt
     buffer = bytearray(1 << 16)
     view = memoryview(buffer)
     pending = [0] * len(conns)  # line ends read ahead, per seat
-    for conn in conns:  # version lines
-        _read_line(conn, view, pending, conns.index(conn))
+    for seat, conn in enumerate(conns):  # version lines
+        _read_line(conn, view, pending, seat)
     for kind, seat, data in records:
         if kind == LOG:
             log.write(data)

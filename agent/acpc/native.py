@@ -61,6 +61,7 @@ BUILD_FORMAT = 1
 
 MANIFEST = "manifest.json"
 ENV_SWITCH = "ACPC_ARENA_NATIVE"
+NO_BUILD = "no build for these sources (run acpc-arena compile)"
 
 
 def cache_root() -> Path:
@@ -126,11 +127,10 @@ class BuildInvalid(AcpcError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """What :func:`activate` found: ``active`` or, if not, ``reason``."""
+    """What :func:`activate` found: ``active`` or, if not, ``reason`` (else what is served)."""
 
     active: bool
     reason: str
-    directory: Path | None
 
 
 class _Finder:
@@ -151,7 +151,7 @@ class _Finder:
         """Nothing is cached (importlib calls this on every finder)."""
 
 
-_status = Status(False, "not checked yet", None)
+_status = Status(False, "not checked yet")
 
 
 def read_manifest(directory: Path) -> tuple[str, dict[str, Path]]:
@@ -199,28 +199,28 @@ def activate() -> Status:
     try:
         _status = _activate()
     except Exception as exc:  # an optional speed-up must never stop the core from importing
-        _status = Status(False, f"the build could not be checked: {exc!r}", None)
+        _status = Status(False, f"the build could not be checked: {exc!r}")
     return _status
 
 
 def _activate() -> Status:
     if os.environ.get(ENV_SWITCH, "1") == "0":
-        return Status(False, f"turned off by {ENV_SWITCH}=0", None)
+        return Status(False, f"turned off by {ENV_SWITCH}=0")
     if not build_dir("").is_dir():  # nothing was ever compiled here: skip the hashing
-        return Status(False, "no build for these sources (run acpc-arena compile)", None)
+        return Status(False, NO_BUILD)
     try:
         directory = build_dir(source_key(project_root()))
     except OSError as exc:
-        return Status(False, f"could not read the core's sources: {exc}", None)
+        return Status(False, f"could not read the core's sources: {exc}")
     if not directory.is_dir():
-        return Status(False, "no build for these sources (run acpc-arena compile)", directory)
+        return Status(False, NO_BUILD)
     try:
         group, paths = read_manifest(directory)
     except BuildInvalid as exc:
-        return Status(False, str(exc), directory)
+        return Status(False, str(exc))
     early = [m for m in MODULES if m in sys.modules]
     if early:
-        return Status(False, f"imported before the build could be served: {early}", directory)
+        return Status(False, f"imported before the build could be served: {early}")
     finder = _Finder(paths)
     sys.meta_path.insert(0, finder)
     try:
@@ -228,8 +228,8 @@ def _activate() -> Status:
     except Exception as exc:  # ImportError for a damaged file; anything its init raises
         sys.meta_path.remove(finder)
         sys.modules.pop(group, None)
-        return Status(False, f"the build could not be loaded: {exc}", directory)
-    return Status(True, "compiled modules served from the build", directory)
+        return Status(False, f"the build could not be loaded: {exc}")
+    return Status(True, "compiled modules served from the build")
 
 
 def status() -> Status:

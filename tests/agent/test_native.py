@@ -20,7 +20,7 @@ import pytest
 
 from agent.acpc import native
 from agent.acpc.errors import UsageError
-from agent.corebuild import CHECK_SCRIPT, build
+from agent.corebuild import build, served
 from tests.support import ROOT
 
 COMPILED_SUITE = [
@@ -37,11 +37,7 @@ def _served(cache: Path, **extra: str) -> dict[str, object]:
     env = {**os.environ, "ACPC_ARENA_CACHE": str(cache)}
     env.pop("ACPC_ARENA_NATIVE", None)
     env.update(extra)
-    out = subprocess.run([sys.executable, "-c", CHECK_SCRIPT], env=env, cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, check=False)
-    assert out.returncode == 0, out.stderr[-2000:]
-    got: dict[str, object] = json.loads(out.stdout)
-    return got
+    return served(env)
 
 
 def test_source_key_follows_every_byte_of_every_source_a_build_reads(tmp_path: Path) -> None:
