@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or Ray tasks (extra 'cluster')")
     p.add_argument("--address", default=None,
-                   help="Ray cluster address (default: start a local Ray)")
+                   help="Ray cluster address (default: a private Ray on 127.0.0.1)")
     p.add_argument("--run-dir", type=Path, default=None,
                    help=f"results store, logs and manifest (default: "
                    f"{DEFAULT_RUNS_DIR}/<hash of the settings>)")

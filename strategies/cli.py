@@ -268,8 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--backend", choices=["local", "ray"], default="local",
                     help="where grafts are solved: local processes (default) or Ray tasks")
     gr.add_argument("--address", default=None,
-                    help="--backend ray: the cluster address (default: a local Ray, or "
-                    "RAY_ADDRESS)")
+                    help="--backend ray: the cluster address (default: a private Ray on "
+                    "127.0.0.1)")
     gr.add_argument("--pool-deals", type=int, default=None,
                     help="hold'em: deals in the graft games' pool (default 1,000,000)")
     gr.add_argument("--pool-seed", type=int, default=11,

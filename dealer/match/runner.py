@@ -24,7 +24,7 @@ each result is stored the moment it arrives (:class:`~dealer.match.store.ResultS
 A failed match is recorded as an event (not as a result, so a rerun retries it); once a
 variant is blamed for a failure, its remaining matches are skipped in this session.
 
-Imports the stdlib and :mod:`dealer`.
+Imports the stdlib and :mod:`dealer` (and, for Ray, :mod:`strategies.raycluster`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import hashlib
-import importlib
 import json
 import multiprocessing
 import os
 import shlex
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -46,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 from agent import __version__
-from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.agents import policy_kernels
 from agent.console import compile_notice
@@ -357,70 +354,25 @@ def _run_pool(jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
     pool.shutdown(wait=True)
 
 
-class RayUnavailable(AcpcError, ImportError):
-    """Ray is not installed."""
-
-
-class RayClusterError(AcpcError, ConnectionError):
-    """The Ray cluster named by ``--address`` cannot be joined."""
-
-
 def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
              address: str | None) -> None:
-    try:
-        ray = importlib.import_module("ray")
-    except ImportError:
-        raise RayUnavailable(
-            "--backend ray needs ray: pip install 'acpc-arena[cluster]'"
-        ) from None
-    # Ray prints its workers' troubles (a worker killed, a retry) on the driver's stdout:
-    # they go to stderr, so that stdout keeps only the final table.
-    with contextlib.redirect_stdout(sys.stderr):
-        _drive_ray(ray, jobs, rec, workers, address)
-
-
-def _check_reachable(address: str, timeout: float = 5.0) -> None:
-    """For a ``HOST:PORT`` address: fail at once, in one line, if nothing listens there
-    (Ray itself would retry for minutes). Other forms (``auto``, ``ray://...``) are left to
-    Ray.
+    """Play ``jobs`` as Ray tasks on :func:`strategies.raycluster.ray_session` (the cluster
+    at ``address``, or a private Ray on 127.0.0.1 with ``workers`` CPUs).
 
     Raises:
-        RayClusterError: if the port refuses the connection or does not answer in time.
+        RayUnavailable: if ray is not installed.
+        RayClusterError: if ``address`` cannot be joined.
     """
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or "/" in address:
-        return
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
-    except OSError as exc:
-        raise RayClusterError(f"expected a running Ray cluster at --address {address!r} "
-                              f"(ray start --head on that machine), got: "
-                              f"{exc.strerror or exc}") from None
+    from strategies.raycluster import ray_session
+
+    # Ray prints its workers' troubles (a worker killed, a retry) on the driver's stdout:
+    # they go to stderr, so that stdout keeps only the final table.
+    with contextlib.redirect_stdout(sys.stderr), ray_session(address, workers) as ray:
+        _drive_ray(ray, jobs, rec, workers)
 
 
-def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
-               address: str | None) -> None:
+def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
     settings = rec.config.settings
-    started_here = not ray.is_initialized()
-    if started_here:
-        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False,
-                                  "include_dashboard": False}
-        if address is None:  # a private Ray for this run (never another cluster found on
-            kwargs["address"] = "local"  # the machine), on loopback only
-            kwargs["num_cpus"] = workers
-            kwargs["_node_ip_address"] = "127.0.0.1"
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        if address is not None:
-            _check_reachable(address)
-        try:
-            ray.init(**kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            if address is None:
-                raise
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise RayClusterError(f"expected a running Ray cluster at --address {address!r} "
-                                  f"(ray start --head on that machine), got: {first}") from None
     # Strategy files travel through Ray's object store as plain bytes, once each, and are
     # kept on each node under their sha256 (checked there): no shared file system needed.
     shipped: dict[str, tuple[str, Any]] = {}
@@ -463,8 +415,6 @@ def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
     finally:
         for ref in inflight:
             ray.cancel(ref, force=True)
-        if started_here:
-            ray.shutdown()
 
 
 def fill_allin(store: ResultStore, config: RunConfig, ids: set[str],

@@ -95,5 +95,6 @@ def test_an_unreachable_cluster_is_a_one_line_error(tmp_path: Path) -> None:
                  "--out", str(tmp_path / "x.strat"), "--backend", "ray", "--address",
                  "127.0.0.1:1")
     assert out.returncode == 1
-    assert out.stderr.startswith("acpc-strategy: error: cannot reach the Ray cluster")
+    assert out.stderr.startswith("acpc-strategy: error: expected a running Ray cluster at "
+                                 "--address '127.0.0.1:1'")
     assert len(out.stderr.strip().splitlines()) == 1

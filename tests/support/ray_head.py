@@ -1,7 +1,7 @@
 """A private Ray head on 127.0.0.1 for the tests that need a real cluster.
 
 ``ray start --head --block`` runs as a child of the test process, in a session and a temp
-directory of its own, and is stopped by signalling its process group: any other Ray on the
+directory of its own, and is stopped by signalling it, then its process group: any other Ray on the
 machine (a developer's own cluster, another test worker's head) is left alone, which
 ``ray stop`` would not do. The caller's environment should carry
 ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (Ray keeps 127.0.0.1 then) and, for token
@@ -40,10 +40,12 @@ def _ready(port: int) -> bool:
 
 
 def _stop(head: subprocess.Popen[bytes]) -> None:
-    """Stop the head and everything it started (its process group): SIGTERM, then SIGKILL
-    for whatever is left after 30 s."""
+    """Stop the head and everything it started (its process group): SIGTERM to ``ray
+    start`` alone (it drains the node through the GCS, then stops its processes: 2-3 s; a
+    SIGTERM to the whole group kills the GCS first, and the drain then waits 30 s for it),
+    then SIGKILL for whatever is left."""
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(head.pid, signal.SIGTERM)
+        os.kill(head.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         head.wait(timeout=30)
     time.sleep(1.0)  # let the raylet's children go with it
