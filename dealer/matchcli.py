@@ -482,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_plot_target,
         format_table,
         make_progress,
+        timing_note,
         to_json,
         write_csv,
         write_plot,
@@ -529,6 +530,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "command again to resume", file=sys.stderr)
         return 1
     status = 0
+    note = timing_note(result.summary)
+    if note is not None:  # also when --quiet: the table alone would not say it
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     for failure in result.failures:
         print(f"{PROG}: error: {failure['match']}: {failure['error']}", file=sys.stderr)
         status = 1
