@@ -209,11 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
-        if not is_builtin(args.strategy) and kernels_known_warm() and not args.preload:
+        if not is_builtin(args.strategy) and kernels_known_warm():
             # the kernels are in numba's cache: play at once, load them in the background
-            policy = make_policy(args.strategy, game, defer_kernels=True, **options)
-            threading.Thread(target=_load_kernels, args=(policy, args.reload),
-                             name="acpc-kernels", daemon=True).start()
+            # (with --preload: now, before connecting)
+            policy = make_policy(args.strategy, game, defer_kernels=not args.preload,
+                                 **options)
+            if args.preload:
+                _load_kernels(policy, args.reload)
+            else:
+                threading.Thread(target=_load_kernels, args=(policy, args.reload),
+                                 name="acpc-kernels", daemon=True).start()
         else:
             with compile_notice(PROG, policy_kernels(args.strategy, game)):
                 policy = make_policy(args.strategy, game, **options)

@@ -37,8 +37,8 @@ from typing import Any, Protocol, TextIO
 
 from agent import console
 from agent.acpc.errors import AcpcError, UsageError
+from dealer.match import worker
 from dealer.match.store import StoredMatch
-from dealer.match.worker import TIME_GUARD_MS
 from dealer.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 
 UNITS = ("seed", "hand")
@@ -204,7 +204,7 @@ def timing_note(summary: Summary) -> str | None:
         return None
     counts = ", ".join(f"{v} {n}" for v, n in summary.time_guard.items() if n)
     return (f"time guard: {sum(summary.time_guard.values())} decision(s) checked or called "
-            f"past the agents' {TIME_GUARD_MS:g} ms time guard ({counts}): these results "
+            f"past the agents' {worker.TIME_GUARD_MS:g} ms time guard ({counts}): these results "
             f"depend on timing")
 
 
