@@ -19,7 +19,9 @@ installed). Start-up: when the agent's kernels are known to be in numba's cache
 (:mod:`agent.kernelstamp`) a strategy file's hold'em kernels load in a background thread
 and the first, preflop, decisions are answered without them
 (:mod:`agent.abstraction.deferred`); otherwise they are loaded (compiled on a fresh
-install, with a notice) before the handshake. A summary line (hands, chips won, decision
+install, with a notice) before the handshake, as always with ``--preload``. ``--stats
+FILE`` writes the policy's counters (:class:`agent.policy.PolicyStats`) as JSON at the end
+(``acpc-match`` reads its time-guard count). A summary line (hands, chips won, decision
 times, fallbacks) goes to stderr when the dealer closes the connection.
 
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
@@ -37,6 +39,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import json
 import signal
 import sys
 import threading
@@ -54,6 +58,7 @@ from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, po
 from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
 from agent.console import compile_notice, port_number
+from agent.fileio import write_atomic
 from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
 
@@ -101,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default auto)")
     p.add_argument("--time-guard-ms", type=float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
+    p.add_argument("--preload", action="store_true",
+                   help="load a strategy file's kernels before connecting, even when they "
+                   "are known to be cached (acpc-match's agents: nothing loads during play)")
+    p.add_argument("--stats", type=Path, default=None, metavar="FILE",
+                   help="write the end-of-match counters (decisions, translations, "
+                   "fallbacks, time-guard 'timeouts') to FILE as one JSON object")
     p.add_argument("--event-loop", choices=EVENT_LOOPS, default="auto",
                    help="auto: uvloop when installed, else asyncio (default auto)")
     p.add_argument("--quiet", action="store_true", help="no summary line at the end")
@@ -200,15 +211,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "sizes_in": args.sizes_in, "verify": args.verify}
         if not is_builtin(args.strategy) and kernels_known_warm():
             # the kernels are in numba's cache: play at once, load them in the background
-            policy = make_policy(args.strategy, game, defer_kernels=True, **options)
-            threading.Thread(target=_load_kernels, args=(policy, args.reload),
-                             name="acpc-kernels", daemon=True).start()
+            # (with --preload: now, before connecting)
+            policy = make_policy(args.strategy, game, defer_kernels=not args.preload,
+                                 **options)
+            if args.preload:
+                _load_kernels(policy, args.reload)
+            else:
+                threading.Thread(target=_load_kernels, args=(policy, args.reload),
+                                 name="acpc-kernels", daemon=True).start()
         else:
             with compile_notice(PROG, policy_kernels(args.strategy, game)):
                 policy = make_policy(args.strategy, game, **options)
                 if not is_builtin(args.strategy):
                     _load_kernels(policy, True)
         text = run(_run(args, game, policy), args.event_loop)
+        if args.stats is not None:
+            stats = getattr(policy, "stats", None)
+            counters = dataclasses.asdict(stats) if stats is not None else {}
+            write_atomic(args.stats, json.dumps(counters).encode())
     except (AcpcError, ValueError, OSError) as exc:
         if args.debug:
             traceback.print_exc()

@@ -29,7 +29,12 @@ Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`):
 * **the abstract history has left the real one for good** (a terminal abstract node, a
   fold the abstract node has no fold for, an earlier round's node, or another player's
   node in the same round): the policy checks or calls to the end of the hand;
-* a decision that overruns its time guard checks or calls.
+* a decision that overruns its time guard checks or calls (:attr:`PolicyStats.timeouts`).
+  The guard's clock starts once the decision can run: a card abstraction still loading in
+  the background (:mod:`agent.abstraction.deferred`, ``acpc-agent`` without ``--preload``)
+  is waited for first, so loading or compiling is never charged to a decision and the
+  guard fires only for a decision that is itself slow (a timing-dependent result, which
+  ``acpc-match`` counts per variant and warns about).
 
 The translation lab's model of the agent (:mod:`strategies.translation.full_br`) follows
 these rules one for one.
@@ -73,6 +78,7 @@ from agent.abstraction.convention import (
     read_bet,
     realise_raise_to,
 )
+from agent.abstraction.deferred import DeferredCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.describe import cards_text, describe_action, legal_labels
@@ -98,6 +104,8 @@ class PolicyStats:
     waiting_fallbacks: int = 0
     """Decisions checked or called while the abstract history waited for the real round."""
     timeouts: int = 0
+    """Decisions checked or called because they overran the time guard (the trace's
+    ``fallback: "time guard: check/call"``): the only decisions that depend on timing."""
 
 
 @dataclass
@@ -147,6 +155,7 @@ class StrategyPolicy:
 
     def act(self, ms: MatchState) -> Action:
         """A legal action for a state where we are to act."""
+        self._await_cards(ms.state.round)
         start = time.perf_counter()
         hand = self._sync(ms)
         loaded = self.loaded  # fixed for the whole hand (swaps happen between hands)
@@ -227,6 +236,17 @@ class StrategyPolicy:
             record["seconds"] = round(time.perf_counter() - start, 6)
             self.trace(record)
         return action
+
+    def _await_cards(self, round_: int) -> None:
+        """Wait, off the decision's clock, for a card abstraction still loading in the
+        background (module docstring): round 0 is answered without it."""
+        if round_ == 0:
+            return
+        for loaded in (self.loaded, self._pending):
+            if loaded is not None and isinstance(loaded.cards, DeferredCards) and (
+                not loaded.cards.ready
+            ):
+                loaded.cards.wait()
 
     def _leave_tree(self, hand: _Hand) -> None:
         """The abstract history left the real one for good: count the hand once."""

@@ -26,6 +26,11 @@ With no variants, the default setup (:func:`default_setup`) is played and named.
 valued in both seatings by a walk of the real betting tree with the agents' randomness
 integrated out or sampled with common random numbers (:mod:`dealer.match.estimator`).
 
+Same seed, same result: the agents load their kernels before connecting, and a decision
+that falls back on an agent's time guard (the one way timing can change a result) is
+counted per variant (:attr:`dealer.match.report.Summary.time_guard`): the table's last line
+and ``acpc-match: warning:`` on stderr say the results depend on timing.
+
 Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
 lines name the variant at fault; everything finished is kept).
 
@@ -482,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_plot_target,
         format_table,
         make_progress,
+        timing_note,
         to_json,
         write_csv,
         write_plot,
@@ -529,6 +535,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               "command again to resume", file=sys.stderr)
         return 1
     status = 0
+    note = timing_note(result.summary)
+    if note is not None:  # also when --quiet: the table alone would not say it
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     for failure in result.failures:
         print(f"{PROG}: error: {failure['match']}: {failure['error']}", file=sys.stderr)
         status = 1

@@ -9,6 +9,10 @@ the agents do not adapt from hand to hand (every built-in and strategy-file agen
 necessarily an external one). Only complete units count: a seed whose rotations are not
 all stored is left out (and reported as missing).
 
+Decisions that fell back on an agent's time guard are summed per variant
+(:attr:`Summary.time_guard`): the table's footnote and :func:`timing_note` say so (the
+results then depend on timing), :func:`to_json` gives the counts.
+
 Output: :func:`format_table` (plain text, deterministic, so two runs can be compared),
 :func:`to_json` / :func:`write_csv`, :func:`write_plot` (matplotlib, the optional extra
 ``plot``), and the runner's progress display :class:`MatchProgress` (on the project's one
@@ -33,6 +37,7 @@ from typing import Any, Protocol, TextIO
 
 from agent import console
 from agent.acpc.errors import AcpcError, UsageError
+from dealer.match import worker
 from dealer.match.store import StoredMatch
 from dealer.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 
@@ -77,6 +82,14 @@ class Summary:
     matches_done: int = 0
     matches_planned: int = 0
     allin_requested: bool = False
+    time_guard: dict[str, int] = field(default_factory=dict)
+    """Variant -> its decisions that fell back on the agent's time guard, over the stored
+    matches (counts the agents reported; an external command reports none)."""
+
+    @property
+    def timing_dependent(self) -> bool:
+        """True if a decision fell back on a time guard: the results depend on timing."""
+        return any(self.time_guard.values())
 
     def result(self, variant: str, group: Sequence[str]) -> GroupResult | None:
         """The result of ``variant`` in ``group`` (names in any order)."""
@@ -146,8 +159,12 @@ def summarize(
     for m in matches:
         by_group.setdefault(m.group, []).append(m)
     per_variant: dict[str, list[tuple[Estimate | None, Estimate | None]]] = {}
+    summary.time_guard = dict.fromkeys(variants, 0)
     for group in groups:
         ms = [m for m in by_group.get(group, []) if m.unit < units_planned]
+        for m in ms:
+            for name, count in zip(m.seats, m.time_guard or (), strict=False):
+                summary.time_guard[name] = summary.time_guard.get(name, 0) + (count or 0)
         summary.matches_done += len(ms)
         summary.hands_played += sum(m.hands for m in ms)
         summary.matches_planned += units_planned * len(group)
@@ -177,6 +194,18 @@ def summarize(
 
 
 # ---------------------------------------------------------------------- text
+
+
+def timing_note(summary: Summary) -> str | None:
+    """One line saying which variants' decisions fell back on the time guard (the
+    results then depend on timing), or None if none did: the table's footnote and the
+    warning ``acpc-match`` prints."""
+    if not summary.timing_dependent:
+        return None
+    counts = ", ".join(f"{v} {n}" for v, n in summary.time_guard.items() if n)
+    return (f"time guard: {sum(summary.time_guard.values())} decision(s) checked or called "
+            f"past the agents' {worker.TIME_GUARD_MS:g} ms time guard ({counts}): these results "
+            f"depend on timing")
 
 
 def _num(x: float, width: int = 9, signed: bool = True) -> str:
@@ -265,6 +294,9 @@ def format_table(summary: Summary) -> str:
         widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
         for c in cells:
             lines.append("  " + "  ".join(x.rjust(w) for x, w in zip(c, widths, strict=True)))
+    note = timing_note(summary)
+    if note is not None:
+        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 
@@ -304,6 +336,8 @@ def to_json(summary: Summary, failures: Sequence[dict[str, Any]] = ()) -> dict[s
             v: {"raw": est(raw), "allin_ev": est(adj)}
             for v, (raw, adj) in summary.overall.items()
         },
+        "time_guard": dict(summary.time_guard),
+        "timing_dependent": summary.timing_dependent,
         "failures": list(failures),
     }
 

@@ -282,6 +282,12 @@ class _Recorder:
                 checksums={n: self.sums[n] for n in job.seats}, code_version=self.version,
             )
             self.played += 1
+            guard = [(name, n) for name, n in zip(job.seats, outcome.time_guard, strict=False)
+                     if n]
+            if guard:
+                counts = ", ".join(f"{name} {n}" for name, n in guard)
+                self.progress.note(f"acpc-match: warning: {label}: decision(s) past the time "
+                                   f"guard ({counts}): the results depend on timing")
         else:
             self.store.record_event(job.match_id, "failed", outcome.variant, outcome.error)
             self.failures.append({"match_id": job.match_id, "match": job.match_name,

@@ -9,9 +9,10 @@ Layout of ``--run-dir``::
 
 Durability: the log is written to a temporary file, fsynced and renamed; then the match row
 (per-hand values by seat, seeds, settings, checksums, code version, the log's path and
-sha256) is inserted in one transaction, with ``synchronous=FULL`` in WAL mode. A run killed
-at any moment has either stored a match completely or not at all, and a rerun skips every
-stored match (``match_id`` is the primary key: a match can never be stored twice). The
+sha256, the agents' time-guard counts by seat) is inserted in one transaction, with
+``synchronous=FULL`` in WAL mode. A run killed at any moment has either stored a match
+completely or not at all, and a rerun skips every stored match (``match_id`` is the
+primary key: a match can never be stored twice). The
 ``events`` table records every start, finish and failure with the session that did it, so
 it can be checked that no finished match was ever played again.
 
@@ -76,7 +77,8 @@ CREATE TABLE IF NOT EXISTS matches (
     seconds REAL NOT NULL,
     transport TEXT NOT NULL,
     session INTEGER NOT NULL,
-    finished_at TEXT NOT NULL
+    finished_at TEXT NOT NULL,
+    time_guard TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -143,6 +145,9 @@ class StoredMatch:
     allin_values: list[list[float]] | None
     seconds: float
     session: int
+    time_guard: list[int | None] | None = None
+    """By seat: the decisions that fell back on the agent's time guard (None per seat when
+    unknown; None for a match stored before the counts were kept)."""
 
 
 class ResultStore:
@@ -158,6 +163,9 @@ class ResultStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_SCHEMA)
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(matches)")}
+            if "time_guard" not in columns:  # a run directory from before the counts
+                self.db.execute("ALTER TABLE matches ADD COLUMN time_guard TEXT")
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
@@ -233,7 +241,7 @@ class ResultStore:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO matches VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job.match_id, job.group_key, job.unit, job.rotation, job.deal_seed,
                     json.dumps(list(job.seats)), json.dumps(list(job.agent_seeds)),
@@ -244,7 +252,7 @@ class ResultStore:
                     json.dumps(outcome.values),
                     None if outcome.allin_values is None else json.dumps(outcome.allin_values),
                     json.dumps(totals), outcome.seconds, outcome.transport, self.session,
-                    now_text(),
+                    now_text(), json.dumps(outcome.time_guard),
                 ),
             )
             self.record_event(job.match_id, "done")
@@ -259,7 +267,7 @@ class ResultStore:
         """The stored matches (all, or those in ``ids``), in ``match_id`` order."""
         rows = self.db.execute(
             "SELECT match_id, group_key, unit, rotation, deal_seed, seats, hands, match_name, "
-            "log_path, hand_values, allin_values, seconds, session FROM matches "
+            "log_path, hand_values, allin_values, seconds, session, time_guard FROM matches "
             "ORDER BY match_id"
         ).fetchall()
         out = []
@@ -271,9 +279,21 @@ class ResultStore:
                 deal_seed=r[4], seats=tuple(json.loads(r[5])), hands=r[6], match_name=r[7],
                 log_path=r[8], values=json.loads(r[9]),
                 allin_values=None if r[10] is None else json.loads(r[10]),
-                seconds=r[11], session=r[12],
+                seconds=r[11], session=r[12], time_guard=_time_guard(r[13]),
             ))
         return out
+
+
+def _time_guard(text: str | None) -> list[int | None] | None:
+    """A stored ``time_guard`` column: a JSON list of counts (or nulls) by seat; None for
+    a row stored before the counts were kept (or an empty list: a transport that gave
+    none)."""
+    if text is None:
+        return None
+    data = json.loads(text)
+    if not isinstance(data, list) or not data:
+        return None
+    return [x if isinstance(x, int) else None for x in data]
 
 
 # ---------------------------------------------------------------------- manifest

@@ -66,6 +66,11 @@ AGENT_EXIT_GRACE_S = 5.0
 """How long agents may take to exit after the dealer has finished."""
 POLL_S = 0.05
 TAIL_LINES = 3
+TIME_GUARD_MS = 1000.0
+"""The agents' time guard (``acpc-agent --time-guard-ms``, its default): a decision slower
+than this checks or calls (:mod:`agent.policy`). Every such decision is counted
+(:attr:`MatchOutcome.time_guard`): a result that depends on timing. In-process matches on
+the fake clock have no guard (no time limit bites there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,9 @@ class MatchOutcome:
     """The same with all-in hands at their expectation (if requested)."""
     seconds: float = 0.0
     transport: str = ""
+    time_guard: list[int | None] = field(default_factory=list)
+    """By seat: the decisions that fell back on the agent's time guard (0 for built-ins,
+    None when unknown: an external command, or an agent that wrote no counters)."""
 
     @property
     def hands(self) -> int:
@@ -139,6 +147,7 @@ class MatchOutcome:
             "allin_values": self.allin_values,
             "seconds": self.seconds,
             "transport": self.transport,
+            "time_guard": self.time_guard,
         }
 
     @classmethod
@@ -298,15 +307,23 @@ def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
 
 
 def agent_command(
-    variant: Variant, settings: MatchSettings, seed: int, port: int
+    variant: Variant, settings: MatchSettings, seed: int, port: int,
+    stats: Path | None = None,
 ) -> tuple[list[str], str | None]:
-    """The command line and working directory of one seat's agent."""
+    """The command line and working directory of one seat's agent. ``acpc-agent`` loads
+    its kernels before connecting (``--preload``: no decision waits for a load) and writes
+    its counters to ``stats`` (``--stats``) if given."""
     kind = variant.kind
     if kind == "cmd":
         return [*variant.cmd, HOST, str(port)], variant.cwd
     assert variant.strategy is not None
     cmd = [sys.executable, "-m", "agent.cli", settings.game_spec, HOST, str(port),
-           "--strategy", variant.strategy, "--seed", str(seed), "--quiet"]
+           "--strategy", variant.strategy, "--seed", str(seed), "--quiet",
+           "--time-guard-ms", f"{TIME_GUARD_MS:g}"]
+    if kind == "file":
+        cmd.append("--preload")
+    if stats is not None:
+        cmd += ["--stats", str(stats)]
     if variant.mapping:
         cmd += ["--mapping", variant.mapping]
     if variant.purify:
@@ -327,8 +344,11 @@ def _blame(text: str, seats: Sequence[str]) -> tuple[int | None, str | None]:
     return (seat, seats[seat]) if 0 <= seat < len(seats) else (None, None)
 
 
-def play_tcp(job: MatchJob, variants: dict[str, Variant], settings: MatchSettings) -> str:
-    """Play one match through ``acpc-dealer`` and agent processes; return the log text.
+def play_tcp(
+    job: MatchJob, variants: dict[str, Variant], settings: MatchSettings
+) -> tuple[str, list[int | None]]:
+    """Play one match through ``acpc-dealer`` and agent processes; return the log text
+    and each seat's time-guard count (:func:`_read_time_guard`).
 
     Raises:
         MatchFailure: naming the variant to blame where possible.
@@ -350,6 +370,7 @@ def play_tcp(job: MatchJob, variants: dict[str, Variant], settings: MatchSetting
         ]
         agents: list[subprocess.Popen[bytes]] = []
         agent_logs = [tmp / f"seat{s + 1}.out" for s in range(n)]
+        agent_stats = [tmp / f"seat{s + 1}.stats.json" for s in range(n)]
         with open(dealer_err_path, "wb") as dealer_err:
             dealer = _spawn(dealer_cmd, None, dealer_err, stdout=subprocess.PIPE)
         try:
@@ -365,7 +386,8 @@ def play_tcp(job: MatchJob, variants: dict[str, Variant], settings: MatchSetting
                     f"{_tail(dealer_err_path)}"
                 )
             for s, name in enumerate(job.seats):
-                cmd, cwd = agent_command(variants[name], settings, job.agent_seeds[s], ports[s])
+                cmd, cwd = agent_command(variants[name], settings, job.agent_seeds[s], ports[s],
+                                         agent_stats[s])
                 with open(agent_logs[s], "wb") as out:
                     try:
                         agents.append(_spawn(cmd, cwd, out))
@@ -398,9 +420,12 @@ def play_tcp(job: MatchJob, variants: dict[str, Variant], settings: MatchSetting
                 )
             log_path = tmp / f"{job.match_name}.log"
             try:
-                return log_path.read_text(encoding="ascii")
+                log_text = log_path.read_text(encoding="ascii")
             except OSError as exc:
                 raise MatchFailure(f"the dealer wrote no log {log_path.name}: {exc}") from None
+            guard = [None if variants[name].kind == "cmd" else _read_time_guard(agent_stats[s])
+                     for s, name in enumerate(job.seats)]
+            return log_text, guard
         finally:
             for proc in [dealer, *agents]:
                 if proc.poll() is None:
@@ -412,6 +437,19 @@ def play_tcp(job: MatchJob, variants: dict[str, Variant], settings: MatchSetting
                 dealer.stdout.close()
             with _CHILDREN_LOCK:
                 _TMPDIRS.discard(tmp_name)
+
+
+def _read_time_guard(path: Path) -> int | None:
+    """The time-guard count in an agent's ``--stats`` file (``timeouts``; 0 for a
+    built-in, which has no guard), or None if the file is missing or not such a count."""
+    try:
+        if path.stat().st_size > 4096:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    count = data.get("timeouts", 0) if isinstance(data, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _wait_match(
@@ -464,8 +502,12 @@ _POLICY_CACHE_SIZE = 4
 file variants switches between them without loading a file again."""
 
 
-def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
-    """A fresh policy for one seat, as ``acpc-agent`` would build it (same seed).
+def make_seat_policy(
+    variant: Variant, game: Game, seed: int, time_guard: float | None = None
+) -> Any:
+    """A fresh policy for one seat, as ``acpc-agent`` would build it (same seed), with the
+    time guard ``time_guard`` seconds (None: no guard, as for the estimators, which have no
+    clock).
 
     Strategy files are loaded once per process and shared (read-only) by the policies (the
     last few variants' base policies are kept).
@@ -476,7 +518,7 @@ def make_seat_policy(variant: Variant, game: Game, seed: int) -> Any:
     from agent.agents import make_policy
 
     assert variant.strategy is not None
-    guard = 1.0  # acpc-agent's default --time-guard-ms
+    guard = time_guard
     if variant.kind != "file":
         return make_policy(variant.strategy, game, seed=seed, time_guard=guard)
     from agent.policy import StrategyPolicy
@@ -510,16 +552,19 @@ class FakeClock:
 
 def play_inproc(
     job: MatchJob, variants: dict[str, Variant], settings: MatchSettings, game: Game
-) -> str:
-    """Play one match with the engine and the agents' code in this process; return the log.
+) -> tuple[str, list[int | None]]:
+    """Play one match with the engine and the agents' code in this process; return the log
+    and each seat's time-guard count. The policies get the time guard only on the real
+    clock (``inproc_clock="real"``): on the fake one no time limit bites.
 
     Raises:
         MatchFailure: naming the variant whose policy failed, or the engine's error.
     """
     policies: list[Any] = []
+    guard = TIME_GUARD_MS / 1000.0 if settings.inproc_clock == "real" else None
     for s, name in enumerate(job.seats):
         try:
-            policies.append(make_seat_policy(variants[name], game, job.agent_seeds[s]))
+            policies.append(make_seat_policy(variants[name], game, job.agent_seeds[s], guard))
         except Exception as exc:
             raise MatchFailure(
                 f"variant {name!r} (seat {s + 1}): {type(exc).__name__}: {exc}", name
@@ -579,7 +624,8 @@ def play_inproc(
             f"variant {blamed!r} (seat {seat + 1}): {line}" if seat is not None else line,
             blamed,
         )
-    return "".join(log)
+    counts = [getattr(getattr(p, "stats", None), "timeouts", 0) for p in policies]
+    return "".join(log), counts
 
 
 # ---------------------------------------------------------------------- entry points
@@ -602,9 +648,9 @@ def run_job(
     try:
         game = _game(settings.game_spec)
         if settings.transport == "inproc":
-            log_text = play_inproc(job, variants, settings, game)
+            log_text, guard = play_inproc(job, variants, settings, game)
         else:
-            log_text = play_tcp(job, variants, settings)
+            log_text, guard = play_tcp(job, variants, settings)
         values = values_by_seat(log_text, job.seats)
         if len(values) != job.hands:
             raise MatchFailure(f"expected {job.hands} hands in the log, got {len(values)}")
@@ -620,7 +666,7 @@ def run_job(
                             seconds=time.perf_counter() - start, transport=settings.transport)
     return MatchOutcome(
         job.match_id, True, log_text=log_text, values=values, allin_values=allin,
-        seconds=time.perf_counter() - start, transport=settings.transport,
+        seconds=time.perf_counter() - start, transport=settings.transport, time_guard=guard,
     )
 
 

@@ -290,3 +290,35 @@ def test_agent_process_answers_preflop_and_flop(nl2: Game, tmp_path: Path,
             proc.kill()
             proc.communicate()
         listener.close()
+
+
+def test_a_background_load_is_not_charged_to_the_time_guard(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28 (same seed, same result): the first postflop decision of an agent whose
+    hold'em kernels load in the background waited for the load inside its time guard's
+    clock and, past 1 s, checked or called instead of playing the strategy, so a loaded
+    machine changed the results. The wait is now off the clock: a load that takes 10 s (on
+    a stubbed clock) costs the decision nothing and it plays what the eagerly built
+    abstraction plays."""
+    import agent.policy
+    from agent.agents import make_policy
+
+    game = load_game(NL2)
+    now = [0.0]
+    monkeypatch.setattr(agent.policy.time, "perf_counter", lambda: now[0])
+    policy = make_policy(HOLDEM, game, seed=5, defer_kernels=True, purify="full",
+                         time_guard=1.0)
+    cards = policy.loaded.cards  # type: ignore[attr-defined]
+    assert isinstance(cards, DeferredCards) and not cards.ready
+    build = cards._build
+
+    def slow_build() -> object:
+        now[0] += 10.0  # the load takes ten seconds on the policy's clock
+        return build()
+
+    monkeypatch.setattr(cards, "_build", slow_build)
+    deferred = first_decisions(policy)
+    assert cards.ready and now[0] == 10.0
+    assert policy.stats.timeouts == 0, deferred  # type: ignore[attr-defined]
+    eager = first_decisions(make_policy(HOLDEM, game, seed=5, purify="full"))
+    assert (deferred["preflop"], deferred["flop"]) == (eager["preflop"], eager["flop"])

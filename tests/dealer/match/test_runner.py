@@ -632,3 +632,118 @@ def test_in_process_seats_reuse_the_last_few_loaded_files() -> None:
                                               "purify=full"), game, seed=0)
     assert len(worker._POLICY_CACHE) == worker._POLICY_CACHE_SIZE < len(more)
     assert worker.make_seat_policy(variants[0], game, seed=3).loaded is not first[0].loaded
+
+
+# ---------------------------------------------------------------------- same seed, same result
+
+
+def _kinds_played(run_dir: Path, game_spec: str, name: str) -> set[str]:
+    """The kinds of action (``f``, ``c``, ``r``) seat ``name`` played in a run's logs."""
+    from agent.acpc.betting import BettingState, parse_betting
+
+    game = load_game(game_spec)
+    kinds: set[str] = set()
+    for text in _logs(run_dir).values():
+        for line in text.decode().splitlines():
+            if not line.startswith("STATE:"):
+                continue
+            parts = line.split(":")
+            seat = parts[5].split("|").index(name)
+            state = BettingState.initial(game)
+            for action in [a for rnd in parse_betting(game, parts[2]).actions for a in rnd]:
+                if state.player == seat:
+                    kinds.add(str(action)[0])
+                state = state.apply(action)
+    return kinds
+
+
+@pytest.mark.slow
+def test_same_seed_same_tables_with_both_cores_busy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], leduc_strategy: Path
+) -> None:
+    """Issue 28: the same run three times with the same seed (agent processes over TCP, two
+    workers), once with both cores busy, gives the same table, JSON and logs; the match
+    agents load their kernels before connecting and report their time-guard counts."""
+    strategy = parse_variant(f"s={leduc_strategy},mapping=rand-pshar")
+    cmd, _ = agent_command(strategy, SimpleNamespace(game_spec="g"),  # type: ignore[arg-type]
+                           1, 5000, tmp_path / "seat1.stats.json")
+    assert "--preload" in cmd and cmd[cmd.index("--stats") + 1].endswith("seat1.stats.json")
+    outputs = []
+    for i in range(3):
+        busy = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in
+                range(2 if i == 1 else 0)]
+        try:
+            status, out, err = run_cli([
+                "--game", "leduc.nolimit.2p.game", "--hands", "30", "--matches", "1",
+                "--seed", "28", "--jobs", "2", "--run-dir", str(tmp_path / f"run{i}"),
+                "--json", str(tmp_path / f"run{i}.json"), "-v", str(strategy.spec),
+                "-v", "r=builtin:random", "--start-timeout-ms", "120000"], capsys)
+        finally:
+            for proc in busy:
+                proc.kill()
+                proc.wait()
+        assert status == 0 and "warning" not in err, err
+        outputs.append((out, (tmp_path / f"run{i}.json").read_text(), _logs(tmp_path / f"run{i}")))
+    assert outputs[0] == outputs[1] == outputs[2]
+    data = json.loads(outputs[0][1])
+    assert data["time_guard"] == {"s": 0, "r": 0} and data["timing_dependent"] is False
+    rows = store_rows(tmp_path / "run0", "SELECT time_guard FROM matches")
+    assert sorted(json.loads(str(r[0])) for r in rows) == [[0, 0], [0, 0]]
+
+
+@pytest.mark.parametrize("transport", ["tcp", "inproc"])
+def test_time_guard_fallbacks_are_counted_shown_and_warned(
+    transport: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, leduc_strategy: Path
+) -> None:
+    """A time guard that really fires (a nanosecond: every strategy decision overruns it)
+    makes the strategy check or call; each such decision is counted in the agent (its
+    process over TCP, or in-process on the real clock), stored per seat, summed per variant
+    in the table's footnote and the JSON, and the run warns that its results depend on
+    timing. In-process on the fake clock (the default) no guard applies."""
+    from dealer.match import worker
+
+    game = "leduc.nolimit.2p.game"
+    base = ["--game", game, "--hands", "30", "--matches", "1", "--seed", "3", "--jobs", "1",
+            "-v", f"s={leduc_strategy},mapping=rand-pshar", "-v", "r=builtin:random",
+            "--start-timeout-ms", "120000"]
+    monkeypatch.setattr(worker, "TIME_GUARD_MS", 1e-6)
+    status, out, err = run_cli([*base, "--transport", "inproc", "--run-dir",
+                                str(tmp_path / "fake")], capsys)
+    assert status == 0 and "time guard" not in out + err
+    assert {"f", "r"} & _kinds_played(tmp_path / "fake", game, "s")  # it plays the strategy
+    extra = ["--inproc-clock", "real"] if transport == "inproc" else []
+    status, out, err = run_cli([*base, "--transport", transport, *extra, "--run-dir",
+                                str(tmp_path / "guard"), "--json", str(tmp_path / "g.json")],
+                               capsys)
+    assert status == 0, err
+    assert _kinds_played(tmp_path / "guard", game, "s") == {"c"}
+    data = json.loads((tmp_path / "g.json").read_text())
+    count = data["time_guard"]["s"]
+    assert count > 0 and data["time_guard"]["r"] == 0 and data["timing_dependent"] is True
+    note = (f"time guard: {count} decision(s) checked or called past the agents' 1e-06 ms "
+            f"time guard (s {count}): these results depend on timing")
+    assert out.splitlines()[-1] == note
+    assert err.splitlines()[-1] == f"acpc-match: warning: {note}"
+    rows = store_rows(tmp_path / "guard", "SELECT seats, time_guard FROM matches")
+    assert sum(dict(zip(json.loads(str(s)), json.loads(str(t)), strict=True))["s"]
+               for s, t in rows) == count
+
+
+def test_a_run_directory_from_before_the_time_guard_counts_still_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results store without the ``time_guard`` column (made before the counts were kept)
+    gains it when opened; its matches count as no fallback, and its table re-prints."""
+    base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--jobs", "1",
+            "--hands", "10", "--matches", "1", "--run-dir", str(tmp_path / "run"),
+            "-v", "a=builtin:call", "-v", "b=builtin:random", "--json", str(tmp_path / "r.json")]
+    status, first, _ = run_cli(base, capsys)
+    assert status == 0
+    db = sqlite3.connect(tmp_path / "run" / "results.sqlite")
+    db.execute("ALTER TABLE matches DROP COLUMN time_guard")
+    db.close()
+    status, again, _ = run_cli(base, capsys)
+    assert status == 0 and again == first
+    assert json.loads((tmp_path / "r.json").read_text())["time_guard"] == {"a": 0, "b": 0}
+    assert store_rows(tmp_path / "run", "SELECT time_guard FROM matches") == [(None,), (None,)]
