@@ -79,6 +79,7 @@ __all__ = [
     "DealerPhase",
     "NeedData",
     "StateReceived",
+    "StateRepeated",
     "UnrequestedResponse",
     "VersionReceived",
 ]
@@ -153,7 +154,15 @@ class ConnectionClosed:
     """The dealer closed the connection after a complete line (the normal end of a match)."""
 
 
-ClientEvent = StateReceived | CommentReceived | ConnectionClosed
+@dataclass(frozen=True, slots=True)
+class StateRepeated:
+    """The dealer sent the last MATCHSTATE again (same hand, betting and cards): nothing to
+    do, and it must not be acted on or counted twice. ``line`` is without the line end."""
+
+    line: str
+
+
+ClientEvent = StateReceived | CommentReceived | ConnectionClosed | StateRepeated
 """What :meth:`ClientConnection.next_event` returns besides :data:`NEED_DATA`."""
 
 
@@ -422,7 +431,11 @@ class ClientConnection:
 
     Lines end with ``\\n`` (one ``\\r`` before it is stripped) and must be ASCII and at most
     :data:`CLIENT_MAX_LINE_BYTES` long; lines starting with ``#`` or ``;`` are comments.
-    Anything else must be a valid MATCHSTATE for ``game``. A violation raises
+    Anything else must be a valid MATCHSTATE for ``game`` (its cards from the game's deck)
+    whose hand number never goes back: a state of the hand of the last state must go on from
+    it (same position, more actions, the same own cards, the board extended), or be the same
+    state again, which is :class:`StateRepeated`; a new hand (after a final state, or a state
+    of another number) needs a higher number. A violation raises
     :class:`RemoteProtocolError` and leaves the connection in an ERROR state in which every
     further call raises it again. A :class:`LocalProtocolError` from :meth:`send_action`
     sends nothing and leaves the connection usable.
@@ -566,8 +579,10 @@ class ClientConnection:
 
         Raises:
             RemoteProtocolError: if the next line is too long, not ASCII, a partial line at
-                end of file, or neither a comment nor a valid MATCHSTATE for the game; and on
-                every call after such an error.
+                end of file, neither a comment nor a valid MATCHSTATE for the game, or a
+                state out of order (a hand number that goes back or is reused for a new
+                hand, a state that does not go on from the last of its hand); and on every
+                call after such an error.
         """
         self._check_error()
         buf = self._buf
@@ -607,6 +622,12 @@ class ClientConnection:
             )
         except RemoteProtocolError as exc:
             self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
+        if last is not None and ms.hand_number <= last.hand_number:
+            order = _order_in_hand(last, ms)
+            if order == 0:
+                return StateRepeated(text)
+            if order < 0:
+                self._fail(_out_of_order(last, ms, text))
         self._last_state = ms
         self._last_line = text
         self._answered = False
@@ -623,6 +644,49 @@ class ClientConnection:
     def _fail(self, message: str) -> NoReturn:
         self._error = RemoteProtocolError(message)
         raise self._error
+
+
+def _order_in_hand(prev: MatchState, ms: MatchState) -> int:
+    """``ms`` after ``prev`` (both from one connection): 1 if it goes on from ``prev`` in the
+    same hand (same position and own cards, its actions extend ``prev``'s by at least one,
+    its board extends ``prev``'s), 0 if it is the same state again (cards included), -1
+    otherwise (another hand number, or a state that does not follow)."""
+    if (
+        ms.hand_number != prev.hand_number
+        or ms.position != prev.position
+        or ms.own_cards != prev.own_cards
+        or ms.board[: len(prev.board)] != prev.board
+    ):
+        return -1
+    before = prev.state.actions
+    after = ms.state.actions
+    last = len(before) - 1
+    if len(after) <= last or after[:last] != before[:last]:
+        return -1
+    if after[last][: len(before[last])] != before[last]:
+        return -1
+    if len(after) == len(before) and len(after[last]) == len(before[last]):
+        return 0 if ms.hole_cards == prev.hole_cards and ms.board == prev.board else -1
+    return 1
+
+
+def _out_of_order(prev: MatchState, ms: MatchState, text: str) -> str:
+    """The message for a state that :func:`_order_in_hand` put before ``prev``."""
+    got = _short(repr(text), 100)
+    if ms.hand_number < prev.hand_number:
+        return (
+            f"expected hand numbers that never go back, got hand {ms.hand_number} after hand "
+            f"{prev.hand_number}: {got}"
+        )
+    if prev.state.finished:
+        return (
+            f"expected a new hand number after the final state of hand {prev.hand_number}, "
+            f"got hand {ms.hand_number} again: {got}"
+        )
+    return (
+        f"expected hand {prev.hand_number} to go on from betting {prev.state.betting!r} "
+        f"(same position, own cards and board), got {got}"
+    )
 
 
 # ------------------------------------------------------------------------------- dealer side
