@@ -490,6 +490,13 @@ class ClientConnection:
         """True after a :class:`RemoteProtocolError` (the ERROR state)."""
         return self._error is not None
 
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received and not yet read as lines: after :meth:`next_event` returned
+        :data:`NEED_DATA`, less than :data:`CLIENT_MAX_LINE_BYTES` (a longer partial line is
+        an error), whatever the dealer sends."""
+        return len(self._buf)
+
     # ------------------------------------------------------------------------- sending
 
     def initiate(self) -> bytes:
