@@ -657,22 +657,25 @@ def _order_in_hand(prev: MatchState, ms: MatchState) -> int:
     """``ms`` after ``prev`` (both from one connection): 1 if it goes on from ``prev`` in the
     same hand (same position and own cards, its actions extend ``prev``'s by at least one,
     its board extends ``prev``'s), 0 if it is the same state again (cards included), -1
-    otherwise (another hand number, or a state that does not follow)."""
+    otherwise (another hand number, or a state that does not follow).
+
+    Actions are compared as the states' canonical betting text (``r0300`` reads as
+    ``r300``): one extends the other when it starts with it and does not go on inside a
+    raise size (``r300`` is not extended by ``r3000``).
+    """
+    before = prev.state.betting
+    after = ms.state.betting
+    n = len(before)
     if (
         ms.hand_number != prev.hand_number
         or ms.position != prev.position
-        or ms.own_cards != prev.own_cards
+        or not after.startswith(before)
+        or after[n : n + 1].isdigit()
+        or ms.hole_cards[ms.position] != prev.hole_cards[prev.position]
         or ms.board[: len(prev.board)] != prev.board
     ):
         return -1
-    before = prev.state.actions
-    after = ms.state.actions
-    last = len(before) - 1
-    if len(after) <= last or after[:last] != before[:last]:
-        return -1
-    if after[last][: len(before[last])] != before[last]:
-        return -1
-    if len(after) == len(before) and len(after[last]) == len(before[last]):
+    if len(after) == n:
         return 0 if ms.hole_cards == prev.hole_cards and ms.board == prev.board else -1
     return 1
 
