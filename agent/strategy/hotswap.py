@@ -12,7 +12,8 @@ file for another game, is rejected with an error line and the current strategy s
 Every outcome is one structured log line (the swap line carries the new file's checksum).
 The reloader cannot die of a file: *any* exception while loading one (not only the
 documented errors: an ``OverflowError`` or a bug in a loader as well) is a rejection, and
-the watch goes on; only cancellation ends :meth:`StrategyReloader.run`.
+the watch goes on; only cancellation ends :meth:`StrategyReloader.run` (or a bug of the
+reloader itself, which it reports in a ``reloader_stopped`` line, never silently).
 
 The reloader needs of the policy only what :class:`SwapTarget` says (the strategy it plays,
 and a way to hand it the next one), so this module sits below :mod:`agent.policy`, which
