@@ -169,6 +169,8 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
                  f"time-guard {stats.timeouts}")
     if reloader is not None:
         text += f", swaps {reloader.swaps}, rejected {reloader.rejections}"
+        if reloader.stopped is not None:
+            text += f" (the reloader stopped: {reloader.stopped})"
     return text
 
 

@@ -157,6 +157,8 @@ class _ClientProtocol(asyncio.BufferedProtocol):
                 elif ms.state.finished:
                     summary.hands += 1
                     summary.chips_won += final_value(ms)
+            # CommentReceived, StateRepeated (the last state again: answered or counted
+            # already): nothing to do
 
 
 async def play(

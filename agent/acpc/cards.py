@@ -104,3 +104,20 @@ def deck_for(game: Game) -> list[int]:
         for s in range(NUM_SUITS - game.num_suits, NUM_SUITS)
         for r in range(NUM_RANKS - game.num_ranks, NUM_RANKS)
     ]
+
+
+def in_deck(card: int, game: Game) -> bool:
+    """True if ``card`` is one of :func:`deck_for` ``(game)`` (the highest ``numRanks``
+    ranks and the last ``numSuits`` suits)."""
+    return (
+        0 <= card < NUM_CARDS
+        and card // NUM_SUITS >= NUM_RANKS - game.num_ranks
+        and card % NUM_SUITS >= NUM_SUITS - game.num_suits
+    )
+
+
+def deck_text(game: Game) -> str:
+    """The ranks and suits of ``game``'s deck, for messages: ``'ranks QKA, suits hs'``."""
+    ranks = RANK_CHARS[NUM_RANKS - game.num_ranks :]
+    suits = SUIT_CHARS[NUM_SUITS - game.num_suits :]
+    return f"ranks {ranks}, suits {suits}"

@@ -20,7 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.acpc.betting import BettingState, parse_betting_prefix
-from agent.acpc.cards import RANK_CHARS, SUIT_CHARS, format_cards, make_card
+from agent.acpc.cards import (
+    CARD_TEXT,
+    NUM_RANKS,
+    NUM_SUITS,
+    RANK_CHARS,
+    SUIT_CHARS,
+    deck_text,
+    format_cards,
+    in_deck,
+    make_card,
+)
 from agent.acpc.errors import RemoteProtocolError
 from agent.acpc.gamedef import Game
 
@@ -148,7 +158,10 @@ def parse_matchstate_prefix(
         i += len(start.betting)
     state, i = parse_betting_prefix(game, text, i, start)
     if i >= len(text):
-        raise RemoteProtocolError(f"expected ':' and the cards after the betting, got {text!r}")
+        raise RemoteProtocolError(
+            f"expected ':' and the cards after the betting, got the end of the state at "
+            f"offset {i}"
+        )
     i += 1
     holes: list[tuple[int, ...]] = []
     k = game.num_hole_cards
@@ -187,7 +200,9 @@ def parse_matchstate(text: str, game: Game, previous: MatchState | None = None) 
     """Parse one whole MATCHSTATE line (without its line end), strictly.
 
     Unlike :func:`parse_matchstate_prefix` (the reference reader, used to judge responses),
-    this also rejects a card dealt twice.
+    this also rejects a card dealt twice and a card outside the game's deck
+    (:func:`~agent.acpc.cards.in_deck`: ``Qc`` or ``2h`` in Leduc, whose deck is ``QKA`` of
+    ``hs``).
 
     Raises:
         RemoteProtocolError: if ``text`` is not exactly one valid state for ``game``.
@@ -199,7 +214,18 @@ def parse_matchstate(text: str, game: Game, previous: MatchState | None = None) 
         )
     seen = [c for h in ms.hole_cards for c in h] + list(ms.board)
     if len(set(seen)) != len(seen):
-        raise RemoteProtocolError(f"expected distinct cards, got a card twice in {text!r}")
+        twice = next(c for c in seen if seen.count(c) > 1)
+        raise RemoteProtocolError(
+            f"expected distinct cards, got {CARD_TEXT[twice]!r} twice in the cards "
+            f"{text[text.rfind(':') + 1 :][:40]!r}"
+        )
+    if game.num_ranks < NUM_RANKS or game.num_suits < NUM_SUITS:
+        for card in seen:
+            if not in_deck(card, game):
+                raise RemoteProtocolError(
+                    f"expected cards of the game's deck ({deck_text(game)}), got "
+                    f"{CARD_TEXT[card]!r}"
+                )
     return ms
 
 

@@ -79,6 +79,7 @@ __all__ = [
     "DealerPhase",
     "NeedData",
     "StateReceived",
+    "StateRepeated",
     "UnrequestedResponse",
     "VersionReceived",
 ]
@@ -153,7 +154,15 @@ class ConnectionClosed:
     """The dealer closed the connection after a complete line (the normal end of a match)."""
 
 
-ClientEvent = StateReceived | CommentReceived | ConnectionClosed
+@dataclass(frozen=True, slots=True)
+class StateRepeated:
+    """The dealer sent the last MATCHSTATE again (same hand, betting and cards): nothing to
+    do, and it must not be acted on or counted twice. ``line`` is without the line end."""
+
+    line: str
+
+
+ClientEvent = StateReceived | CommentReceived | ConnectionClosed | StateRepeated
 """What :meth:`ClientConnection.next_event` returns besides :data:`NEED_DATA`."""
 
 
@@ -422,7 +431,11 @@ class ClientConnection:
 
     Lines end with ``\\n`` (one ``\\r`` before it is stripped) and must be ASCII and at most
     :data:`CLIENT_MAX_LINE_BYTES` long; lines starting with ``#`` or ``;`` are comments.
-    Anything else must be a valid MATCHSTATE for ``game``. A violation raises
+    Anything else must be a valid MATCHSTATE for ``game`` (its cards from the game's deck)
+    whose hand number never goes back: a state of the hand of the last state must go on from
+    it (same position, more actions, the same own cards, the board extended), or be the same
+    state again, which is :class:`StateRepeated`; a new hand (after a final state, or a state
+    of another number) needs a higher number. A violation raises
     :class:`RemoteProtocolError` and leaves the connection in an ERROR state in which every
     further call raises it again. A :class:`LocalProtocolError` from :meth:`send_action`
     sends nothing and leaves the connection usable.
@@ -476,6 +489,13 @@ class ClientConnection:
     def is_error(self) -> bool:
         """True after a :class:`RemoteProtocolError` (the ERROR state)."""
         return self._error is not None
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received and not yet read as lines: after :meth:`next_event` returned
+        :data:`NEED_DATA`, less than :data:`CLIENT_MAX_LINE_BYTES` (a longer partial line is
+        an error), whatever the dealer sends."""
+        return len(self._buf)
 
     # ------------------------------------------------------------------------- sending
 
@@ -566,8 +586,10 @@ class ClientConnection:
 
         Raises:
             RemoteProtocolError: if the next line is too long, not ASCII, a partial line at
-                end of file, or neither a comment nor a valid MATCHSTATE for the game; and on
-                every call after such an error.
+                end of file, neither a comment nor a valid MATCHSTATE for the game, or a
+                state out of order (a hand number that goes back or is reused for a new
+                hand, a state that does not go on from the last of its hand); and on every
+                call after such an error.
         """
         self._check_error()
         buf = self._buf
@@ -607,6 +629,12 @@ class ClientConnection:
             )
         except RemoteProtocolError as exc:
             self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
+        if last is not None and ms.hand_number <= last.hand_number:
+            order = _order_in_hand(last, ms)
+            if order == 0:
+                return StateRepeated(text)
+            if order < 0:
+                self._fail(_out_of_order(last, ms, text))
         self._last_state = ms
         self._last_line = text
         self._answered = False
@@ -623,6 +651,52 @@ class ClientConnection:
     def _fail(self, message: str) -> NoReturn:
         self._error = RemoteProtocolError(message)
         raise self._error
+
+
+def _order_in_hand(prev: MatchState, ms: MatchState) -> int:
+    """``ms`` after ``prev`` (both from one connection): 1 if it goes on from ``prev`` in the
+    same hand (same position and own cards, its actions extend ``prev``'s by at least one,
+    its board extends ``prev``'s), 0 if it is the same state again (cards included), -1
+    otherwise (another hand number, or a state that does not follow).
+
+    Actions are compared as the states' canonical betting text (``r0300`` reads as
+    ``r300``): one extends the other when it starts with it and does not go on inside a
+    raise size (``r300`` is not extended by ``r3000``).
+    """
+    before = prev.state.betting
+    after = ms.state.betting
+    n = len(before)
+    if (
+        ms.hand_number != prev.hand_number
+        or ms.position != prev.position
+        or not after.startswith(before)
+        or after[n : n + 1].isdigit()
+        or ms.hole_cards[ms.position] != prev.hole_cards[prev.position]
+        or ms.board[: len(prev.board)] != prev.board
+    ):
+        return -1
+    if len(after) == n:
+        return 0 if ms.hole_cards == prev.hole_cards and ms.board == prev.board else -1
+    return 1
+
+
+def _out_of_order(prev: MatchState, ms: MatchState, text: str) -> str:
+    """The message for a state that :func:`_order_in_hand` put before ``prev``."""
+    got = _short(repr(text), 100)
+    if ms.hand_number < prev.hand_number:
+        return (
+            f"expected hand numbers that never go back, got hand {ms.hand_number} after hand "
+            f"{prev.hand_number}: {got}"
+        )
+    if prev.state.finished:
+        return (
+            f"expected a new hand number after the final state of hand {prev.hand_number}, "
+            f"got hand {ms.hand_number} again: {got}"
+        )
+    return (
+        f"expected hand {prev.hand_number} to go on from betting {prev.state.betting!r} "
+        f"(same position, own cards and board), got {got}"
+    )
 
 
 # ------------------------------------------------------------------------------- dealer side

@@ -10,6 +10,10 @@ recorded as it is written, so a retrained file swaps in without a pass over its 
 good file is handed to the policy, which plays it from the next hand on; a bad file, or a
 file for another game, is rejected with an error line and the current strategy stays.
 Every outcome is one structured log line (the swap line carries the new file's checksum).
+The reloader cannot die of a file: *any* exception while loading one (not only the
+documented errors: an ``OverflowError`` or a bug in a loader as well) is a rejection, and
+the watch goes on; only cancellation ends :meth:`StrategyReloader.run` (or a bug of the
+reloader itself, which it reports in a ``reloader_stopped`` line, never silently).
 
 The reloader needs of the policy only what :class:`SwapTarget` says (the strategy it plays,
 and a way to hand it the next one), so this module sits below :mod:`agent.policy`, which
@@ -94,6 +98,21 @@ def load_for_game(
     return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
 
 
+ERROR_CHARS = 300
+"""The longest error message a log line carries (longer ones are cut, their length given)."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """``str(exc)`` for the documented errors, ``'Type: message'`` for any other; at most
+    :data:`ERROR_CHARS` characters."""
+    text = str(exc)
+    if not isinstance(exc, (AcpcError, ValueError, OSError)) or not text:
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if len(text) > ERROR_CHARS:
+        text = f"{text[:ERROR_CHARS]}... ({len(text)} characters)"
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class _Stamp:
     mtime_ns: int
@@ -136,6 +155,9 @@ class StrategyReloader:
         self.swaps = 0
         self.rejections = 0
         self.last_swap_seconds: float | None = None
+        self.stopped: str | None = None
+        """Why :meth:`run` stopped watching (a bug, logged as ``reloader_stopped``), or
+        ``None``."""
 
     def request(self) -> None:
         """Reload now (SIGHUP), even if the file looks unchanged."""
@@ -143,32 +165,49 @@ class StrategyReloader:
         self._wake.set()
 
     async def run(self) -> None:
-        """Poll and reload until cancelled."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
-            self._wake.clear()
-            stamp = _stamp(self.path)
-            if stamp is None or stamp == self._stamp:
-                continue
-            # Let a writer finish: reload only once the file has stood still one poll.
-            await asyncio.sleep(min(0.05, self.poll_seconds))
-            if _stamp(self.path) != stamp:
-                continue
-            self._stamp = stamp
-            await self.reload()
+        """Poll and reload until cancelled; nothing a file does ends it (see :meth:`reload`).
+
+        Should anything else fail here (a bug), the watch stops with a ``reloader_stopped``
+        line and :attr:`stopped` set to the error, never silently and never raising: the
+        match goes on with the strategy being played.
+        """
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                self._wake.clear()
+                stamp = _stamp(self.path)
+                if stamp is None or stamp == self._stamp:
+                    continue
+                # Let a writer finish: reload only once the file has stood still one poll.
+                await asyncio.sleep(min(0.05, self.poll_seconds))
+                if _stamp(self.path) != stamp:
+                    continue
+                self._stamp = stamp
+                await self.reload()
+        except Exception as exc:
+            self.stopped = describe_error(exc)
+            self.log("reloader_stopped", path=str(self.path), error=self.stopped,
+                     effective="no more swaps; the current strategy plays on")
 
     async def reload(self) -> bool:
-        """Load and validate in a worker thread; swap in on success. True if swapped."""
+        """Load and validate in a worker thread; swap in on success. True if swapped.
+
+        Any exception from the loader is a rejection (a ``strategy_rejected`` line; the
+        strategy being played stays): the documented errors (:class:`AcpcError`,
+        ``ValueError``, ``OSError``) with their message, anything else with its type name
+        first (``OverflowError: ...``). Only cancellation (and ``KeyboardInterrupt``,
+        ``SystemExit``, which are not ``Exception``) goes through.
+        """
         start = time.perf_counter()
         loop = asyncio.get_running_loop()
         try:
             loaded = await loop.run_in_executor(
                 None, self.loader, self.path, self.game, self.policy.loaded
             )
-        except (AcpcError, ValueError, OSError) as exc:
+        except Exception as exc:  # a file must never stop the reloader (issue 28)
             self.rejections += 1
-            self.log("strategy_rejected", path=str(self.path), error=str(exc))
+            self.log("strategy_rejected", path=str(self.path), error=describe_error(exc))
             return False
         self.policy.swap(loaded)
         self.swaps += 1

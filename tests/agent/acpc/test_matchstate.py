@@ -105,6 +105,37 @@ def test_errors(nl2: Game, line: str, message: str) -> None:
         parse_matchstate(line, nl2)
 
 
+@pytest.mark.parametrize(
+    ("line", "card"),
+    [("MATCHSTATE:1:3:r10:|Qc", "Qc"), ("MATCHSTATE:1:3:r10:|2c", "2c"),
+     ("MATCHSTATE:0:3:cc/:Kh|/Qd", "Qd"), ("MATCHSTATE:0:3:cc/cc:Kh|Jh/Qs", "Jh")],
+)
+def test_cards_outside_the_deck(line: str, card: str) -> None:
+    """Leduc's deck is Q, K, A of hearts and spades: any other card is refused with its own
+    message, by the whole parse and by the client's parse of a next state alike."""
+    leduc_nl = load_game("leduc.nolimit.2p.game")
+    message = f"expected cards of the game's deck \\(ranks QKA, suits hs\\), got '{card}'"
+    with pytest.raises(RemoteProtocolError, match=message):
+        parse_matchstate(line, leduc_nl)
+    prev_text = line.split(":")
+    prev_text[3] = ""
+    prev_text[4] = "Kh|" if line.startswith("MATCHSTATE:0") else "|Kh"
+    prev = ":".join(prev_text)
+    with pytest.raises(RemoteProtocolError, match=message):
+        parse_next_matchstate(line, leduc_nl, parse_matchstate(prev, leduc_nl), prev)
+    assert parse_matchstate(line.replace(card, "Ah"), leduc_nl).hand_number == 3
+
+
+def test_errors_quote_a_short_excerpt(nl2: Game) -> None:
+    """An error about a long line quotes a short part of it, not the whole line."""
+    betting = "".join(f"r{k}" for k in range(200, 6401, 100))  # 63 raises, 315 characters
+    for line in ("MATCHSTATE:0:0:" + "c" * 3000, "MATCHSTATE:0:0::7d3d|" + "9" * 3000,
+                 f"MATCHSTATE:1:0:{betting}", f"MATCHSTATE:1:0:{betting}:|7d7d"):
+        with pytest.raises(RemoteProtocolError) as info:
+            parse_matchstate(line, nl2)
+        assert len(str(info.value)) < 200, str(info.value)
+
+
 def test_views_hide_cards_until_showdown(nl2: Game) -> None:
     deal = next(deal_hands(nl2, 42))
     from agent.acpc.betting import parse_betting
@@ -181,7 +212,9 @@ def _mutations(text: str, rng: random.Random) -> list[str]:
     head = text.rfind(":") + 1
     cards = text[head:]
     out = [text, text + "x", text + "2c", text + "/", text.replace("/", ""),
-           text[:head] + cards.replace("|", "|2c")]
+           text[:head] + cards.replace("|", "|2c"),
+           # a card of the first rank and suit (outside a small game's deck)
+           text[:-2] + "2c", text[:-1] + "c", text[:-2] + "2" + text[-1]]
     for _ in range(6):
         k = rng.randrange(len(cards) + 1)
         cut = cards[:k] + cards[k + 1:]

@@ -46,6 +46,7 @@ from agent.acpc.protocol import (
     DealerEvent,
     DealerPhase,
     StateReceived,
+    StateRepeated,
     UnrequestedResponse,
     VersionReceived,
 )
@@ -827,6 +828,71 @@ def test_client_remote_errors(nl: Game, data: bytes, match: str) -> None:
             call()
 
 
+@pytest.mark.parametrize("cards", ["|Qc", "|2h", "|Ac", "|Th", "Kh|Qs/Js", "Kh|Qs/Kd"])
+def test_client_refuses_cards_outside_the_deck(cards: str) -> None:
+    """Leduc's deck is Q, K, A of hearts and spades: another rank or suit is a protocol
+    error with its own message (before issue 28, ``|Qc`` was played and ``|2h`` was left
+    to the policy)."""
+    leduc_nl = load_game("leduc.nolimit.2p.game")
+    betting = "cc/" if "/" in cards else "r10"
+    conn = client_with(leduc_nl, f"MATCHSTATE:1:3:{betting}:{cards}\r\n")
+    with pytest.raises(RemoteProtocolError, match=r"expected cards of the game's deck "
+                       r"\(ranks QKA, suits hs\), got '(Qc|2h|Ac|Th|Js|Kd)'"):
+        conn.next_event()
+    assert conn.is_error
+    ok = client_with(leduc_nl, "MATCHSTATE:1:3:r10:|Qh\r\n", "MATCHSTATE:1:4:cc/:|Qs/As\r\n")
+    assert [type(e) for e in drain_client(ok)] == [StateReceived, StateReceived]
+
+
+L_FINAL = "MATCHSTATE:0:5:cc/cc:Kh|Qh/Qs"
+"""A Leduc final state (a showdown) of hand 5."""
+
+
+@pytest.mark.parametrize(
+    ("lines", "match"),
+    [
+        # a new hand with the number of the hand that just ended (the issue's case)
+        ([L_FINAL, "MATCHSTATE:1:5::|Ah"], "expected a new hand number after the final "
+         "state of hand 5, got hand 5 again"),
+        ([L_FINAL, "MATCHSTATE:0:5::Ks|"], "got hand 5 again"),
+        ([L_FINAL, "MATCHSTATE:0:5:cc/cc:Kh|Ah/Qs"], "got hand 5 again"),
+        # hand numbers going back, after a final state or in the middle of a hand
+        ([L_FINAL, "MATCHSTATE:0:4::Kh|"], "never go back, got hand 4 after hand 5"),
+        (["MATCHSTATE:0:5:c:Kh|", "MATCHSTATE:1:0::|Kh"], "never go back, got hand 0"),
+        # a state of the hand in progress that does not go on from the last one
+        (["MATCHSTATE:0:5:cc/c:Kh|/Qs", "MATCHSTATE:0:5:cc/:Kh|/Qs"],
+         "expected hand 5 to go on from betting 'cc/c'"),
+        (["MATCHSTATE:0:5:c:Kh|", "MATCHSTATE:0:5:cr:Ah|"], "to go on from betting 'c'"),
+        (["MATCHSTATE:0:5:c:Kh|", "MATCHSTATE:1:5:cr:|Kh"], "to go on from betting 'c'"),
+        (["MATCHSTATE:0:5:cc/:Kh|/Qs", "MATCHSTATE:0:5:cc/r:Kh|/As"], "to go on"),
+        (["MATCHSTATE:0:5:r:Kh|", "MATCHSTATE:0:5:c:Kh|"], "to go on from betting 'r'"),
+    ],
+)
+def test_client_refuses_hands_out_of_order(leduc: Game, lines: list[str], match: str) -> None:
+    conn = client_with(leduc, *(x + "\r\n" for x in lines))
+    assert isinstance(conn.next_event(), StateReceived)
+    with pytest.raises(RemoteProtocolError, match=match):
+        conn.next_event()
+    assert conn.is_error
+
+
+def test_client_repeated_state_is_its_own_event(leduc: Game) -> None:
+    """The same state again (a repeated final state, or a state to act in that was already
+    answered) is :class:`StateRepeated`: not a new state, not ours to answer again."""
+    conn = client_with(leduc, "MATCHSTATE:0:5::Kh|\r\n", "MATCHSTATE:0:5::Kh|\r\n")
+    assert isinstance(conn.next_event(), StateReceived) and conn.is_to_act
+    conn.send_action(CALL)
+    assert conn.next_event() == StateRepeated("MATCHSTATE:0:5::Kh|")
+    assert not conn.is_to_act
+    conn.receive_data(f"{L_FINAL}\r\n{L_FINAL}\n{L_FINAL}\r\nMATCHSTATE:1:6::|Ah\r\n".encode())
+    events = drain_client(conn)
+    assert events == [StateReceived(parse_matchstate(L_FINAL, leduc), L_FINAL),
+                      StateRepeated(L_FINAL), StateRepeated(L_FINAL),
+                      StateReceived(parse_matchstate("MATCHSTATE:1:6::|Ah", leduc),
+                                    "MATCHSTATE:1:6::|Ah")]
+    assert conn.last_line == "MATCHSTATE:1:6::|Ah" and not conn.is_error
+
+
 def test_client_line_length_cap(nl: Game) -> None:
     ok = b"#" + b"x" * 4093 + b"\r\n"  # 4096 bytes with its line end
     conn = client_with(nl)
@@ -942,7 +1008,7 @@ def test_fuzz_client_raises_only_remote_errors(nl: Game, data: list[bytes], eof:
                 ev = conn.next_event()
                 if ev is NEED_DATA or isinstance(ev, ConnectionClosed):
                     break
-                assert isinstance(ev, StateReceived | CommentReceived)
+                assert isinstance(ev, StateReceived | CommentReceived | StateRepeated)
                 if conn.is_to_act:
                     conn.send_action(CALL)
     except RemoteProtocolError:
