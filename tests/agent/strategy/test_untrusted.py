@@ -98,7 +98,7 @@ def test_the_user_may_still_type_module_function(strat: Path, leduc: Game) -> No
     assert policy.mapping_name == "agent.abstraction.translation:det_geo"
     from agent.abstraction.translation import get_mapping
 
-    with pytest.raises(AcpcError, match="f.strat: default_mapping: expected a built-in"):
+    with pytest.raises(AcpcError, match=r"f\.strat: default_mapping: expected a built-in"):
         get_mapping("os:getcwd", from_file="f.strat: default_mapping")
 
 
@@ -155,7 +155,7 @@ def test_a_flop_table_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None
     rewrite(path, {"cards": cards})
     tracemalloc.start()
     try:
-        with pytest.raises(StrategyFileError, match="flop table to hold .* inflates to more"):
+        with pytest.raises(StrategyFileError, match=r"flop table to hold .* inflates to more"):
             load_strategy(path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
