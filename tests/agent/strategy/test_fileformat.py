@@ -220,7 +220,7 @@ def test_version_1_files_still_load(leduc_file: tuple[Path, np.ndarray], leduc: 
     assert loaded.header["version"] == 1
     assert np.allclose(loaded.table, table, atol=1e-6)
     bundled = Path(__file__).parents[3] / "strategies" / "data" / "leduc.limit.2p.strat"
-    assert read_header(bundled)[0]["version"] == 1  # written before version 2
+    assert read_header(bundled)[0]["version"] == 3  # written as version 1, upgraded
     assert load_strategy(bundled).tree.decision_nodes
 
 
