@@ -411,6 +411,13 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], int]:
 
 def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]:
     """:func:`read_header`, with the ``fstat`` of the file it read."""
+    header, st, _ = _read_header_raw(path)
+    return header, st
+
+
+def _read_header_raw(path: str | Path) -> tuple[dict[str, Any], os.stat_result, bytes]:
+    """:func:`read_header`, with the ``fstat`` of the file and the header's bytes as stored,
+    followed by the padding up to the next multiple of 64 (at most 63 bytes)."""
     source = str(path)
     try:
         with open(path, "rb") as f:
@@ -425,6 +432,7 @@ def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]
                 raise _fail(source, f"truncated file: header of {length} bytes does not fit "
                             f"in {size} bytes")
             packed = f.read(length)
+            padding = f.read(-(16 + length) % ALIGN)
     except OSError as exc:
         raise _fail(source, f"cannot read strategy file: {exc.strerror or exc}") from None
     try:
@@ -433,7 +441,7 @@ def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]
         raise _fail(source, f"corrupt header: {exc}") from None
     if not isinstance(header, dict):
         raise _fail(source, f"corrupt header: expected a map, got {type(header).__name__}")
-    return header, st
+    return header, st, packed + padding
 
 
 _V3_OPTIONAL_IN_OLD: dict[str, type | tuple[type, ...]] = {
@@ -495,7 +503,7 @@ def load_strategy(
     if verify not in VERIFY_MODES:
         raise UsageError(f"expected verify to be one of {', '.join(VERIFY_MODES)}, got "
                          f"{verify!r}")
-    header, st = _read_header_stat(path)
+    header, st, stored = _read_header_raw(path)
     size = st.st_size
     for key, kind in _REQUIRED.items():
         if key not in header:
@@ -508,7 +516,7 @@ def load_strategy(
     if header["version"] not in READ_VERSIONS:
         raise _fail(source, f"expected format version 1 to {FORMAT_VERSION}, got "
                     f"{header['version']!r} (written by a different acpc-arena?)")
-    _check_header_keys(header, source, note)
+    _check_header_keys(header, source, note, stored)
     if header["version"] == 1 and isinstance(header.get("betting"), dict) and (
         {"players", "sequences"} & set(header["betting"])
     ):
@@ -603,9 +611,11 @@ def _text(value: Any) -> str:
     return value
 
 
-def _check_header_keys(header: dict[str, Any], source: str, note: bool) -> None:
-    """Version 3: exactly the known keys, of their types, and the header checksum; older
-    versions: the optional keys' types, and the note that the header is unprotected."""
+def _check_header_keys(header: dict[str, Any], source: str, note: bool, stored: bytes) -> None:
+    """Version 3: exactly the known keys, of their types, the header checksum, and the
+    header's bytes (``stored``, padding included) exactly as :func:`dump_strategy` encodes
+    it; older versions: the optional keys' types, and the note that the header is
+    unprotected."""
     for key, kind in _V3_OPTIONAL_IN_OLD.items():
         if key in header and (not isinstance(header[key], kind) or isinstance(header[key], bool)):
             raise _fail(source, f"corrupt header: expected {key!r} to be "
@@ -631,6 +641,10 @@ def _check_header_keys(header: dict[str, Any], source: str, note: bool) -> None:
         raise _fail(source, f"header checksum mismatch: header sha256 {digest[:16]}..., the "
                     f"file says {header['header_checksum'][:16]!r:.40}... (corrupt or edited "
                     f"header)")
+    packed = msgpack.packb(header, use_bin_type=True)
+    if stored != packed + b"\0" * (len(stored) - len(packed)):
+        raise _fail(source, "corrupt header: its bytes or the zero padding after it differ "
+                    "from the encoding the header checksum covers (edited file)")
 
 
 def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int, *,

@@ -279,3 +279,26 @@ def test_every_reader_gives_the_same_verdict(strat: Path, leduc: Game, tmp_path:
         assert len(set(got.values())) == 1, (name, got)
     assert verdicts["good"]["inspect"]
     assert sum(v["inspect"] for v in verdicts.values()) == 1, verdicts
+
+
+def test_a_byte_changed_without_changing_a_value_is_refused(strat: Path) -> None:
+    good = strat.read_bytes()
+    before, _ = read_header(strat)
+    (length,) = struct.unpack("<Q", good[8:16])
+    pad = -(16 + length) % 64
+    assert pad > 0  # the header of this fixture leaves room: one byte more still fits
+    # "version": 3 as a one-byte int8 (0xd0 0x03) instead of a positive fixint: same value
+    where = good.index(b"\xa7version\x03", 16, 16 + length)
+    header = good[16:where] + b"\xa7version\xd0\x03" + good[where + 9 : 16 + length]
+    strat.write_bytes(good[:8] + struct.pack("<Q", length + 1) + header
+                      + good[16 + length + 1 :])
+    assert read_header(strat)[0] == before  # the same header, other bytes
+    with pytest.raises(StrategyFileError, match="corrupt header: its bytes"):
+        load_strategy(strat)
+    padded = bytearray(good)
+    padded[16 + length] = 1  # the zero padding between header and table
+    strat.write_bytes(bytes(padded))
+    with pytest.raises(StrategyFileError, match="zero padding"):
+        load_strategy(strat)
+    strat.write_bytes(good)
+    load_strategy(strat)
