@@ -189,14 +189,15 @@ def make_policy(
     if is_builtin(spec):
         return BUILTINS[check_builtin(spec)].make(game, seed)
     from agent.abstraction.convention import parse_size_convention
-    from agent.abstraction.translation import get_mapping
+    from agent.abstraction.translation import choose_mapping
     from agent.policy import StrategyPolicy
     from agent.strategy.hotswap import load_for_game
     from agent.strategy.purification import parse_purification
 
     loaded = load_for_game(resolve_strategy(spec), game, verify=verify,
                            defer_cards=defer_kernels)
-    mapping_name = mapping or loaded.strategy.default_mapping
+    mapping_name, mapping_fn = choose_mapping(mapping, loaded.strategy.default_mapping,
+                                              loaded.strategy.source)
     trace_fn = None
     if trace is not None:
         logger = json_logger(trace)
@@ -206,7 +207,7 @@ def make_policy(
 
     return StrategyPolicy(
         loaded,
-        get_mapping(mapping_name),
+        mapping_fn,
         parse_purification(purify or loaded.strategy.default_purification),
         seed=seed,
         mapping_name=mapping_name,

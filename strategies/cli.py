@@ -24,6 +24,10 @@ Commands:
 * ``graft --base FILE --partition SPEC --out FILE [--iterations N] [--workers W]``: strategy
   grafting (:mod:`strategies.grafting`, work in :mod:`strategies.graft_cmd`): solve each
   graft of the partition against the base and write the grafted strategy file.
+* ``upgrade FILE...``: rewrite version 1 and 2 strategy files as version 3 in place
+  (:func:`agent.strategy.fileformat.upgrade_strategy`: the header gains its checksum; the
+  table bytes, the table checksum and ``meta`` are unchanged); a version 3 file is left as
+  it is.
 * ``list``: the bundled files with their manifest figures.
 * ``cards [--round flop|turn|river|all] [--buckets N] [--file F]``: E[HS^2] of every
   lossless hold'em class of a round (:mod:`strategies.cardtables`, cached), the exact
@@ -220,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("file")
     i.add_argument("--samples", type=int, default=8, help="information sets to show")
 
+    u = sub.add_parser("upgrade", help="rewrite old strategy files as version 3 in place "
+                       "(header checksum added, table unchanged)")
+    u.add_argument("files", nargs="+", metavar="FILE")
+
     e = sub.add_parser("exploit", help="abstract-game exploitability of a strategy file")
     e.add_argument("file")
     e.add_argument("--purify", default=None, metavar="none|full|threshold:T",
@@ -336,6 +344,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _upgrade(args: argparse.Namespace) -> int:
+    """``upgrade FILE...``: each file checked in full, then rewritten as version 3."""
+    from agent.strategy.fileformat import FORMAT_VERSION, upgrade_strategy
+
+    for name in args.files:
+        done = upgrade_strategy(name)
+        print(f"{name}: {'upgraded to' if done else 'already'} version {FORMAT_VERSION}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-strategy``; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -349,6 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _list(args)
+        if args.command == "upgrade":
+            return _upgrade(args)
         if args.command == "translation":
             return translation_commands.run(args)
         if args.command == "size":

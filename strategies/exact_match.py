@@ -37,7 +37,7 @@ import numpy.typing as npt
 from agent.abstraction.actions import PRESETS
 from agent.abstraction.buckets import LosslessCards
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
-from agent.abstraction.translation import get_mapping
+from agent.abstraction.translation import choose_mapping
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -138,7 +138,8 @@ class ExactArena:
                 self._labs[player.strategy] = lab
             strategy = lab.strategy
             table = lab.behaviour(
-                seat, get_mapping(player.mapping or strategy.default_mapping),
+                seat, choose_mapping(player.mapping, strategy.default_mapping,
+                                     strategy.source)[1],
                 parse_purification(player.purify or strategy.default_purification),
                 parse_size_convention(player.sizes or DEFAULT_SIZE_CONVENTION))
         self._tables[key] = table

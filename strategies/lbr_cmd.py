@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from agent.abstraction.convention import parse_size_convention
-from agent.abstraction.translation import get_mapping
+from agent.abstraction.translation import choose_mapping, get_mapping
 from agent.acpc.errors import UsageError
 from agent.agents import resolve_strategy
 from agent.strategy.fileformat import load_strategy
@@ -44,8 +44,11 @@ def lbr(args: argparse.Namespace) -> int:
     fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
     strategy = load_strategy(resolve_strategy(args.file))
-    mappings = parse_mappings(args.mappings) if args.mappings else [
-        strategy.default_mapping]
+    # typed names may be module:function; the file's default only a built-in or entry point
+    fns = {name: get_mapping(name) for name in parse_mappings(args.mappings)} \
+        if args.mappings else dict([choose_mapping(None, strategy.default_mapping,
+                                                   strategy.source)])
+    mappings = list(fns)
     purifications = parse_purifications(args.purify) if args.purify else [
         str(parse_purification(strategy.default_purification))]
     if not strategy.game.is_nolimit:
@@ -65,7 +68,7 @@ def lbr(args: argparse.Namespace) -> int:
     for pur_name in purifications:
         purification = parse_purification(pur_name)
         for name in mappings:
-            fn = get_mapping(name)
+            fn = fns[name]
             # the agent in seat 1 is met by LBR in seat 0, and vice versa
             results = [lbr_value(lab.real, lab.behaviour(1 - q, fn, purification), q,
                                  fractions) for q in (0, 1)]

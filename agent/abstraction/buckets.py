@@ -12,11 +12,20 @@ Every card abstraction has a JSON-able ``spec`` (stored in strategy files as ``c
 Other kinds: ``holdem-pa`` (:mod:`agent.abstraction.holdem_pa`, potential-aware EMD
 clusters), ``rank-groups`` (:mod:`agent.abstraction.rank_cards`, Leduc's private-rank
 groups) and ``graft`` (:mod:`agent.abstraction.graft_cards`, a grafted strategy's buckets).
+
+:func:`check_card_spec` is the one validation of a spec read from a file: the kind, the
+bucket counts (ints in 1..:data:`MAX_BUCKETS`, one per round), the keys, and every kind's own
+parameters and tables, with what :func:`card_abstraction_from_spec` would build, without
+building it (no numba, no enumeration: a lossless spec's counts are computed by Burnside's
+lemma). :func:`agent.strategy.fileformat.load_strategy` runs it on every file it loads, so
+every reader accepts the same specs. A kind is one of the names above: a spec never names
+code.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -25,6 +34,15 @@ from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 
 MAX_OBSERVATIONS = 2_000_000
+MAX_BUCKETS = 2**32
+"""Largest bucket count of a round a spec may declare (a table that large is > 16 GB)."""
+KINDS = ("lossless", "blind", "holdem", "holdem-pa", "rank-groups", "graft")
+_KEYS: dict[str, frozenset[str]] = {
+    "lossless": frozenset({"kind", "buckets"}),
+    "blind": frozenset({"kind", "buckets"}),
+    "rank-groups": frozenset({"kind", "buckets", "groups"}),
+    "graft": frozenset({"kind", "buckets", "base", "grafts"}),
+}
 
 
 class CardAbstraction(Protocol):
@@ -56,6 +74,72 @@ def _canonical(groups: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
     return best
 
 
+def _round_shape(game: Game, round_: int) -> list[int]:
+    """Sizes of the card groups a player sees in ``round_``: hole, then board by round."""
+    return [game.num_hole_cards] + [game.num_board_cards[i] for i in range(round_ + 1)]
+
+
+def _check_small(game: Game, round_: int) -> None:
+    """Raise unless ``round_`` has at most :data:`MAX_OBSERVATIONS` observations."""
+    left = game.num_suits * game.num_ranks
+    total = 1
+    for size in _round_shape(game, round_):
+        total *= math.comb(max(left, 0), size)
+        left -= size
+    if total > MAX_OBSERVATIONS:
+        raise AbstractionError(
+            f"expected a small game for lossless card abstraction, round {round_} has "
+            f"more than {MAX_OBSERVATIONS} observations: use bucketing"
+        )
+
+
+def lossless_counts(game: Game) -> tuple[int, ...]:
+    """The bucket counts of :class:`LosslessCards` for ``game``, without enumerating: the
+    number of suit-isomorphism classes of each round's observations, by Burnside's lemma
+    (the mean over suit permutations of the observations each leaves unchanged; an
+    observation is unchanged when each of its groups is a union of the permutation's cycles
+    on the cards).
+
+    Raises:
+        AbstractionError: for a game too big for lossless cards (as :class:`LosslessCards`).
+    """
+    perms = list(itertools.permutations(range(game.num_suits)))
+    counts = []
+    for r in range(game.num_rounds):
+        _check_small(game, r)
+        shape = tuple(_round_shape(game, r))
+        fixed = 0
+        for perm in perms:
+            cycles = _cycle_lengths(perm) * game.num_ranks
+            ways: dict[tuple[int, ...], int] = {shape: 1}
+            for length in cycles:
+                step: dict[tuple[int, ...], int] = {}
+                for left, n in ways.items():
+                    step[left] = step.get(left, 0) + n  # the cycle in no group
+                    for i, need in enumerate(left):
+                        if need >= length:
+                            key = (*left[:i], need - length, *left[i + 1:])
+                            step[key] = step.get(key, 0) + n
+                ways = step
+            fixed += ways.get((0,) * len(shape), 0)
+        counts.append(fixed // len(perms))
+    return tuple(counts)
+
+
+def _cycle_lengths(perm: Sequence[int]) -> list[int]:
+    seen = [False] * len(perm)
+    out = []
+    for start in range(len(perm)):
+        length, i = 0, start
+        while not seen[i]:
+            seen[i] = True
+            i = perm[i]
+            length += 1
+        if length:
+            out.append(length)
+    return out
+
+
 class LosslessCards:
     """Suit-isomorphic lossless buckets, enumerated up front (small games only)."""
 
@@ -65,14 +149,9 @@ class LosslessCards:
         self._index: list[dict[tuple[tuple[int, ...], ...], int]] = []
         counts = []
         for r in range(game.num_rounds):
-            shape = [game.num_hole_cards] + [game.num_board_cards[i] for i in range(r + 1)]
+            _check_small(game, r)
             forms = set()
-            for total, obs in enumerate(_observations(deck, shape), start=1):
-                if total > MAX_OBSERVATIONS:
-                    raise AbstractionError(
-                        f"expected a small game for lossless card abstraction, round {r} has "
-                        f"more than {MAX_OBSERVATIONS} observations: use bucketing"
-                    )
+            for obs in _observations(deck, _round_shape(game, r)):
                 forms.add(_canonical(obs))
             index = {form: i for i, form in enumerate(sorted(forms))}
             self._index.append(index)
@@ -142,6 +221,104 @@ def _observations(deck: Sequence[int], shape: Sequence[int]) -> Any:
     yield from rec(tuple(deck), 0)
 
 
+def check_buckets(game: Game, buckets: Any, where: str = "cards") -> tuple[int, ...]:
+    """``buckets`` as one int in 1..:data:`MAX_BUCKETS` per round of ``game``.
+
+    Raises:
+        AbstractionError: naming ``where`` and the bad value.
+    """
+    if (
+        not isinstance(buckets, list | tuple)
+        or len(buckets) != game.num_rounds
+        or any(isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= MAX_BUCKETS
+               for b in buckets)
+    ):
+        raise AbstractionError(
+            f"{where}.buckets: expected {game.num_rounds} ints in 1..{MAX_BUCKETS} (one per "
+            f"round), got {buckets!r:.80}"
+        )
+    return tuple(int(b) for b in buckets)
+
+
+class _Checked:
+    """A checked spec standing in for its abstraction (what a graft needs of its parts)."""
+
+    def __init__(self, spec: dict[str, Any], buckets: tuple[int, ...]) -> None:
+        self._spec = spec
+        self._buckets = buckets
+
+    @property
+    def buckets(self) -> tuple[int, ...]:
+        return self._buckets
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self._spec
+
+    def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
+        raise AbstractionError("a checked card spec does not bucket cards")
+
+
+def check_card_spec(game: Game, spec: Any, where: str = "cards") -> tuple[int, ...]:
+    """Validate a card abstraction spec read from a file for ``game`` (module docstring):
+    accept exactly what :func:`card_abstraction_from_spec` builds, without building it (no
+    numba; a potential-aware flop table is decoded, bounded by its declared shape). Return
+    the buckets per round.
+
+    Raises:
+        AbstractionError: naming ``where`` and the first bad key or value.
+    """
+    try:
+        return _check_spec(game, spec, where)
+    except AbstractionError as exc:
+        text = str(exc)
+        raise AbstractionError(text if text.startswith(where) else f"{where}: {text}") from None
+
+
+def _check_spec(game: Game, spec: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(spec, dict):
+        raise AbstractionError(f"expected a card abstraction spec (a map), got {spec!r:.80}")
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        raise AbstractionError(f"expected card abstraction kind {', '.join(map(repr, KINDS))}, "
+                               f"got {kind!r:.80}")
+    buckets = check_buckets(game, spec.get("buckets"), where)
+    allowed = _KEYS.get(str(kind))
+    if allowed is not None and set(spec) - allowed:
+        raise AbstractionError(f"expected {kind} card spec keys among {sorted(allowed)}, got "
+                               f"unknown {sorted(map(str, set(spec) - allowed))!r:.80}")
+    want: tuple[int, ...]
+    if kind == "lossless":
+        want = lossless_counts(game)
+    elif kind == "blind":
+        want = BlindCards(game).buckets
+    elif kind == "holdem":
+        from agent.abstraction.holdem_spec import check_holdem_spec
+
+        check_holdem_spec(game, spec)
+        want = buckets
+    elif kind == "holdem-pa":
+        from agent.abstraction.holdem_pa_spec import buckets_for, check_pa_spec
+
+        parts = check_pa_spec(game, spec)
+        want = buckets_for(parts["clusters"], parts["recall"])
+    elif kind == "rank-groups":
+        from agent.abstraction.rank_cards import RankGroupCards
+
+        want = RankGroupCards.from_spec(game, spec).buckets
+    else:
+        from agent.abstraction.graft_cards import GraftCards
+
+        def inner(game: Game, inner_spec: dict[str, Any]) -> _Checked:
+            return _Checked(inner_spec, _check_spec(game, inner_spec, where))
+
+        want = GraftCards.from_spec(game, spec, inner).buckets
+    if want != buckets:
+        raise AbstractionError(f"expected buckets {list(want)} for this game, the spec says "
+                               f"{list(buckets)}")
+    return buckets
+
+
 def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstraction:
     """Rebuild the card abstraction a strategy file describes.
 
@@ -177,7 +354,7 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
             f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'holdem-pa', "
             f"'rank-groups' or 'graft', got {kind!r}"
         )
-    want = tuple(int(b) for b in spec.get("buckets", ()))
+    want = check_buckets(game, spec.get("buckets"))
     if want != cards.buckets:
         raise AbstractionError(f"expected buckets {list(cards.buckets)} for this game, the "
                                f"spec says "

@@ -101,23 +101,30 @@ def decode_table(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> n
         )
     if spec["dtype"] not in ("uint8", "uint16"):
         raise AbstractionError(f"expected {where} dtype 'uint8' or 'uint16', got "
-                               f"{spec['dtype']!r}")
-    if list(spec["shape"]) != list(shape):
-        raise AbstractionError(f"expected {where} shape {list(shape)}, got {spec['shape']!r}")
+                               f"{spec['dtype']!r:.80}")
+    if not isinstance(spec["shape"], list | tuple) or list(spec["shape"]) != list(shape):
+        raise AbstractionError(f"expected {where} shape {list(shape)}, got "
+                               f"{spec['shape']!r:.80}")
+    if not isinstance(spec["sha256"], str) or not isinstance(spec["zlib_b64"], str | bytes):
+        raise AbstractionError(f"expected {where} sha256 and zlib_b64 to be strings")
+    dtype = np.dtype(spec["dtype"]).newbyteorder("<")
+    size = math.prod(shape) * dtype.itemsize
+    # the declared shape bounds the output: a stream that inflates further is refused
+    # before it is inflated (a zlib bomb costs at most this much memory)
     try:
-        raw = zlib.decompress(base64.b64decode(spec["zlib_b64"], validate=True))
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(base64.b64decode(spec["zlib_b64"], validate=True), size + 1)
     except (ValueError, TypeError, zlib.error) as exc:
-        raise AbstractionError(f"expected {where} zlib_b64 to decode, got {exc!r}") from None
+        raise AbstractionError(f"expected {where} zlib_b64 to decode, got {exc!r:.80}") from None
+    if len(raw) != size or inflate.unconsumed_tail or not inflate.eof:
+        raise AbstractionError(
+            f"expected {where} to hold {math.prod(shape)} {spec['dtype']} values "
+            f"({size} bytes), the data {'inflates to more' if len(raw) > size else 'is shorter'}"
+        )
     digest = hashlib.sha256(raw).hexdigest()
     if digest != spec["sha256"]:
         raise AbstractionError(
-            f"expected {where} sha256 {spec['sha256']!r}, the data has {digest!r}"
-        )
-    dtype = np.dtype(spec["dtype"]).newbyteorder("<")
-    if len(raw) != math.prod(shape) * dtype.itemsize:
-        raise AbstractionError(
-            f"expected {where} to hold {math.prod(shape)} {spec['dtype']} values, got "
-            f"{len(raw)} bytes"
+            f"expected {where} sha256 {spec['sha256']!r:.80}, the data has {digest!r}"
         )
     array = np.frombuffer(raw, dtype).reshape(shape).astype(np.dtype(spec["dtype"]))
     if array.size and int(array.max()) >= limit:

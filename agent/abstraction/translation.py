@@ -24,8 +24,11 @@ sizes like ``0.1 * 20`` are not exact in floating point. At the ends every mappi
 when ``A = 0``.
 
 Custom mappings: ``module:function`` (a callable ``(A, B, x) -> float``) or the name of an
-entry point in the group ``acpc_arena.mappings``. :func:`translate` applies a mapping over
-a sorted list of abstract sizes, including bets outside the range (nearest end).
+entry point in the group ``acpc_arena.mappings``. A name read from a file (a strategy file's
+``default_mapping``) is data: it may only name a built-in or an installed entry point, never
+``module:function`` (:func:`get_mapping` with ``from_file``); ``module:function`` is for a
+name the user typed (``--mapping``). :func:`translate` applies a mapping over a sorted list
+of abstract sizes, including bets outside the range (nearest end).
 
 Stdlib only.
 """
@@ -146,16 +149,25 @@ BUILTIN_MAPPINGS: dict[str, MappingFn] = {
 DETERMINISTIC = frozenset({"det-arith", "det-geo", "det-pshar"})
 
 
-def get_mapping(spec: str) -> MappingFn:
-    """The mapping named by ``spec``: a built-in name, ``module:function``, or an entry point.
+def get_mapping(spec: str, *, from_file: str | None = None) -> MappingFn:
+    """The mapping named by ``spec``: a built-in name, an entry point in
+    :data:`ENTRY_POINT_GROUP` or, only when the user typed it (``from_file`` None),
+    ``module:function``.
+
+    ``from_file``: where a name read from a file came from (``"FILE: default_mapping"``);
+    such a name never imports a module of its choosing, and the error names that place.
 
     Raises:
-        ValueError: if nothing of that name can be found or it is not callable.
+        AbstractionError: if nothing of that name can be found, it is not callable, or a
+            name from a file is neither built in nor an entry point.
     """
+    if not isinstance(spec, str):
+        raise AbstractionError(f"{from_file or 'mapping'}: expected a mapping name, got "
+                               f"{spec!r:.80}")
     key = spec.strip().lower()
     if key in BUILTIN_MAPPINGS:
         return BUILTIN_MAPPINGS[key]
-    if ":" in spec:
+    if ":" in spec and from_file is None:
         module_name, _, attr = spec.partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -168,15 +180,34 @@ def get_mapping(spec: str) -> MappingFn:
             raise AbstractionError(f"expected a callable {attr!r} in module {module_name!r} for "
                                    f"mapping {spec!r}")
         return _checked(spec, fn)
-    from importlib.metadata import entry_points  # ~20 ms: only for a name not built in
+    if ":" not in spec:
+        from importlib.metadata import entry_points  # ~20 ms: only for a name not built in
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == spec:
-            return _checked(spec, ep.load())
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == spec:
+                return _checked(spec, ep.load())
+    if from_file is not None:
+        raise AbstractionError(
+            f"{from_file}: expected a built-in mapping ({', '.join(BUILTIN_MAPPINGS)}) or an "
+            f"installed entry point in {ENTRY_POINT_GROUP!r}, got {spec!r:.80} (a file cannot "
+            f"name code: type module:function with --mapping instead)"
+        )
     raise AbstractionError(
         f"expected a mapping name ({', '.join(BUILTIN_MAPPINGS)}), 'module:function' or an "
         f"entry point in {ENTRY_POINT_GROUP!r}, got {spec!r}"
     )
+
+
+def choose_mapping(user: str | None, file_default: str, file: str) -> tuple[str, MappingFn]:
+    """The mapping to play: the one the user named (``--mapping``, any form), else the
+    strategy file's ``default_mapping`` (built-ins and entry points only); with its name.
+
+    Raises:
+        AbstractionError: as :func:`get_mapping`.
+    """
+    if user:
+        return user, get_mapping(user)
+    return file_default, get_mapping(file_default, from_file=f"{file}: default_mapping")
 
 
 def _checked(name: str, fn: Callable[..., object]) -> MappingFn:

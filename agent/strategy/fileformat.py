@@ -8,15 +8,28 @@ Layout (all integers little-endian)::
     ...        padding   zeros up to the next multiple of 64
     T          N * w     the table: float32 (w = 4) or uint16 (w = 2) values
 
-Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (2; version 1 files, whose
-betting spec has no ``players``/``sequences``, still load), ``game`` (the
+Header keys: ``format`` (``"acpc-arena-strategy"``), ``version`` (3; version 1 files, whose
+betting spec has no ``players``/``sequences``, and version 2 files, without
+``header_checksum``, still load), ``game`` (the
 canonical game definition text) and ``game_fingerprint`` (its sha256), ``betting`` (the
 betting abstraction, :meth:`~agent.abstraction.actions.BettingAbstraction.to_json`),
 ``cards`` (the card abstraction spec; ``buckets`` lists the buckets per round), ``dtype``,
 ``table_offset`` (T), ``table_len`` (N), ``default_mapping``, ``default_purification``,
 ``meta`` (solver, iterations, exploitability, created, tool version, free-form extras) and
 ``checksum`` (the ``acpc64x4`` hash of the table bytes, 16 hex digits, see
-:mod:`agent.strategy.kernels`; named in ``checksum_algorithm``).
+:mod:`agent.strategy.kernels`; named in ``checksum_algorithm``) and, from version 3,
+``header_checksum`` (:func:`header_checksum`: the sha256 of the canonical msgpack of the
+header without that key). A version 3 header has exactly these keys; a missing, unknown or
+renamed key, or any changed byte, is refused. An older file (no header checksum) loads with a
+one-line note on stderr, once per file, that its header is unprotected;
+:func:`upgrade_strategy` (``acpc-strategy upgrade FILE``) rewrites it as version 3 in place,
+table bytes unchanged.
+
+Nothing in a header names code: ``default_mapping`` must be a built-in mapping or an
+installed entry point (:func:`agent.abstraction.translation.get_mapping` with
+``from_file``), ``default_purification`` a purification, ``cards`` a valid card spec
+(:func:`agent.abstraction.buckets.check_card_spec`, run on every load, so every reader accepts
+the same files).
 
 Rows: the abstract betting tree is enumerated canonically from the game and the betting
 abstraction (:func:`~agent.abstraction.actions.build_tree`); for every decision node in id
@@ -34,9 +47,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import mmap
 import os
 import struct
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,8 +68,10 @@ from agent.abstraction.actions import (
     BettingTree,
     parse_betting_abstraction,
 )
+from agent.abstraction.buckets import check_card_spec
+from agent.abstraction.translation import get_mapping
 from agent.abstraction.treecache import load_tree, tree_shape
-from agent.acpc.errors import GameDefError, StrategyFileError, UsageError
+from agent.acpc.errors import AbstractionError, GameDefError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.fileio import atomic_writer
 from agent.strategy.verified import SETTLE_NS, is_verified, mark_verified
@@ -63,10 +80,12 @@ CHECKSUM_ALGORITHM = "acpc64x4"
 
 MAGIC = b"ACPCSTR1"
 FORMAT_TAG = "acpc-arena-strategy"
-FORMAT_VERSION = 2
-"""Version 2: the betting spec may hold per-player sizes and per-sequence overrides."""
-READ_VERSIONS = (1, 2)
-"""Versions :func:`load_strategy` reads (1 is 2 without the richer betting spec)."""
+FORMAT_VERSION = 3
+"""Version 3: the header carries ``header_checksum`` and has a fixed set of keys (2: the
+betting spec may hold per-player sizes and per-sequence overrides)."""
+READ_VERSIONS = (1, 2, 3)
+"""Versions :func:`load_strategy` reads (1 is 2 without the richer betting spec; 1 and 2
+have no header checksum)."""
 ALIGN = 64
 DTYPES: dict[str, np.dtype[Any]] = {"float32": np.dtype("<f4"), "uint16": np.dtype("<u2")}
 QUANT = 65535
@@ -145,7 +164,13 @@ class Strategy:
 
     @property
     def default_mapping(self) -> str:
+        """The file's mapping (checked at load: a built-in or an installed entry point)."""
         return str(self.header.get("default_mapping", "rand-pshar"))
+
+    @property
+    def source(self) -> str:
+        """The file, as error messages name it."""
+        return str(self.path) if self.path is not None else "<strategy>"
 
     @property
     def default_purification(self) -> str:
@@ -241,22 +266,8 @@ def dump_strategy(
         "checksum_algorithm": CHECKSUM_ALGORITHM,
         "checksum": checksum_of_bytes(data),
     }
-    # table_offset depends on the header's own length: iterate to a fixed point.
-    header["table_offset"] = 0
-    for _ in range(4):
-        packed = msgpack.packb(header, use_bin_type=True)
-        offset = -(-(16 + len(packed)) // ALIGN) * ALIGN
-        if header["table_offset"] == offset:
-            break
-        header["table_offset"] = offset
-    packed = msgpack.packb(header, use_bin_type=True)
     target = Path(path)
-    with atomic_writer(target) as f:
-        f.write(MAGIC)
-        f.write(struct.pack("<Q", len(packed)))
-        f.write(packed)
-        f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
-        f.write(data)
+    _write_file(target, header, data)
     if len(data) > DEFAULT_MMAP_BYTES:
         # the rows were checked and the checksum computed from these very bytes: record it,
         # once the file's last change is old enough (agent.strategy.verified), so a big file
@@ -267,6 +278,93 @@ def dump_strategy(
             time.sleep(wait / 1e9 + 0.001)
         mark_verified(target, st, header)
     return target
+
+
+def _write_file(target: Path, header: dict[str, Any], data: bytes | memoryview) -> None:
+    """Write ``header`` (completed with ``table_offset``, ``version`` 3 and
+    ``header_checksum``) and the table bytes ``data`` atomically."""
+    header["version"] = FORMAT_VERSION
+    header["header_checksum"] = "0" * 64  # fixed length: the offset does not depend on it
+    # table_offset depends on the header's own length: iterate to a fixed point.
+    header["table_offset"] = 0
+    for _ in range(4):
+        packed = msgpack.packb(header, use_bin_type=True)
+        offset = -(-(16 + len(packed)) // ALIGN) * ALIGN
+        if header["table_offset"] == offset:
+            break
+        header["table_offset"] = offset
+    header["header_checksum"] = header_checksum(header)
+    packed = msgpack.packb(header, use_bin_type=True)
+    with atomic_writer(target) as f:
+        f.write(MAGIC)
+        f.write(struct.pack("<Q", len(packed)))
+        f.write(packed)
+        f.write(b"\0" * (header["table_offset"] - 16 - len(packed)))
+        f.write(data)
+
+
+MAX_HEADER_DEPTH = 64
+"""Deepest nesting of maps and lists a header may have (the canonical form recurses)."""
+
+
+def header_checksum(header: Mapping[str, Any]) -> str:
+    """The sha256 (hex) of the canonical msgpack of ``header`` without ``header_checksum``:
+    every map's keys sorted, recursively.
+
+    Raises:
+        ValueError: for a header nested deeper than :data:`MAX_HEADER_DEPTH`.
+    """
+    body = {k: v for k, v in header.items() if k != "header_checksum"}
+    return hashlib.sha256(msgpack.packb(_canonical(body, 0), use_bin_type=True)).hexdigest()
+
+
+def _canonical(value: Any, depth: int) -> Any:
+    if depth > MAX_HEADER_DEPTH:
+        raise UsageError(f"expected a header nested at most {MAX_HEADER_DEPTH} levels deep")
+    if isinstance(value, dict):
+        return {k: _canonical(value[k], depth + 1)
+                for k in sorted(value, key=lambda k: (isinstance(k, bytes), k))}
+    if isinstance(value, list | tuple):
+        return [_canonical(v, depth + 1) for v in value]
+    return value
+
+
+def upgrade_strategy(path: str | Path) -> bool:
+    """Rewrite a version 1 or 2 strategy file as version 3 in place (atomically): the same
+    header (``meta`` included) with ``header_checksum`` added, the table bytes and their
+    checksum unchanged. The file is loaded and checked in full first. Return False for a
+    file already at version 3 (left untouched).
+
+    Raises:
+        StrategyFileError: if the file does not load.
+    """
+    strategy = load_strategy(path, verify="full", note=False)
+    if strategy.header["version"] == FORMAT_VERSION:
+        return False
+    header = dict(strategy.header)
+    header.setdefault("default_mapping", strategy.default_mapping)
+    header.setdefault("default_purification", strategy.default_purification)
+    header.setdefault("meta", {})
+    header.setdefault("checksum_algorithm", CHECKSUM_ALGORITHM)
+    data = strategy.table.view(np.uint8).data
+    _write_file(Path(path), header, data)
+    loaded = load_strategy(path, verify="full")
+    if loaded.checksum != strategy.checksum:  # pragma: no cover - the bytes were copied
+        raise _fail(str(path), "upgrade changed the table checksum")
+    return True
+
+
+_NOTED: set[str] = set()
+
+
+def _note_unprotected(source: str, version: int) -> None:
+    """Say once per file (stderr) that an old file's header is not covered by a checksum."""
+    key = os.path.abspath(source)
+    if key in _NOTED:
+        return
+    _NOTED.add(key)
+    print(f"note: {source}: version {version} strategy file, its header is not covered by a "
+          f"checksum (upgrade it: acpc-strategy upgrade {source})", file=sys.stderr)
 
 
 def _check_rows(values: npt.NDArray[Any], layout: TableLayout, source: str,
@@ -313,6 +411,13 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], int]:
 
 def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]:
     """:func:`read_header`, with the ``fstat`` of the file it read."""
+    header, st, _ = _read_header_raw(path)
+    return header, st
+
+
+def _read_header_raw(path: str | Path) -> tuple[dict[str, Any], os.stat_result, bytes]:
+    """:func:`read_header`, with the ``fstat`` of the file and the header's bytes as stored,
+    followed by the padding up to the next multiple of 64 (at most 63 bytes)."""
     source = str(path)
     try:
         with open(path, "rb") as f:
@@ -327,6 +432,7 @@ def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]
                 raise _fail(source, f"truncated file: header of {length} bytes does not fit "
                             f"in {size} bytes")
             packed = f.read(length)
+            padding = f.read(-(16 + length) % ALIGN)
     except OSError as exc:
         raise _fail(source, f"cannot read strategy file: {exc.strerror or exc}") from None
     try:
@@ -335,8 +441,17 @@ def _read_header_stat(path: str | Path) -> tuple[dict[str, Any], os.stat_result]
         raise _fail(source, f"corrupt header: {exc}") from None
     if not isinstance(header, dict):
         raise _fail(source, f"corrupt header: expected a map, got {type(header).__name__}")
-    return header, st
+    return header, st, packed + padding
 
+
+_V3_OPTIONAL_IN_OLD: dict[str, type | tuple[type, ...]] = {
+    "default_mapping": str,
+    "default_purification": str,
+    "meta": dict,
+    "checksum_algorithm": str,
+    "header_checksum": str,
+}
+"""Keys a version 3 header has beside :data:`_REQUIRED` (older files may lack them)."""
 
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "format": str,
@@ -360,8 +475,11 @@ def load_strategy(
     verify_checksum: bool = True,
     tree: BettingTree | None = None,
     verify: str = "auto",
+    note: bool = True,
 ) -> Strategy:
-    """Load and fully validate a strategy file.
+    """Load and fully validate a strategy file: the one validation every reader uses
+    (``acpc-strategy inspect`` and the solvers directly, the agent and its hot-swap
+    reloader through :func:`agent.strategy.hotswap.load_for_game`).
 
     Args:
         path: the file.
@@ -373,6 +491,8 @@ def load_strategy(
         verify: ``"auto"``: skip the checksum and row checks of a table that passed them
             before and cannot have changed since (:mod:`agent.strategy.verified`), check
             and record any other; ``"full"``: always check (and record).
+        note: print the one-line note (once per file) that a version 1 or 2 header is not
+            covered by a checksum.
 
     Raises:
         StrategyFileError: for a wrong tag or version, another game, a table whose size
@@ -383,7 +503,7 @@ def load_strategy(
     if verify not in VERIFY_MODES:
         raise UsageError(f"expected verify to be one of {', '.join(VERIFY_MODES)}, got "
                          f"{verify!r}")
-    header, st = _read_header_stat(path)
+    header, st, stored = _read_header_raw(path)
     size = st.st_size
     for key, kind in _REQUIRED.items():
         if key not in header:
@@ -394,8 +514,9 @@ def load_strategy(
     if header["format"] != FORMAT_TAG:
         raise _fail(source, f"expected format {FORMAT_TAG!r}, got {header['format']!r}")
     if header["version"] not in READ_VERSIONS:
-        raise _fail(source, f"expected format version 1 or {FORMAT_VERSION}, got "
+        raise _fail(source, f"expected format version 1 to {FORMAT_VERSION}, got "
                     f"{header['version']!r} (written by a different acpc-arena?)")
+    _check_header_keys(header, source, note, stored)
     if header["version"] == 1 and isinstance(header.get("betting"), dict) and (
         {"players", "sequences"} & set(header["betting"])
     ):
@@ -412,8 +533,21 @@ def load_strategy(
                     f"{game.fingerprint[:12]}, expected {expected_game.fingerprint[:12]} "
                     f"({_game_summary(game)} vs {_game_summary(expected_game)})")
     try:
+        buckets = check_card_spec(game, header["cards"], "cards")
+    except AbstractionError as exc:
+        raise _fail(source, str(exc)) from None
+    try:
+        get_mapping(header.get("default_mapping", "rand-pshar"),
+                    from_file=f"{source}: default_mapping")
+        from agent.strategy.purification import parse_purification
+
+        parse_purification(_text(header.get("default_purification", "none")))
+    except AbstractionError as exc:
+        text = str(exc)
+        raise _fail(source, text.removeprefix(f"{source}: ")
+                    if "default_mapping" in text else f"default_purification: {text}") from None
+    try:
         betting = parse_betting_abstraction(header["betting"])
-        buckets = tuple(int(b) for b in header["cards"]["buckets"])
         if tree is None or tree.game != game or tree.abstraction != betting:
             tree = load_tree(game, betting)
         layout = table_layout(tree, buckets)
@@ -469,6 +603,48 @@ def load_strategy(
             mark_verified(path, st, header)
     return Strategy(Path(path), header, game, betting, dict(header["cards"]), tree, layout,
                     table, header["checksum"])
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise AbstractionError(f"expected a string, got {value!r:.80}")
+    return value
+
+
+def _check_header_keys(header: dict[str, Any], source: str, note: bool, stored: bytes) -> None:
+    """Version 3: exactly the known keys, of their types, the header checksum, and the
+    header's bytes (``stored``, padding included) exactly as :func:`dump_strategy` encodes
+    it; older versions: the optional keys' types, and the note that the header is
+    unprotected."""
+    for key, kind in _V3_OPTIONAL_IN_OLD.items():
+        if key in header and (not isinstance(header[key], kind) or isinstance(header[key], bool)):
+            raise _fail(source, f"corrupt header: expected {key!r} to be "
+                        f"{getattr(kind, '__name__', kind)}, got {header[key]!r:.80}")
+    if header["version"] < 3:
+        if "header_checksum" in header:
+            raise _fail(source, f"corrupt header: a version {header['version']} file has no "
+                        f"'header_checksum'")
+        if note:
+            _note_unprotected(source, header["version"])
+        return
+    known = set(_REQUIRED) | set(_V3_OPTIONAL_IN_OLD)
+    unknown = sorted(map(str, set(header) - known))
+    missing = sorted(known - set(header))
+    if unknown or missing:
+        raise _fail(source, f"corrupt header: expected exactly the version 3 keys, got "
+                    f"unknown {unknown!r:.80}, missing {missing!r:.80}")
+    try:
+        digest = header_checksum(header)
+    except UsageError as exc:
+        raise _fail(source, f"corrupt header: {exc}") from None
+    if digest != header["header_checksum"]:
+        raise _fail(source, f"header checksum mismatch: header sha256 {digest[:16]}..., the "
+                    f"file says {header['header_checksum'][:16]!r:.40}... (corrupt or edited "
+                    f"header)")
+    packed = msgpack.packb(header, use_bin_type=True)
+    if stored != packed + b"\0" * (len(stored) - len(packed)):
+        raise _fail(source, "corrupt header: its bytes or the zero padding after it differ "
+                    "from the encoding the header checksum covers (edited file)")
 
 
 def _map_table(path: Path, dtype: np.dtype[Any], offset: int, count: int, *,

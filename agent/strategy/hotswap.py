@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from agent.abstraction.actions import BettingTree
 from agent.abstraction.buckets import CardAbstraction
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AbstractionError, AcpcError, StrategyFileError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy
 
@@ -78,9 +78,13 @@ def load_for_game(
     built when :meth:`~agent.abstraction.deferred.DeferredCards.start` is called or a later
     round is first asked for).
 
+    The file is validated by :func:`~agent.strategy.fileformat.load_strategy` alone (the
+    one validation: header, card spec, mapping names, table), so the agent, the reloader
+    and ``acpc-strategy inspect`` accept the same files; building the card abstraction
+    then only does the work.
+
     Raises:
-        StrategyFileError: if the file is invalid or for another game.
-        ValueError: if its card abstraction cannot be rebuilt.
+        StrategyFileError: if the file is invalid or for another game (one line naming it).
     """
     from agent.abstraction.buckets import card_abstraction_from_spec
     from agent.strategy.fileformat import load_strategy
@@ -89,13 +93,16 @@ def load_for_game(
     strategy = load_strategy(path, game, tree=tree, verify=verify)
     if current is not None and strategy.cards == current.strategy.cards:
         return LoadedStrategy(strategy, current.cards)
-    if defer_cards:
-        from agent.abstraction.deferred import deferred_card_abstraction
+    try:
+        if defer_cards:
+            from agent.abstraction.deferred import deferred_card_abstraction
 
-        deferred = deferred_card_abstraction(game, strategy.cards)
-        if deferred is not None:
-            return LoadedStrategy(strategy, deferred)
-    return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
+            deferred = deferred_card_abstraction(game, strategy.cards)
+            if deferred is not None:
+                return LoadedStrategy(strategy, deferred)
+        return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
+    except AbstractionError as exc:  # checked by load_strategy: not expected
+        raise StrategyFileError(f"{path}: cards: {exc}") from None
 
 
 ERROR_CHARS = 300

@@ -538,7 +538,7 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
     if variant.kind == "file":
         if shared is None:
             return FileAgent(make_seat_policy(variant, game, 0))
-        from agent.abstraction.translation import get_mapping
+        from agent.abstraction.translation import choose_mapping
         from agent.agents import make_policy
         from agent.policy import StrategyPolicy
         from agent.strategy.purification import parse_purification
@@ -552,9 +552,10 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
                                                sizes_in=variant.sizes), CardCache())
         base, cards = entry
         strategy = base.loaded.strategy
-        mapping = variant.mapping or strategy.default_mapping
+        mapping, mapping_fn = choose_mapping(variant.mapping, strategy.default_mapping,
+                                             strategy.source)
         return FileAgent(StrategyPolicy(
-            base.loaded, get_mapping(mapping),
+            base.loaded, mapping_fn,
             parse_purification(variant.purify or strategy.default_purification),
             seed=0, mapping_name=mapping, sizes_in=base.sizes_in), cards)
     spec = variant.strategy.strip().lower()

@@ -314,7 +314,7 @@ def test_learn_solve_and_play_a_learned_leduc_file(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     from agent.strategy.fileformat import load_strategy, read_header
 
-    assert read_header(tmp_path / "learned.strat")[0]["version"] == 2
+    assert read_header(tmp_path / "learned.strat")[0]["version"] == 3  # the current version
     assert load_strategy(tmp_path / "learned.strat").betting == spec
     bad = _cli("solve", "--recipe", "leduc.limit.2p", "--betting", "fcpa", cwd=tmp_path)
     assert bad.returncode == 1 and "--betting goes with --game" in bad.stderr

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent.abstraction.buckets import LosslessCards, card_abstraction_from_spec
+from agent.abstraction.buckets import LosslessCards, card_abstraction_from_spec, check_card_spec
 from agent.abstraction.graft_cards import GraftCards, GraftPart
 from agent.abstraction.rank_cards import RankGroupCards, deck_ranks
 from agent.acpc.cards import RANK_CHARS, deck_for, rank_of
@@ -59,6 +59,8 @@ def test_rank_groups_bad_specs(leduc: Game, spec: dict[str, Any], words: str) ->
     with pytest.raises(AbstractionError, match=words) as info:
         card_abstraction_from_spec(leduc, spec)
     assert "\n" not in str(info.value)
+    with pytest.raises(AbstractionError, match=words):  # the check of a file's spec agrees
+        check_card_spec(leduc, spec)
 
 
 def test_rank_groups_refuse_two_hole_cards(nl2: Game) -> None:
@@ -81,6 +83,7 @@ def graft_spec(leduc: Game, from_round: int = 1) -> dict[str, Any]:
 def test_graft_cards_buckets(leduc: Game, from_round: int) -> None:
     cards = card_abstraction_from_spec(leduc, graft_spec(leduc, from_round))
     assert isinstance(cards, GraftCards)
+    assert check_card_spec(leduc, graft_spec(leduc, from_round)) == cards.buckets
     assert cards.spec == graft_spec(leduc, from_round)
     base, lossless = cards.base, LosslessCards(leduc)
     for hole, board in observations(leduc):
@@ -116,6 +119,8 @@ def test_graft_cards_bad_specs(leduc: Game, change: Any, words: str) -> None:
     with pytest.raises(AbstractionError, match=words) as info:
         card_abstraction_from_spec(leduc, spec)
     assert "\n" not in str(info.value)
+    with pytest.raises(AbstractionError, match=words):  # the check of a file's spec agrees
+        check_card_spec(leduc, spec)
 
 
 def test_graft_part_label() -> None:

@@ -17,12 +17,13 @@ from agent.strategy.fileformat import (
     QUANT,
     checksum_of_bytes,
     dump_strategy,
+    header_checksum,
     load_strategy,
     read_header,
     table_layout,
 )
 
-CARDS = {"kind": "lossless", "buckets": [3, 6]}  # Leduc: private card; private + board pair
+CARDS = {"kind": "lossless", "buckets": [3, 15]}  # Leduc: private card; private + board
 
 
 def random_table(game: Game, buckets: list[int], seed: int = 0) -> np.ndarray:
@@ -94,7 +95,10 @@ def test_dump_is_atomic_and_refuses_bad_tables(tmp_path: Path, leduc: Game) -> N
 
 
 def rewrite(path: Path, changes: dict[str, Any] | None = None,
-            table: bytes | None = None, fix_checksum: bool = True) -> None:
+            table: bytes | None = None, fix_checksum: bool = True,
+            fix_header: bool = True, drop: tuple[str, ...] = ()) -> None:
+    """Rewrite a file's header with ``changes``; the table checksum and (``fix_header``)
+    the header checksum recomputed, so that the check under test is the one reached."""
     header, _ = read_header(path)
     raw = path.read_bytes()[header["table_offset"]:]
     if table is not None:
@@ -102,6 +106,10 @@ def rewrite(path: Path, changes: dict[str, Any] | None = None,
     header.update(changes or {})
     if fix_checksum:
         header["checksum"] = checksum_of_bytes(raw)
+    for key in drop:
+        del header[key]
+    if fix_header and "header_checksum" in header:
+        header["header_checksum"] = header_checksum(header)
     packed = msgpack.packb(header, use_bin_type=True)
     assert 16 + len(packed) <= header["table_offset"]
     pad = b"\0" * (header["table_offset"] - 16 - len(packed))
@@ -133,11 +141,11 @@ def test_each_corruption_has_its_precise_error(
     rewrite(path, {"format": "something-else"})
     expect("expected format 'acpc-arena-strategy', got 'something-else'")
     rewrite(path, {"version": 99})
-    expect("expected format version 1 or 2, got 99")
+    expect("expected format version 1 to 3, got 99")
     rewrite(path, {"table_len": 12})
     expect("table shape: the tree and buckets need")
     rewrite(path, {"cards": {"kind": "lossless", "buckets": [3, 7]}})
-    expect("table shape")
+    expect(r"cards: expected buckets \[3, 15\] for this game, the spec says \[3, 7\]")
     rewrite(path, {"game_fingerprint": "0" * 64})
     expect("does not match its fingerprint")
     expect("strategy is for another game", load_game("kuhn.limit.3p.game"))
@@ -206,13 +214,13 @@ def test_kernels_without_jit() -> None:
 
 def test_version_1_files_still_load(leduc_file: tuple[Path, np.ndarray], leduc: Game) -> None:
     path, table = leduc_file
-    assert read_header(path)[0]["version"] == 2
-    rewrite(path, {"version": 1})
+    assert read_header(path)[0]["version"] == 3
+    rewrite(path, {"version": 1}, drop=("header_checksum",))
     loaded = load_strategy(path, leduc)
     assert loaded.header["version"] == 1
     assert np.allclose(loaded.table, table, atol=1e-6)
     bundled = Path(__file__).parents[3] / "strategies" / "data" / "leduc.limit.2p.strat"
-    assert read_header(bundled)[0]["version"] == 1  # written before version 2
+    assert read_header(bundled)[0]["version"] == 3  # written as version 1, upgraded
     assert load_strategy(bundled).tree.decision_nodes
 
 
@@ -225,17 +233,16 @@ def test_version_2_carries_the_richer_spec(tmp_path: Path) -> None:
         ' "players": [null, [[[0.5]]]], "sequences": {"c": [0.75], "b1c/": [0.3]}}'
     )
     tree = build_tree(nl, spec)
-    layout = table_layout(tree, (3, 6))
+    layout = table_layout(tree, (3, 15))
     table = np.zeros(layout.total)
     for node in tree.decision_nodes:
         start = layout.offsets[node.id]
         k = len(node.actions)
-        table[start : start + k * (3 if node.round == 0 else 6)] = 1.0 / k
-    path = dump_strategy(tmp_path / "a.strat", nl, spec, {"kind": "lossless", "buckets": [3, 6]},
-                         table)
+        table[start : start + k * (3 if node.round == 0 else 15)] = 1.0 / k
+    path = dump_strategy(tmp_path / "a.strat", nl, spec, CARDS, table)
     loaded = load_strategy(path, nl)
     assert loaded.betting == spec
     assert [n.history for n in loaded.tree.nodes] == [n.history for n in tree.nodes]
-    rewrite(path, {"version": 1})
+    rewrite(path, {"version": 1}, drop=("header_checksum",))
     with pytest.raises(StrategyFileError, match="version 1 file cannot hold"):
         load_strategy(path, nl)
