@@ -230,11 +230,13 @@ def dump_strategy(
     that are probability distributions; ``cards['buckets']`` gives the buckets per round.
 
     Raises:
-        ValueError: if the table does not fit the layout or a row is not a distribution.
+        ValueError: if the card spec is one :func:`load_strategy` would refuse
+            (:func:`~agent.abstraction.buckets.check_card_spec`), the table does not fit the
+            layout or a row is not a distribution.
     """
     if dtype not in DTYPES:
         raise UsageError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
-    buckets = tuple(int(b) for b in cards["buckets"])
+    buckets = check_card_spec(game, dict(cards), "cards")  # never write what cannot load
     tree = tree or load_tree(game, betting)
     layout = table_layout(tree, buckets)
     values = np.asarray(table, dtype=np.float64).reshape(-1)
