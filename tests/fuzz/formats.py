@@ -5,8 +5,9 @@ A :class:`Seed` is one valid input (a bundled file, or a small file written here
 product's own writers) with the command line that reads it (``{file}`` is the mutant's path,
 ``{text}`` the mutant itself as one argument, ``{out}`` a fresh directory for whatever the
 command writes, ``{seeds}`` the seeds' directory) and the mutator that fits it.
-:func:`build_seeds` writes every seed into a directory once per run; :func:`make_mutant` derives mutant ``k`` of a format from
-``random.Random(f"{seed}:{format}:{k}")`` alone, so an id ``format:seed:k`` reproduces it.
+:func:`build_seeds` writes every seed into a directory once per run; :func:`make_mutant`
+derives mutant ``k`` of a format from ``random.Random(f"{seed}:{format}:{k}")`` alone, so
+an id ``format:seed:k`` reproduces it.
 """
 
 from __future__ import annotations
