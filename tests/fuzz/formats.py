@@ -41,6 +41,12 @@ LOGS = ROOT / "tests" / "data" / "logs"
 SMALL_STRATEGIES = ("kuhn.limit.3p.strat", "leduc.limit.2p.strat", "leduc.nolimit.2p.fcpa.strat")
 BIG_STRATEGIES = ("holdem.nolimit.2p.strat", "holdem.nolimit.2p.pa.strat")
 """Hold'em seeds: only with ``big`` (the long run), each mutant reads megabytes."""
+GAME_OF = {"kuhn.limit.3p.strat": "kuhn.limit.3p.game",
+           "leduc.limit.2p.strat": "leduc.limit.2p.game",
+           "leduc.nolimit.2p.fcpa.strat": "leduc.nolimit.2p.game",
+           "holdem.nolimit.2p.strat": "holdem.nolimit.2p.reverse_blinds.game",
+           "holdem.nolimit.2p.pa.strat": "holdem.nolimit.2p.reverse_blinds.game"}
+"""The game each strategy seed is played in (the agent's GAME argument)."""
 SMALL_GAMES = ("kuhn.limit.3p.game", "kuhn.nolimit.2p.game", "leduc.limit.2p.game",
                "leduc.nolimit.2p.game", "holdem.limit.2p.reverse_blinds.game",
                "holdem.nolimit.2p.reverse_blinds.game", "royal.nolimit.2p.game",
@@ -53,10 +59,11 @@ ENTRIES = {
     "acpc-log": "dealer.logtool:main",
     "acpc-agent": "agent.cli:main",
     "acpc-match": "dealer.matchcli:main",
+    "acpc-agent-start": "tests.fuzz.harness:agent_start",
 }
 """Each command's ``main(argv)``, run in process."""
 
-FORMATS = ("strategy", "cards", "betting", "game", "openspiel", "log", "phh", "trace",
+FORMATS = ("strategy", "agent", "cards", "betting", "game", "openspiel", "log", "phh", "trace",
            "variants")
 
 
@@ -358,6 +365,10 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         add("strategy", name, data, "acpc-strategy", inspect, "strategy")
         add("cards", name, data, "acpc-strategy", inspect, "strategy-cards")
         add("betting", name, data, "acpc-strategy", inspect, "strategy-betting")
+    for name in SMALL_STRATEGIES + (BIG_STRATEGIES if big else ()):
+        # the agent's start reads the same files (issue 28: "one validation")
+        add("agent", name, (STRATEGIES / name).read_bytes(), "acpc-agent-start",
+            (GAME_OF[name], "127.0.0.1", "9", "--strategy", "{file}", "--quiet"), "strategy")
     solve = ("solve", "--game", "leduc.limit.2p.game", "--iterations", "1", "--no-progress",
              "--out", "{out}/s.strat", "--checkpoint", "{out}/s.ckpt.npz")
     add("cards", "lossless.json", b'{"kind": "lossless"}', "acpc-strategy",
@@ -402,11 +413,15 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         ("phh", nl, "{file}", "--out", "{out}/h.phhs"), "json-lines")
     add("trace", "leduc.trace.jsonl", _leduc_trace(15).encode(), "acpc-agent",
         ("explain", "{file}"), "json-lines")
+    # hands, matches, jobs and transport fixed on the command line (it overrides the file),
+    # and one variant more: a mutant without variants would otherwise run the default
+    # setup (hold'em, minutes), which is a usage, not a file, matter
     for name, text in _TOML_SEEDS.items():
         tomllib.loads(text)
         add("variants", name, text.encode(), "acpc-match",
-            ("--variants", "{file}", "--hands", "2", "--matches", "1", "--jobs", "1",
-             "--transport", "inproc", "--run-dir", "{out}/run", "--quiet"), "toml")
+            ("--variants", "{file}", "--variant", "fuzz=builtin:call", "--hands", "2",
+             "--matches", "1", "--jobs", "1", "--transport", "inproc", "--run-dir",
+             "{out}/run", "--quiet"), "toml")
     return seeds
 
 

@@ -134,6 +134,22 @@ def _entry(command: str) -> Callable[[list[str]], int]:
     return func
 
 
+def agent_start(argv: list[str]) -> int:
+    """``acpc-agent GAME HOST PORT --strategy FILE`` up to its match: the real ``main``
+    (game and strategy file read, kernels loaded, errors printed as it prints them) with the
+    match itself (``agent.cli.run``) replaced by nothing, so no dealer is needed."""
+    from unittest import mock
+
+    import agent.cli
+
+    def no_match(main: Any, loop: str = "auto") -> str:
+        main.close()
+        return "no match (fuzz)"
+
+    with mock.patch.object(agent.cli, "run", no_match):
+        return agent.cli.main(argv)
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
     raise Hang
 
@@ -383,6 +399,9 @@ def run(seed: int, count: int, formats: Sequence[str] = FORMATS, *, big: bool = 
             proc = None
             if not todo:
                 break
+            if timeout == WARM_TIMEOUT:  # no "ready": a seed or the worker's start failed
+                raise RuntimeError(f"the fuzz worker failed before its first mutant (status "
+                                   f"{code}): {err_path.read_text(errors='replace')[-2000:]}")
             report.restarts += 1
             ident = todo.pop(0)
             tail = err_path.read_text(errors="replace")[-300:]

@@ -100,7 +100,7 @@ def mutate_text(rng: random.Random, text: str) -> tuple[str, str]:
     elif op == "duplicate-line":
         lines.insert(i, lines[i])
     elif op == "repeat-line":
-        lines[i:i + 1] = [lines[i]] * rng.choice([100, 10_000])
+        lines[i:i + 1] = [lines[i]] * rng.choice([100, 1000])
     elif op == "swap-lines":
         j = rng.randrange(n)
         lines[i], lines[j] = lines[j], lines[i]
@@ -176,7 +176,8 @@ def _interesting(rng: random.Random, old: Any, *, big_ints: bool) -> tuple[str, 
         ("1e300", 1e300), ("-1e300", -1e300), ("tiny", 1e-300), ("half", 0.5),
         ("long-string", "x" * LONG), ("empty-string", ""), ("null", None), ("true", True),
         ("empty-list", []), ("empty-map", {}), ("deep", _DEEP_TOKEN),
-        ("long-list", [0] * 10_000), ("str-of", str(old)), ("list-of", [old]),
+        ("long-list", [0] * 10_000), ("distinct-list", [i / 10 for i in range(1, 1001)]),
+        ("str-of", str(old)), ("list-of", [old]),
         ("map-of", {"value": old}),
     ]
     if big_ints:

@@ -14,7 +14,7 @@ from tests.fuzz.harness import ACCEPTED, FAILURE, REJECTED, Report, classify, ru
 from tests.fuzz.mutate import encode_json, encode_msgpack
 
 SEED = 1
-MUTANTS = 225
+MUTANTS = 250
 """25 per format."""
 
 
