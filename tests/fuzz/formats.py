@@ -41,7 +41,11 @@ LOGS = ROOT / "tests" / "data" / "logs"
 SMALL_STRATEGIES = ("kuhn.limit.3p.strat", "leduc.limit.2p.strat", "leduc.nolimit.2p.fcpa.strat")
 BIG_STRATEGIES = ("holdem.nolimit.2p.strat", "holdem.nolimit.2p.pa.strat")
 """Hold'em seeds: only with ``big`` (the long run), each mutant reads megabytes."""
-GAME_OF = {"kuhn.limit.3p.strat": "kuhn.limit.3p.game",
+SOLVED = "leduc.nolimit.2p.stack400.fcpa.strat"
+"""A 25 kB strategy file solved for the seeds (one iteration): Leduc with stacks of 400,
+where a few changed header bytes can ask for a huge betting tree."""
+GAME_OF = {SOLVED: "leduc.nolimit.2p.stack400.game",
+           "kuhn.limit.3p.strat": "kuhn.limit.3p.game",
            "leduc.limit.2p.strat": "leduc.limit.2p.game",
            "leduc.nolimit.2p.fcpa.strat": "leduc.nolimit.2p.game",
            "holdem.nolimit.2p.strat": "holdem.nolimit.2p.reverse_blinds.game",
@@ -107,10 +111,51 @@ def _strategy_file(header: dict[str, Any], table: bytes, *, keep_offset: bool) -
         offset - start) + table
 
 
+def _rounds(part: Any, key: str) -> int:
+    value = part.get(key) if isinstance(part, dict) else None
+    return len(value) if isinstance(value, list) and value else 1
+
+
+_ATTACKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    # the betting tree made huge by a few bytes (64 sizes per node, 255 raises a round)
+    "many-sizes": lambda h: h["betting"].update(
+        fractions=[[[i / 16 for i in range(1, 65)]]],
+        max_raises=[255] * _rounds(h["betting"], "max_raises")),
+    "huge-max-raises": lambda h: h["betting"].update(
+        max_raises=[2**31] * _rounds(h["betting"], "max_raises")),
+    # a table declared huge by the card abstraction or the header
+    "huge-buckets": lambda h: h["cards"].update(
+        buckets=[10**9] * _rounds(h["cards"], "buckets")),
+    "table-len": lambda h: h.update(table_len=2**40),
+    # data naming code
+    "mapping-code": lambda h: h.update(default_mapping="os:getcwd"),
+    "mapping-this": lambda h: h.update(default_mapping="this:x"),
+}
+"""Known hostile headers (issue 28), each tried as one mutation among the others."""
+_AREA = {"many-sizes": "betting", "huge-max-raises": "betting", "huge-buckets": "cards"}
+
+
 def _mutate_header(rng: random.Random, data: bytes, under: tuple[str, ...] = ()
                    ) -> tuple[str, bytes]:
+    """One to three changes of the header (values, keys, or a known attack), ``under`` a
+    key if given; the table kept and moved after the new header."""
     header, table = _strategy_parts(data)
-    name, header = mutate_value(rng, header, under=under, big_ints=False)
+    names = []
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        area = under if isinstance(header, dict) and all(
+            isinstance(header.get(k), dict) for k in under) else ()
+        attacks = [a for a in _ATTACKS if not under or _AREA.get(a) == under[0]]
+        if attacks and rng.random() < 0.15:
+            attack = rng.choice(attacks)
+            try:
+                _ATTACKS[attack](header)
+            except (KeyError, TypeError, AttributeError):  # an earlier change removed it
+                continue
+            names.append(f"attack:{attack}")
+        else:
+            name, header = mutate_value(rng, header, under=area, big_ints=False)
+            names.append(name)
+    name = "+".join(names) or "none"
     return f"header:{name}", _strategy_file(header, table, keep_offset="table_offset" in name)
 
 
@@ -318,6 +363,24 @@ def _holdem_trace(hands: int) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+def _solved(out: Path, game: str, name: str) -> bytes:
+    """A strategy file written by ``acpc-strategy solve`` (one iteration, fcpa)."""
+    import contextlib
+
+    from strategies.cli import main
+
+    target = out / name
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        status = main(["solve", "--game", game, "--betting", "fcpa", "--iterations", "1",
+                       "--no-progress", "--out", str(target),
+                       "--checkpoint", str(out / "solve.ckpt.npz")])
+    assert status == 0, f"solve failed: the seed {name} cannot be written"
+    header, table = _strategy_parts(target.read_bytes())
+    target.unlink()
+    header["meta"].update(created="2026-01-01T00:00:00+00:00", seconds=0.0)  # same every run
+    return _strategy_file(header, table, keep_offset=False)
+
+
 def _openspiel(out: Path, name: str) -> bytes:
     """A bundled file exported by ``acpc-strategy export-openspiel``."""
     import contextlib
@@ -360,14 +423,16 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         seeds.append(Seed(fmt, name, path.name, command, argv, mutator, **kw))
 
     inspect = ("inspect", "{file}", "--samples", "2")
-    for name in SMALL_STRATEGIES + (BIG_STRATEGIES if big else ()):
-        data = (STRATEGIES / name).read_bytes()
+    strategies = {name: (STRATEGIES / name).read_bytes()
+                  for name in SMALL_STRATEGIES + (BIG_STRATEGIES if big else ())}
+    strategies[SOLVED] = _solved(out, "leduc.nolimit.2p.stack400.game", SOLVED)
+    for name, data in strategies.items():
         add("strategy", name, data, "acpc-strategy", inspect, "strategy")
         add("cards", name, data, "acpc-strategy", inspect, "strategy-cards")
         add("betting", name, data, "acpc-strategy", inspect, "strategy-betting")
-    for name in SMALL_STRATEGIES + (BIG_STRATEGIES if big else ()):
+    for name, data in strategies.items():
         # the agent's start reads the same files (issue 28: "one validation")
-        add("agent", name, (STRATEGIES / name).read_bytes(), "acpc-agent-start",
+        add("agent", name, data, "acpc-agent-start",
             (GAME_OF[name], "127.0.0.1", "9", "--strategy", "{file}", "--quiet"), "strategy")
     solve = ("solve", "--game", "leduc.limit.2p.game", "--iterations", "1", "--no-progress",
              "--out", "{out}/s.strat", "--checkpoint", "{out}/s.ckpt.npz")

@@ -117,11 +117,16 @@ def classify(code: int | None, exc: BaseException | None, stderr: str, seed: See
         return FAILURE, f"exit status {code!r}", stderr[-200:]
     errors = [line for line in stderr.splitlines() if _ERROR_LINE.match(line)]
     if not errors and seed.mismatch_ok and code == 1 and _MISMATCH.match(stderr):
+        longest = max(stderr.splitlines(), key=len)
+        if len(longest) > MAX_ERROR_LINE:
+            return (FAILURE, f"mismatch report line longer than {MAX_ERROR_LINE} characters",
+                    f"{len(longest)} characters: {longest[:200]}")
         return REJECTED, "", stderr.splitlines()[0][:200]
     if len(errors) != 1:
         return FAILURE, f"{len(errors)} error lines (exit {code})", stderr[-300:]
     if len(errors[0]) > MAX_ERROR_LINE:
-        return FAILURE, f"error line longer than {MAX_ERROR_LINE} characters", errors[0][:200]
+        return (FAILURE, f"error line longer than {MAX_ERROR_LINE} characters",
+                f"{len(errors[0])} characters: {errors[0][:200]}")
     return REJECTED, "", errors[0][:300]
 
 
@@ -254,6 +259,8 @@ class Report:
     seconds: float = 0.0
     restarts: int = 0
     baseline_kb: int = 0
+    ready_seconds: float = 0.0
+    """From the start to the first worker's first mutant (seeds written and run)."""
     """The worker's peak address space after its seeds (``VmPeak``)."""
 
     def counts(self) -> dict[str, int]:
@@ -307,7 +314,10 @@ class Report:
                 "limit_s": self.limit, "memory_bytes": self.memory, **self.counts(),
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 1),
                 "worker_restarts": self.restarts,
-                "worker_baseline_vm_peak_kb": self.baseline_kb, "by_format": self.by_format(),
+                "worker_baseline_vm_peak_kb": self.baseline_kb,
+                "seconds_to_first_mutant": round(self.ready_seconds, 1),
+                "slowest": sorted(self.results, key=lambda r: -r["seconds"])[:10],
+                "by_format": self.by_format(),
                 "failures_by_format_and_cause": self.causes(),
                 "failures": self.failures(),
                 "seeds": self.seeds}
@@ -382,6 +392,7 @@ def run(seed: int, count: int, formats: Sequence[str] = FORMATS, *, big: bool = 
                 elif kind == "ready":
                     if warm:
                         report.baseline_kb = msg["vm_peak_kb"]
+                        report.ready_seconds = time.monotonic() - start
                     warm = False
                     timeout = limit + GRACE
                 elif kind == "start":
