@@ -439,11 +439,11 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
     add("cards", "lossless.json", b'{"kind": "lossless"}', "acpc-strategy",
         (*solve, "--cards", "{text}"), "inline-json")
     for name, spec in _BETTING.items():
-        text = json.dumps(spec).encode()
-        add("betting", f"size-{name}", text, "acpc-strategy",
+        packed = json.dumps(spec).encode()
+        add("betting", f"size-{name}", packed, "acpc-strategy",
             ("size", "leduc.nolimit.2p.game", "--abstraction", "{text}",
              "--max-transitions", "200000"), "inline-json")
-        add("betting", f"solve-{name}", text, "acpc-strategy",
+        add("betting", f"solve-{name}", packed, "acpc-strategy",
             ("solve", "--game", "leduc.nolimit.2p.game", "--betting", "{file}",
              "--iterations", "1", "--no-progress", "--out", "{out}/s.strat",
              "--checkpoint", "{out}/s.ckpt.npz"), "json")

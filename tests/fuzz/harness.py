@@ -271,7 +271,7 @@ class Report:
     def failures(self) -> list[dict[str, Any]]:
         return [r for r in self.results if r["verdict"] == FAILURE]
 
-    def by_format(self) -> dict[str, dict[str, int]]:
+    def by_format(self) -> dict[str, dict[str, float]]:
         table: dict[str, Counter[str]] = {}
         seconds: dict[str, float] = {}
         for r in self.results:

@@ -126,12 +126,12 @@ def mutate_text(rng: random.Random, text: str) -> tuple[str, str]:
         p = rng.randrange(len(line) + 1)
         lines[i] = line[:p] + "\0" + line[p:]
     else:  # a list of numbers made very long: "stack = 1 1 1 ... (10,000 times)"
-        spots = [j for j, line in enumerate(lines) if _NUMBER.search(line)]
-        if spots:
-            j = rng.choice(spots)
-            m = _NUMBER.search(lines[j])
-            assert m is not None
-            lines[j] = lines[j][:m.end()] + (" " + m.group()) * 10_000 + lines[j][m.end():]
+        numbered = [(j, found) for j, line in enumerate(lines)
+                    if (found := _NUMBER.search(line)) is not None]
+        if numbered:
+            j, first = rng.choice(numbered)
+            end = first.end()
+            lines[j] = lines[j][:end] + (" " + first.group()) * 10_000 + lines[j][end:]
     return f"text:{op}", "\n".join(lines)
 
 
