@@ -9,7 +9,9 @@ no or several error lines, an exit status outside 0-2, a hang past the per-mutan
 (``signal.setitimer`` in the worker; the parent kills a worker that does not answer within
 the limit plus :data:`GRACE`), memory (``MemoryError`` under the worker's ``RLIMIT_AS``, or a
 worker that died), or an error line longer than :data:`MAX_ERROR_LINE` characters (a message
-echoing its whole input).
+echoing its whole input). Data must not name code: a mutant whose header's
+``default_mapping`` names a module function (``attack:mapping-*``) that is accepted, or any
+run that imports :data:`CODE_MODULE`, is a FAILURE too.
 
 Memory: the worker sets ``RLIMIT_AS`` (address space, not RSS: numba's LLVM and the thread
 stacks reserve address space they never touch, so the cap is the measured baseline of a
@@ -72,6 +74,11 @@ of ~80 characters)."""
 _ERROR_LINE = re.compile(r"^acpc-[\w-]+(?: [\w-]+)?: error: ")
 _MISMATCH = re.compile(r"^\S+:\d+: ")
 _PROJECT = ("agent", "dealer", "strategies")
+
+
+CODE_MODULE = "this"
+"""The module the ``mapping-this`` attack names (importing it prints): imported during a run,
+it shows a file made the command run code."""
 
 
 class Hang(BaseException):
@@ -159,10 +166,12 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise Hang
 
 
-def run_one(seed: Seed, data: bytes, seeds_dir: Path, work: Path, limit: float
-            ) -> tuple[str, str, str, int | None, str, str]:
+def run_one(seed: Seed, data: bytes, seeds_dir: Path, work: Path, limit: float,
+            mutation: str = "none") -> tuple[str, str, str, int | None, str, str]:
     """Run ``seed``'s command on ``data``: ``(verdict, cause, detail, exit, stdout,
-    stderr)``. ``work`` is emptied first."""
+    stderr)``. ``work`` is emptied first. A mutant whose header names code
+    (``attack:mapping-*``) must be rejected, and without importing that code."""
+    sys.modules.pop(CODE_MODULE, None)
     shutil.rmtree(work, ignore_errors=True)
     out = work / "out"
     out.mkdir(parents=True)
@@ -190,6 +199,10 @@ def run_one(seed: Seed, data: bytes, seeds_dir: Path, work: Path, limit: float
         exc = caught
     err = stderr.getvalue()
     verdict, cause, detail = classify(code, exc, err, seed, limit)
+    if verdict != FAILURE and CODE_MODULE in sys.modules:
+        verdict, cause = FAILURE, f"data made the command import {CODE_MODULE!r}"
+    elif verdict == ACCEPTED and "attack:mapping" in mutation:
+        verdict, cause = FAILURE, "accepted a file whose default_mapping names code"
     if exc is not None:
         err += "".join(traceback.format_exception(exc))
     return verdict, cause, detail, code, stdout.getvalue(), err
@@ -236,7 +249,7 @@ def _worker(config_path: str) -> int:
                                 "mutation": mutant.mutation}) + "\n")
         start = time.perf_counter()
         verdict, cause, detail, code, _, _ = run_one(mutant.seed, mutant.data, seeds_dir, work,
-                                                         limit)
+                                                         limit, mutant.mutation)
         proto.write(json.dumps({"kind": "mutant", **asdict(Outcome(
             ident, mutant.seed.format, mutant.seed.name, mutant.mutation, verdict, cause,
             detail, code, time.perf_counter() - start))}) + "\n")
@@ -319,7 +332,7 @@ class Report:
                 "slowest": sorted(self.results, key=lambda r: -r["seconds"])[:10],
                 "by_format": self.by_format(),
                 "failures_by_format_and_cause": self.causes(),
-                "failures": self.failures(),
+                "failing_mutants": self.failures(),
                 "seeds": self.seeds}
 
 
@@ -453,7 +466,7 @@ def reproduce(ident: str, *, big: bool = False, limit: float = DEFAULT_LIMIT,
             keep.mkdir(parents=True, exist_ok=True)
             (keep / f"{ident.replace(':', '-')}--{mutant.seed.file}").write_bytes(mutant.data)
         verdict, cause, _, code, out, err = run_one(
-            mutant.seed, mutant.data, base / "seeds", base / "work", limit)
+            mutant.seed, mutant.data, base / "seeds", base / "work", limit, mutant.mutation)
         return (f"{ident}: {mutant.seed.format} seed {mutant.seed.name}, mutation "
                 f"{mutant.mutation}\ncommand: {mutant.seed.command} "
                 f"{' '.join(a[:60] for a in mutant.seed.argv)}\nverdict: {verdict} {cause} "
