@@ -96,9 +96,27 @@ def _strategy_parts(data: bytes) -> tuple[dict[str, Any], bytes]:
     return header, data[header["table_offset"]:]
 
 
-def _strategy_file(header: dict[str, Any], table: bytes, *, keep_offset: bool) -> bytes:
+def _sign(header: Any) -> None:
+    """Recompute the header's own checksum the way the product's writer does, if the product
+    has one (a ``header_checksum`` key and :func:`agent.strategy.fileformat.header_checksum`):
+    anyone can recompute it as easily, so a mutant must get past it to reach the checks
+    behind it. Nothing to do for files without it."""
+    from agent.strategy import fileformat
+
+    sign = getattr(fileformat, "header_checksum", None)
+    if sign is None or not isinstance(header, dict) or "header_checksum" not in header:
+        return
+    try:
+        header["header_checksum"] = sign(header)
+    except Exception:  # e.g. nested too deep to sign: the mutant keeps the old checksum
+        return
+
+
+def _strategy_file(header: dict[str, Any], table: bytes, *, keep_offset: bool,
+                   sign: bool = True) -> bytes:
     """A strategy file around a (mutated) header: the table moved to the next 64-byte
-    boundary after it, ``table_offset`` set to match unless the mutation chose it."""
+    boundary after it, ``table_offset`` set to match unless the mutation chose it, and the
+    header's checksum recomputed if it has one (unless ``sign`` is false)."""
     packed = encode_msgpack(header)
     offset = -(-(16 + len(packed)) // 64) * 64
     if not keep_offset and isinstance(header, dict):
@@ -106,6 +124,9 @@ def _strategy_file(header: dict[str, Any], table: bytes, *, keep_offset: bool) -
             header["table_offset"] = offset
             packed = encode_msgpack(header)
             offset = -(-(16 + len(packed)) // 64) * 64
+    if sign:
+        _sign(header)  # a sha256 in hex, as long as the one it replaces
+        packed = encode_msgpack(header)
     start = 16 + len(packed)
     return b"ACPCSTR1" + struct.pack("<Q", len(packed)) + packed + b"\0" * (
         offset - start) + table
@@ -156,7 +177,8 @@ def _mutate_header(rng: random.Random, data: bytes, under: tuple[str, ...] = ()
             name, header = mutate_value(rng, header, under=area, big_ints=False)
             names.append(name)
     name = "+".join(names) or "none"
-    return f"header:{name}", _strategy_file(header, table, keep_offset="table_offset" in name)
+    return f"header:{name}", _strategy_file(header, table, keep_offset="table_offset" in name,
+                                            sign="header_checksum" not in name)
 
 
 def _strategy(rng: random.Random, data: bytes) -> tuple[str, bytes]:
