@@ -1,0 +1,87 @@
+"""Bounds every input is checked against before work that grows with it (README "Limits").
+
+Pure and stdlib only: :func:`excerpt` for error messages that quote long input,
+:func:`check_json` (size and nesting depth of JSON text, scanned before ``json.loads`` so a
+hostile document costs a linear scan, never a deep recursion) and :func:`check_digits` (a
+decimal number's length, before ``int()`` so the interpreter's integer conversion limit is
+never what stops it). Each raises the error class its caller passes, so the message names
+the caller's file and field.
+"""
+
+from __future__ import annotations
+
+from agent.acpc.errors import AcpcError
+
+EXCERPT_CHARS = 80
+"""At most this many characters of bad input are quoted in an error message."""
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted in any JSON input (the deepest real one,
+a betting spec under ``"betting"`` with per-player tables, has 6 levels)."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr`` of ``value`` for an error message, cut to about ``limit`` characters with
+    the length of what was cut: a string or bytes is cut before quoting (so its ``repr`` is
+    still a valid literal), anything else is cut after."""
+    if isinstance(value, str | bytes):
+        if len(value) <= limit:
+            return repr(value)
+        unit = "bytes" if isinstance(value, bytes) else "characters"
+        return f"{value[:limit]!r}... ({len(value):,} {unit})"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def json_depth_over(text: str, max_depth: int) -> int | None:
+    """The offset where ``text`` first nests arrays/objects deeper than ``max_depth``, or
+    ``None``. Brackets inside strings do not count (escapes honoured); the text need not be
+    valid JSON (the parser that runs next says what else is wrong)."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > max_depth:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def check_json(text: str, *, where: str, what: str, max_chars: int,
+               error: type[AcpcError], max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise ``error`` unless ``text`` has at most ``max_chars`` characters and nests at
+    most ``max_depth`` levels (call before ``json.loads``).
+
+    ``where`` names the input (a file, or "inline"), ``what`` what was expected.
+    """
+    if len(text) > max_chars:
+        raise error(f"{where}: expected {what} of at most {max_chars:,} characters, got "
+                    f"{len(text):,}: {excerpt(text, 40)}")
+    offset = json_depth_over(text, max_depth)
+    if offset is not None:
+        raise error(f"{where}: expected {what} nested at most {max_depth} levels deep, got "
+                    f"deeper at character {offset:,}: {excerpt(text, 40)}")
+
+
+def check_digits(digits: str, max_digits: int, *, where: str, field: str,
+                 error: type[AcpcError]) -> int:
+    """``int(digits)`` once its length (sign excluded) is at most ``max_digits``, else
+    ``error`` naming ``where`` and ``field``."""
+    if len(digits.lstrip("+-")) > max_digits:
+        raise error(f"{where}: expected {field} of at most {max_digits} digits, got "
+                    f"{excerpt(digits, 20)}")
+    return int(digits)
