@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.acpc.errors import UsageError
+from agent.acpc.limits import MAX_RECORD_LINE_BYTES, check_json, excerpt, read_lines
 from agent.strategy.purification import sample_index
 
 PROG = "acpc-agent explain"
@@ -30,25 +31,31 @@ PROG = "acpc-agent explain"
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
     """The records of a trace file, checked: one JSON object with an integer ``hand`` per
-    line (blank lines skipped).
+    line (blank lines skipped), each line UTF-8, at most
+    :data:`~agent.acpc.limits.MAX_RECORD_LINE_BYTES` long and nested at most
+    :data:`~agent.acpc.limits.MAX_JSON_DEPTH` deep (checked before it is parsed).
 
     Raises:
         UsageError: for a line that is not such an object (the file and line are named).
         OSError: if the file cannot be read.
     """
     records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    what = "an agent trace (acpc-agent --trace)"
+    with path.open("rb") as handle:
+        for number, line in read_lines(handle, source=str(path), what=what, error=UsageError):
             if not line.strip():
                 continue
+            where = f"{path}:{number}"
+            check_json(line, where=where, what="a trace record",
+                       max_chars=MAX_RECORD_LINE_BYTES, error=UsageError)
             try:
                 record = json.loads(line)
             except ValueError:
                 record = None
             if not isinstance(record, dict) or not isinstance(record.get("hand"), int):
                 raise UsageError(
-                    f"expected a JSON object with an integer 'hand' per line of an agent "
-                    f"trace (acpc-agent --trace) at {path}:{number}, got {line.strip()[:80]!r}")
+                    f"expected a JSON object with an integer 'hand' per line of {what} at "
+                    f"{where}, got {excerpt(line.strip())}")
             records.append(record)
     return records
 

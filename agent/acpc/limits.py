@@ -4,11 +4,15 @@ Pure and stdlib only: :func:`excerpt` for error messages that quote long input,
 :func:`check_json` (size and nesting depth of JSON text, scanned before ``json.loads`` so a
 hostile document costs a linear scan, never a deep recursion) and :func:`check_digits` (a
 decimal number's length, before ``int()`` so the interpreter's integer conversion limit is
-never what stops it). Each raises the error class its caller passes, so the message names
-the caller's file and field.
+never what stops it), :func:`read_lines` (a line-oriented file streamed with a bound per
+line; it reads only the stream its caller opened). Each raises the error class its caller
+passes, so the message names the caller's file and field.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from agent.acpc.errors import AcpcError
 
@@ -85,3 +89,36 @@ def check_digits(digits: str, max_digits: int, *, where: str, field: str,
         raise error(f"{where}: expected {field} of at most {max_digits} digits, got "
                     f"{excerpt(digits, 20)}")
     return int(digits)
+
+
+MAX_RECORD_LINE_BYTES = 1 << 20
+"""Longest line of a line-oriented input read here (agent traces, dealer logs and
+transaction files): 1 MiB; real ones are under 4 KB (the reference dealer's lines are at
+most 4,095 bytes)."""
+
+
+def read_lines(stream: BinaryIO, *, source: str, what: str, error: type[AcpcError],
+               max_line_bytes: int = MAX_RECORD_LINE_BYTES,
+               encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """``(line number, line without its final ``\\n``)`` of a binary stream, one at a time (the
+    file is streamed, never read whole), each line at most ``max_line_bytes`` bytes.
+
+    Raises:
+        error: naming ``source`` and the line for a line too long or not in ``encoding``
+            (``what`` says what the file was expected to be).
+    """
+    number = 0
+    while True:
+        raw = stream.readline(max_line_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+            raise error(f"{source}:{number}: expected {what} with lines of at most "
+                        f"{max_line_bytes:,} bytes, got a longer line: {excerpt(raw, 40)}")
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise error(f"{source}:{number}: expected {what} ({encoding.upper()}), got byte "
+                        f"{raw[exc.start]:#04x} at column {exc.start + 1}") from None
+        yield number, text[:-1] if text.endswith("\n") else text
