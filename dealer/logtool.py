@@ -33,7 +33,9 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from agent.acpc.limits import excerpt, read_lines
 from dealer.logfile import (
+    MAX_LOG_DIGITS,
     format_chips,
     format_header,
     format_score_line,
@@ -45,6 +47,8 @@ from dealer.logfile import (
 )
 
 PROG = "acpc-log"
+MISMATCH_CHARS = 200
+"""A mismatch quotes at most this many characters of each line."""
 
 
 class LogError(AcpcError, ValueError):
@@ -63,8 +67,8 @@ class Mismatch:
     def render(self, source: str) -> str:
         return (
             f"{source}:{self.line_no}: {self.reason}\n"
-            f"  expected: {self.expected!r}\n"
-            f"  got:      {self.got!r}"
+            f"  expected: {excerpt(self.expected, MISMATCH_CHARS)}\n"
+            f"  got:      {excerpt(self.got, MISMATCH_CHARS)}"
         )
 
 
@@ -85,21 +89,22 @@ class VerifyResult:
 
 
 def _read_lines(path: Path) -> list[str]:
+    """The lines of a log, read line by line: each ASCII and at most
+    :data:`~agent.acpc.limits.MAX_RECORD_LINE_BYTES` bytes (else a :class:`LogError` naming
+    the line); a missing final newline shows as an extra line that matches nothing."""
+    lines: list[str] = []
+    ended = True
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            for _, line in read_lines(f, source=str(path), what="an ASCII dealer log",
+                                      error=LogError, encoding="ascii"):
+                lines.append(line)
+            if lines:
+                f.seek(-1, 2)
+                ended = f.read(1) == b"\n"
     except OSError as exc:
         raise LogError(f"could not read log {str(path)!r}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        raise LogError(
-            f"{path}: expected an ASCII dealer log, got byte {data[exc.start]:#04x} at "
-            f"offset {exc.start}"
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    else:
+    if not ended:
         lines.append("\0no final newline")  # makes the last line differ visibly
     return lines
 
@@ -107,7 +112,8 @@ def _read_lines(path: Path) -> list[str]:
 def _split_state(line: str) -> tuple[int, str, list[str]] | None:
     """``(hand, betting, names)`` of a STATE line, or None if it is not one."""
     parts = line.split(":", 5)
-    if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit():
+    if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit() or (
+            len(parts[1]) > MAX_LOG_DIGITS):
         return None
     return int(parts[1]), parts[2], parts[5].split("|")
 
@@ -277,17 +283,20 @@ def read_transactions(path: Path, game: Game) -> dict[int, list[str]]:
     Raises:
         LogError: if the file cannot be read or a line is not of that form.
     """
-    try:
-        text = path.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LogError(f"could not read transaction file {str(path)!r}: {exc}") from None
     hands: dict[int, list[str]] = {}
-    for i, line in enumerate(text.splitlines()):
-        parts = line.split()
-        if len(parts) != 4 or not parts[1].isdigit():
-            raise LogError(f"{path}:{i + 1}: expected '<action> <hand> <sent> <received>', "
-                           f"got {line!r}")
-        hands.setdefault(int(parts[1]), []).append(parts[0])
+    try:
+        with path.open("rb") as f:
+            for no, line in read_lines(f, source=str(path), what="an ASCII transaction file",
+                                       error=LogError, encoding="ascii"):
+                parts = line.split()
+                if len(parts) != 4 or not parts[1].isdigit() or len(parts[1]) > MAX_LOG_DIGITS:
+                    raise LogError(f"{path}:{no}: expected '<action> <hand> <sent> "
+                                   f"<received>' (a hand of at most {MAX_LOG_DIGITS} digits), "
+                                   f"got {excerpt(line)}")
+                hands.setdefault(int(parts[1]), []).append(parts[0])
+    except OSError as exc:
+        raise LogError(f"could not read transaction file {str(path)!r}: "
+                       f"{exc.strerror or exc}") from None
     return hands
 
 
