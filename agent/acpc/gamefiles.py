@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agent.acpc.errors import GameDefError
 from agent.acpc.gamedef import MAX_GAMEDEF_CHARS, Game, parse_gamedef
+from agent.acpc.limits import excerpt
 
 _BUNDLED = resources.files("agent.acpc") / "games"
 
@@ -33,7 +34,7 @@ def bundled_game_path(name: str) -> Path:
     """
     if name not in bundled_games():
         raise GameDefError(
-            f"expected one of the bundled games {bundled_games()}, got {name!r}"
+            f"expected one of the bundled games {bundled_games()}, got {excerpt(name)}"
         )
     return Path(str(_BUNDLED / name))
 
@@ -47,14 +48,14 @@ def read_game_text(spec: str | Path) -> tuple[str, str]:
             all), or is not ASCII.
     """
     path = Path(spec)
-    if not path.exists() and str(spec) in bundled_games():
-        path = bundled_game_path(str(spec))
     try:
+        if not path.exists() and str(spec) in bundled_games():
+            path = bundled_game_path(str(spec))
         with path.open("rb") as f:
             data = f.read(MAX_GAMEDEF_CHARS + 1)
     except OSError as exc:
         raise GameDefError(
-            f"could not open game definition {str(spec)!r}: {exc.strerror or exc}"
+            f"could not open game definition {excerpt(str(spec))}: {exc.strerror or exc}"
         ) from None
     if len(data) > MAX_GAMEDEF_CHARS:
         raise GameDefError(f"{spec}: expected a game definition of at most "

@@ -226,3 +226,10 @@ def test_long_lines_are_quoted_as_an_excerpt_and_long_files_refused(tmp_path: Pa
     with pytest.raises(GameDefError, match=r"big\.game: expected a game definition of at most "
                        r"1,048,576 bytes, got more"):
         load_game(big)
+
+
+def test_a_name_the_system_refuses_is_a_short_game_def_error() -> None:
+    # a 6,000-character name was an OSError quoting all of it
+    with pytest.raises(GameDefError, match=r"^could not open game definition 'xxx.*\(6,000 "
+                       r"characters\): File name too long$"):
+        load_game("x" * 6000)
