@@ -284,7 +284,7 @@ class AllinSummary:
 
 
 def summarize_log(
-    game: Game, lines: Sequence[str], source: str = "<log>", method: str = "auto"
+    game: Game, lines: Iterable[str], source: str = "<log>", method: str = "auto"
 ) -> AllinSummary:
     """Raw and all-in-EV totals by seat of a dealer log's lines (no line ends).
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 
 from agent.acpc.gamefiles import load_game
 from dealer.logfile import format_chips
-from dealer.logtool import LogError, main, read_transactions
+from dealer.logtool import LogError, main, read_transactions, verify_lines
 from tests.support import LOGS, REFERENCE_LOGS
 
 NL2 = "holdem.nolimit.2p.reverse_blinds.game"
@@ -222,3 +223,15 @@ def test_hostile_trace_records_are_one_short_line(
     err = capsys.readouterr().err
     assert err.startswith("acpc-log: error: ") and err.count("\n") == 1, err[:300]
     assert needle in err and len(err) < 400, err[:300]
+
+
+def test_verify_streams_the_log() -> None:
+    # The log is read as it is checked: an endless stream after a good log stops at its
+    # first extra line (on main the whole file was read into a list first).
+    game = load_game("leduc.limit.2p.game")
+    endless = itertools.chain(LEDUC, itertools.repeat("junk"))
+    result = verify_lines(game, endless, "endless")
+    assert result.mismatch is not None and result.hands == 1000
+    assert result.mismatch.line_no == len(LEDUC) + 1
+    assert result.mismatch.reason == "unexpected text after SCORE"
+    assert verify_lines(game, iter(LEDUC), "good").ok
