@@ -27,6 +27,12 @@ strategy file row is ``(node id, bucket)`` and no string keys are stored: the ag
 solver build the same tree from the same game and abstraction. The spec round-trips through
 JSON (:meth:`BettingAbstraction.to_json` / :func:`parse_betting_abstraction`).
 
+Bounds (README "Limits"): a spec's text is checked for size (:data:`MAX_SPEC_CHARS`) and
+nesting before it is parsed, its numbers for range; :func:`build_tree` first counts the
+tree (:func:`count_tree_nodes`, memoised, no node built) and refuses one over
+:func:`max_tree_nodes` (:data:`MAX_TREE_NODES`, or :data:`TREE_NODES_ENV`), so every caller
+(strategy files, the solvers, ``size``, the agent) gets the same cap.
+
 Imports the stdlib and :mod:`agent.acpc` only.
 """
 
