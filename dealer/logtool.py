@@ -135,7 +135,7 @@ class _Window:
                 self._done = True
         k = i - self._base
         if k < 0:
-            raise IndexError(f"line {i} was released")
+            raise AssertionError(f"line {i} was released")  # verify_lines never goes back
         return self._buf[k] if k < len(self._buf) else None
 
     def release(self, i: int) -> None:
