@@ -85,7 +85,7 @@ def test_raise_cap(nl2: Game) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope", "expected a preset (fcpa, fchpa"),
+        ("nope", "expected a preset"),
         ('{"fractions": [[[1, 0.5]]]}', "increasing positive pot fractions"),
         ('{"fold": true}', "expected betting abstraction fields"),
         ("{bad json", "expected a JSON betting abstraction"),
