@@ -490,9 +490,11 @@ the cap takes about 1 GB and half a minute or more to build. :data:`TREE_NODES_E
 overrides it."""
 TREE_NODES_ENV = "ACPC_ARENA_MAX_TREE_NODES"
 """Environment variable that replaces :data:`MAX_TREE_NODES` (a positive whole number)."""
-MIN_COUNT_TRANSITIONS = 50_000
-"""Least work :func:`count_tree_nodes` may do (child states built at distinct states; the
-largest real tree needs 6,459): about 1-4 s at ~20-90 us each (load 1-11)."""
+MIN_COUNT_TRANSITIONS = 250_000
+"""Least work :func:`count_tree_nodes` may do (child states built at distinct states, never
+more than the tree's nodes): heads-up trees merge well (the largest bundled one, 307,250
+nodes, needs 6,459), multiway ones do not (six-player hold'em with pot raises preflop and
+on the flop, 126,539 nodes, needs 66,006); about 5-25 s at ~20-90 us each (load 1-11)."""
 
 
 def max_tree_nodes() -> int:
@@ -519,13 +521,13 @@ def count_tree_nodes(game: Game, abstraction: BettingAbstraction, limit: int | N
     (the bundled hold'em tree: 35,610 nodes, 1,765 transitions, 0.05 s). The count stops as
     soon as a partial sum passes ``limit`` (default :func:`max_tree_nodes`) or the work
     passes ``max_transitions`` (default the larger of :data:`MIN_COUNT_TRANSITIONS` and a
-    twentieth of the limit; distinct states are never more than nodes).
+    quarter of the limit; distinct states are never more than nodes).
 
     Raises:
         AbstractionError: saying what was expected, the count reached and the limit.
     """
     cap = max_tree_nodes() if limit is None else limit
-    budget = max(MIN_COUNT_TRANSITIONS, cap // 20) if max_transitions is None else (
+    budget = max(MIN_COUNT_TRANSITIONS, cap // 4) if max_transitions is None else (
         max_transitions)
     root = BettingState.initial(game)
     if root.finished:
