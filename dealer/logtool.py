@@ -105,7 +105,7 @@ def iter_log_lines(path: Path) -> Iterator[str]:
     try:
         with path.open("rb") as f:
             line = None
-            for _, line in read_lines(f, source=str(path), what="an ASCII dealer log",
+            for _, line in read_lines(f, source=str(path), what="a dealer log",
                                       error=LogError, encoding="ascii"):
                 yield line
             if line is not None:
@@ -347,7 +347,7 @@ def read_transactions(path: Path, game: Game) -> dict[int, list[str]]:
     hands: dict[int, list[str]] = {}
     try:
         with path.open("rb") as f:
-            for no, line in read_lines(f, source=str(path), what="an ASCII transaction file",
+            for no, line in read_lines(f, source=str(path), what="a transaction file",
                                        error=LogError, encoding="ascii"):
                 parts = line.split()
                 if len(parts) != 4 or not parts[1].isdigit() or len(parts[1]) > MAX_LOG_DIGITS:

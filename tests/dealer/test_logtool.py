@@ -96,7 +96,7 @@ def test_truncated_and_extended_logs(tmp_path: Path, capsys: pytest.CaptureFixtu
         (b"", "expected '# name/game/hands/seed ...', got an empty file"),
         (b"hello\n", "expected '# name/game/hands/seed <match> <game> <hands> <seed>'"),
         (b"# name/game/hands/seed a b 10 1\n#--t_response x\n", "expected '#--t_response <ms>'"),
-        (b"\xff\xfe", "bad.log:1: expected an ASCII dealer log (ASCII), got byte 0xff at "
+        (b"\xff\xfe", "bad.log:1: expected a dealer log (ASCII), got byte 0xff at "
          "column 1"),
     ],
 )
@@ -158,7 +158,7 @@ LEDUC = (LOGS / "leduc_1000.log").read_text().splitlines()
          "bad.log:6: expected STATE:hand:betting:cards:values:names (a hand number of at "
          "most 20 digits)"),
         ("allin-ev", (5, "STATE:1:rc/cc:Ah|Qs/Ks:inf|-inf:P2|P1"), "expected finite values"),
-        ("verify", (5, "x" * ((1 << 20) + 1)), "bad.log:6: expected an ASCII dealer log with "
+        ("verify", (5, "x" * ((1 << 20) + 1)), "bad.log:6: expected a dealer log with "
          "lines of at most 1,048,576 bytes, got a longer line"),
     ],
 )
@@ -197,7 +197,7 @@ def test_transaction_files_are_bounded(tmp_path: Path) -> None:
                        r"<received>' \(a hand of at most 20 digits\)"):
         read_transactions(tlog, load_game("leduc.limit.2p.game"))
     tlog.write_bytes(b"c 1 1 2\n\xff\n")
-    with pytest.raises(LogError, match=r"m\.tlog:2: expected an ASCII transaction file"):
+    with pytest.raises(LogError, match=r"m\.tlog:2: expected a transaction file \(ASCII\)"):
         read_transactions(tlog, load_game("leduc.limit.2p.game"))
 
 
