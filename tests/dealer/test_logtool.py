@@ -235,3 +235,20 @@ def test_verify_streams_the_log() -> None:
     assert result.mismatch.line_no == len(LEDUC) + 1
     assert result.mismatch.reason == "unexpected text after SCORE"
     assert verify_lines(game, iter(LEDUC), "good").ok
+
+
+def test_a_game_file_with_a_5000_digit_number_is_one_line_for_the_dealer_and_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # acpc-dealer and acpc-log verify used to crash with the int conversion limit's ValueError
+    from dealer.cli import main as dealer_main
+
+    text = (Path(__file__).parents[2] / "agent" / "acpc" / "games"
+            / "leduc.limit.2p.game").read_text()
+    game = tmp_path / "big.game"
+    game.write_text(text.replace("blind = 1 1", f"blind = 1 1{HUGE}"))
+    assert main(["verify", str(game), str(LOGS / "leduc_1000.log")]) == 1
+    assert dealer_main(["m", str(game), "10", "1", "a", "b"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("big.game:" in e and "of at most 20 digits" in e
+                                 and len(e) < 300 for e in err), err
