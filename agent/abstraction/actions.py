@@ -31,7 +31,7 @@ Bounds (README "Limits"): a spec's text is checked for size (:data:`MAX_SPEC_CHA
 nesting before it is parsed, its numbers for range; :func:`build_tree` first counts the
 tree (:func:`count_tree_nodes`, memoised, no node built) and refuses one over
 :func:`max_tree_nodes` (:data:`MAX_TREE_NODES`, or :data:`TREE_NODES_ENV`), so every caller
-(strategy files, the solvers, ``size``, the agent) gets the same cap.
+(strategy files, the solvers, ``learn-sizes``, the agent) gets the same cap.
 
 Imports the stdlib and :mod:`agent.acpc` only.
 """
