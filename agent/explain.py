@@ -18,39 +18,54 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from agent.acpc.errors import UsageError
+from agent.acpc.limits import MAX_RECORD_LINE_BYTES, check_json, excerpt, read_lines
 from agent.strategy.purification import sample_index
 
 PROG = "acpc-agent explain"
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
-    """The records of a trace file, checked: one JSON object with an integer ``hand`` per
-    line (blank lines skipped).
+    """The records of a trace file (:func:`iter_trace`), as a list.
+
+    Raises:
+        UsageError: for a line that is not a record (the file and line are named).
+        OSError: if the file cannot be read.
+    """
+    return list(iter_trace(path))
+
+
+def iter_trace(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a trace file, streamed and checked: one JSON object with an integer
+    ``hand`` per line (blank lines skipped), each line UTF-8, at most
+    :data:`~agent.acpc.limits.MAX_RECORD_LINE_BYTES` long and nested at most
+    :data:`~agent.acpc.limits.MAX_JSON_DEPTH` deep (checked before it is parsed).
 
     Raises:
         UsageError: for a line that is not such an object (the file and line are named).
         OSError: if the file cannot be read.
     """
-    records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    what = "an agent trace (acpc-agent --trace)"
+    with path.open("rb") as handle:
+        for number, line in read_lines(handle, source=str(path), what=what, error=UsageError):
             if not line.strip():
                 continue
+            where = f"{path}:{number}"
+            check_json(line, where=where, what="a trace record",
+                       max_chars=MAX_RECORD_LINE_BYTES, error=UsageError)
             try:
                 record = json.loads(line)
             except ValueError:
                 record = None
             if not isinstance(record, dict) or not isinstance(record.get("hand"), int):
                 raise UsageError(
-                    f"expected a JSON object with an integer 'hand' per line of an agent "
-                    f"trace (acpc-agent --trace) at {path}:{number}, got {line.strip()[:80]!r}")
-            records.append(record)
-    return records
+                    f"expected a JSON object with an integer 'hand' per line of {what} at "
+                    f"{where}, got {excerpt(line.strip())}")
+            yield record
 
 
 def hands(records: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -177,19 +192,31 @@ def tell_hand(number: int, records: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def explain(records: Sequence[dict[str, Any]], out: TextIO, *,
+def explain(records: Iterable[dict[str, Any]], out: TextIO, *,
             only: Sequence[int] | None = None, limit: int | None = None) -> int:
     """Print the story of the selected hands of ``records``; returns how many were told.
+    With ``only``, the records of other hands are dropped as they come (a stream of any
+    length takes the memory of the hands asked for).
 
     Raises:
         UsageError: if a hand asked for is not in the trace.
     """
-    grouped = hands(records)
+    seen: list[int] = []  # the lowest and highest hand numbers, for the message
+
+    def kept(stream: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        wanted = set(only or ())
+        for record in stream:
+            number = int(record["hand"])
+            seen[:] = [min(seen[0], number), max(seen[1], number)] if seen else [number,
+                                                                                    number]
+            if not wanted or number in wanted:
+                yield record
+
+    grouped = hands(kept(records))
     if only:
         missing = [n for n in only if n not in grouped]
         if missing:
-            have = sorted(grouped)
-            span = f"{have[0]}..{have[-1]}" if have else "none"
+            span = f"{seen[0]}..{seen[1]}" if seen else "none"
             raise UsageError(f"expected hands the trace holds ({span}), got --hand "
                              f"{missing[0]!r}")
         numbers = list(only)
@@ -221,7 +248,7 @@ def main(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     if args.limit is not None and args.limit < 1:
         build_parser().error(f"expected --limit of at least 1, got {args.limit!r}")
     try:
-        told = explain(read_trace(args.trace), out, only=args.hand, limit=args.limit)
+        told = explain(iter_trace(args.trace), out, only=args.hand, limit=args.limit)
     except (UsageError, OSError) as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 1

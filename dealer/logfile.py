@@ -18,11 +18,24 @@ from dataclasses import dataclass
 from agent.acpc.betting import BettingState
 from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand_fast as rank_hand
+from agent.acpc.limits import check_digits, excerpt
 from agent.acpc.matchstate import format_cards_section
 
 DEFAULT_T_RESPONSE_MS = 600000
 DEFAULT_T_HAND_MS = 600000
 DEFAULT_T_PER_HAND_MS = 7000
+MAX_LOG_DIGITS = 20
+"""Digits a whole number of a log line may have (hand numbers, seeds, time limits): every
+real one fits in 20 (the reference prints unsigned 32-bit values); checked before ``int()``."""
+
+
+def log_int(text: str, where: str, field: str) -> int:
+    """A whole number of a log line, at most :data:`MAX_LOG_DIGITS` digits.
+
+    Raises:
+        UsageError: naming ``where`` and ``field`` for a longer one.
+    """
+    return check_digits(text, MAX_LOG_DIGITS, where=where, field=field, error=UsageError)
 
 
 def format_chips(value: float) -> str:
@@ -85,17 +98,19 @@ def parse_header(lines: Sequence[str], source: str = "<log>") -> LogHeader:
     if m is None:
         raise UsageError(
             f"{source}:1: expected '# name/game/hands/seed <match> <game> <hands> <seed>', "
-            f"got {lines[0]!r}"
+            f"got {excerpt(lines[0])}"
         )
     limits: dict[str, int] = {}
     for i, key in enumerate(("t_response", "t_hand", "t_per_hand"), start=1):
         line = lines[i] if i < len(lines) else ""
         lm = _LIMIT.fullmatch(line)
         if lm is None or lm.group(1) != key:
-            raise UsageError(f"{source}:{i + 1}: expected '#--{key} <ms>', got {line!r}")
-        limits[key] = int(lm.group(2))
+            raise UsageError(f"{source}:{i + 1}: expected '#--{key} <ms>', got "
+                             f"{excerpt(line)}")
+        limits[key] = log_int(lm.group(2), f"{source}:{i + 1}", key)
     return LogHeader(
-        m.group(1), m.group(2), int(m.group(3)), int(m.group(4)),
+        m.group(1), m.group(2), log_int(m.group(3), f"{source}:1", "hands"),
+        log_int(m.group(4), f"{source}:1", "seed"),
         limits["t_response"], limits["t_hand"], limits["t_per_hand"],
     )
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +34,9 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from agent.acpc.limits import excerpt, read_lines
 from dealer.logfile import (
+    MAX_LOG_DIGITS,
     format_chips,
     format_header,
     format_score_line,
@@ -45,6 +48,8 @@ from dealer.logfile import (
 )
 
 PROG = "acpc-log"
+MISMATCH_CHARS = 200
+"""A mismatch quotes at most this many characters of each line."""
 
 
 class LogError(AcpcError, ValueError):
@@ -63,8 +68,8 @@ class Mismatch:
     def render(self, source: str) -> str:
         return (
             f"{source}:{self.line_no}: {self.reason}\n"
-            f"  expected: {self.expected!r}\n"
-            f"  got:      {self.got!r}"
+            f"  expected: {excerpt(self.expected, MISMATCH_CHARS)}\n"
+            f"  got:      {excerpt(self.got, MISMATCH_CHARS)}"
         )
 
 
@@ -84,35 +89,85 @@ class VerifyResult:
         return self.mismatch is None
 
 
-def _read_lines(path: Path) -> list[str]:
+NO_FINAL_NEWLINE = "\0no final newline"
+"""The extra last line :func:`iter_log_lines` gives a file whose last line has no end (it
+matches nothing, so the line shows in a mismatch)."""
+
+
+def iter_log_lines(path: Path) -> Iterator[str]:
+    """The lines of a log, streamed: each ASCII and at most
+    :data:`~agent.acpc.limits.MAX_RECORD_LINE_BYTES` bytes (else a :class:`LogError` naming
+    the line), then :data:`NO_FINAL_NEWLINE` if the last line has no line end.
+
+    Raises:
+        LogError: when the file cannot be read (at the first line asked for) or a line is bad.
+    """
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            line = None
+            for _, line in read_lines(f, source=str(path), what="a dealer log",
+                                      error=LogError, encoding="ascii"):
+                yield line
+            if line is not None:
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    yield NO_FINAL_NEWLINE
     except OSError as exc:
         raise LogError(f"could not read log {str(path)!r}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        raise LogError(
-            f"{path}: expected an ASCII dealer log, got byte {data[exc.start]:#04x} at "
-            f"offset {exc.start}"
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    else:
-        lines.append("\0no final newline")  # makes the last line differ visibly
-    return lines
+
+
+class _Window:
+    """The lines of a stream by 0-based index, read on demand; lines before the last
+    :meth:`release` are dropped, so verifying keeps only the lines it is looking at."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._it = iter(lines)
+        self._buf: deque[str] = deque()
+        self._base = 0
+        self._done = False
+
+    def get(self, i: int) -> str | None:
+        """Line ``i`` (not released), or None past the end."""
+        while not self._done and i >= self._base + len(self._buf):
+            try:
+                self._buf.append(next(self._it))
+            except StopIteration:
+                self._done = True
+        k = i - self._base
+        if k < 0:
+            raise AssertionError(f"line {i} was released")  # verify_lines never goes back
+        return self._buf[k] if k < len(self._buf) else None
+
+    def release(self, i: int) -> None:
+        """Forget every line before ``i``."""
+        while self._buf and self._base < i:
+            self._buf.popleft()
+            self._base += 1
+
+    def lines_from(self, i: int, count: int) -> Iterator[str]:
+        """Up to ``count`` lines from ``i`` on (fewer at the end)."""
+        for k in range(i, i + count):
+            line = self.get(k)
+            if line is None:
+                return
+            yield line
 
 
 def _split_state(line: str) -> tuple[int, str, list[str]] | None:
     """``(hand, betting, names)`` of a STATE line, or None if it is not one."""
     parts = line.split(":", 5)
-    if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit():
+    if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit() or (
+            len(parts[1]) > MAX_LOG_DIGITS):
         return None
     return int(parts[1]), parts[2], parts[5].split("|")
 
 
-def _infer_fixed_seats(lines: Sequence[str], seat_names: Sequence[str]) -> bool:
+SEATS_INFERENCE_LINES = 64
+"""Lines after hand 0 that :func:`_infer_fixed_seats` looks at (hand 1 decides in a real
+log)."""
+
+
+def _infer_fixed_seats(lines: Iterable[str], seat_names: Sequence[str]) -> bool:
     """Whether the dealer ran with ``-f``, from the STATE lines after hand 0 (headers of a
     restart and anything else skipped): with fixed seats every hand lists the names in seat
     order, with rotating seats a hand that is not a multiple of the player count lists them
@@ -134,10 +189,11 @@ def _infer_fixed_seats(lines: Sequence[str], seat_names: Sequence[str]) -> bool:
 
 
 def verify_lines(
-    game: Game, lines: Sequence[str], source: str = "<log>", fixed_seats: bool | None = None,
+    game: Game, stream: Iterable[str], source: str = "<log>", fixed_seats: bool | None = None,
     transactions: dict[int, list[str]] | None = None,
 ) -> VerifyResult:
-    """Check the lines of a log (without line ends) against a faithful re-derivation.
+    """Check the lines of a log (without line ends) against a faithful re-derivation, reading
+    them as it goes (a log of any length takes memory for a few lines, not the file).
 
     A resumed match (``-T`` then ``-a``) is checked as the reference writes it: the header
     again at each restart, and hands the restart replayed from the transaction file without
@@ -146,7 +202,7 @@ def verify_lines(
 
     Args:
         game: the game the log was played in.
-        lines: the log's lines.
+        stream: the log's lines (a list, or :func:`iter_log_lines`).
         source: name used in messages.
         fixed_seats: whether the dealer ran with ``-f``; ``None`` infers it from the names.
         transactions: the transaction file's actions per hand (:func:`read_transactions`).
@@ -154,25 +210,34 @@ def verify_lines(
     Raises:
         LogError: if the header is not a dealer log header.
     """
+    lines = _Window(stream)
+
+    def line_at(line_no: int) -> str:
+        """The 1-based line ``line_no``, or ``<end of file>``."""
+        got = lines.get(line_no - 1)
+        return "<end of file>" if got is None else got
+
+    head = list(lines.lines_from(0, 4))
     try:
-        header = parse_header(lines[:4], source)
+        header = parse_header(head, source)
     except ValueError as exc:
         raise LogError(str(exc)) from None
     n = game.num_players
     expected_header = format_header(header).split("\n")[:4]
-    for i, (want, got) in enumerate(zip(expected_header, lines[:4], strict=True)):
+    for i, (want, got) in enumerate(zip(expected_header, head, strict=True)):
         if want != got:
             return VerifyResult(0, Mismatch(i + 1, want, got, "header differs"))
-    first = _split_state(lines[4]) if len(lines) > 4 else None
+    got = line_at(5)
+    first = _split_state(got)
     if first is None or len(first[2]) != n:
-        got = lines[4] if len(lines) > 4 else "<end of file>"
         return VerifyResult(0, Mismatch(
             5, f"STATE:0:...:<{n} names by position>", got,
             f"expected a STATE line for hand 0 of a {n}-player game",
         ))
     seat_names = first[2]
     if fixed_seats is None:
-        fixed_seats = _infer_fixed_seats(lines[5:], seat_names)
+        fixed_seats = _infer_fixed_seats(lines.lines_from(5, SEATS_INFERENCE_LINES),
+                                         seat_names)
     totals = [0.0] * n
     deals = deal_hands(game, header.seed)
     skipped = 0  # lines of repeated headers so far, less hands missing from the log
@@ -181,10 +246,10 @@ def verify_lines(
 
     def resumed_header(at: int) -> tuple[int, Mismatch | None]:
         """Lines of a repeated header at line ``at`` (a resumed match), 0 if none."""
-        if at - 1 >= len(lines) or not lines[at - 1].startswith("# name/game/hands/seed"):
+        if not line_at(at).startswith("# name/game/hands/seed"):
             return 0, None
         for i, want in enumerate(expected_header):
-            got = lines[at - 1 + i] if at - 1 + i < len(lines) else "<end of file>"
+            got = line_at(at + i)
             if got != want:
                 return 0, Mismatch(at + i, want, got,
                                    "a repeated header (a resumed match) differs from the first")
@@ -204,7 +269,8 @@ def verify_lines(
             skipped += extra
             resumed = resumed or bool(extra)
         line_no = 5 + hand + skipped
-        got = lines[line_no - 1] if line_no - 1 < len(lines) else "<end of file>"
+        lines.release(line_no - 1)
+        got = line_at(line_no)
         parsed = _split_state(got)
         if resumed and parsed is not None and parsed[0] > hand:
             # The reference replays a resumed match's transaction file without logging the
@@ -256,16 +322,17 @@ def verify_lines(
     skipped += extra
     line_no = 5 + header.num_hands + skipped
     want = format_score_line(totals, seat_names)
-    got = lines[line_no - 1] if line_no - 1 < len(lines) else "<end of file>"
+    got = line_at(line_no)
     if not score_known:
         if not got.startswith("SCORE:") or got.count(":") != 2:
             return VerifyResult(header.num_hands, Mismatch(
                 line_no, "SCORE:<totals>:<names>", got, "expected the SCORE line"))
     elif want != got:
         return VerifyResult(header.num_hands, Mismatch(line_no, want, got, "SCORE line differs"))
-    if len(lines) > line_no:
+    after = lines.get(line_no)
+    if after is not None:
         return VerifyResult(header.num_hands, Mismatch(
-            line_no + 1, "<end of file>", lines[line_no], "unexpected text after SCORE"
+            line_no + 1, "<end of file>", after, "unexpected text after SCORE"
         ))
     return VerifyResult(header.num_hands, None, tuple(unlogged), score_known)
 
@@ -277,17 +344,20 @@ def read_transactions(path: Path, game: Game) -> dict[int, list[str]]:
     Raises:
         LogError: if the file cannot be read or a line is not of that form.
     """
-    try:
-        text = path.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LogError(f"could not read transaction file {str(path)!r}: {exc}") from None
     hands: dict[int, list[str]] = {}
-    for i, line in enumerate(text.splitlines()):
-        parts = line.split()
-        if len(parts) != 4 or not parts[1].isdigit():
-            raise LogError(f"{path}:{i + 1}: expected '<action> <hand> <sent> <received>', "
-                           f"got {line!r}")
-        hands.setdefault(int(parts[1]), []).append(parts[0])
+    try:
+        with path.open("rb") as f:
+            for no, line in read_lines(f, source=str(path), what="a transaction file",
+                                       error=LogError, encoding="ascii"):
+                parts = line.split()
+                if len(parts) != 4 or not parts[1].isdigit() or len(parts[1]) > MAX_LOG_DIGITS:
+                    raise LogError(f"{path}:{no}: expected '<action> <hand> <sent> "
+                                   f"<received>' (a hand of at most {MAX_LOG_DIGITS} digits), "
+                                   f"got {excerpt(line)}")
+                hands.setdefault(int(parts[1]), []).append(parts[0])
+    except OSError as exc:
+        raise LogError(f"could not read transaction file {str(path)!r}: "
+                       f"{exc.strerror or exc}") from None
     return hands
 
 
@@ -302,7 +372,7 @@ def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
     if tlog is None and path.with_suffix(".tlog").is_file():
         tlog = path.with_suffix(".tlog")
     transactions = read_transactions(tlog, game) if tlog is not None else None
-    return verify_lines(game, _read_lines(path), str(path), fixed_seats, transactions)
+    return verify_lines(game, iter_log_lines(path), str(path), fixed_seats, transactions)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -367,9 +437,7 @@ def _phh(game: Game, path: Path, out: Path | None, skip: bool) -> int:
     from dealer.phh import log_to_phhs, phh_variant, trace_to_phhs
 
     phh_variant(game)  # refuse the game before reading anything
-    lines = _read_lines(path)
-    if lines and lines[-1] == "\0no final newline":
-        lines.pop()
+    lines = [line for line in iter_log_lines(path) if line != NO_FINAL_NEWLINE]
     first = next((x for x in lines if x.strip()), "")
     skipped: list[int] = []
     if first.startswith("{"):
@@ -399,9 +467,8 @@ def _allin_ev(game: Game, path: Path, method: str) -> int:
     """
     from dealer.match.allin import summarize_log
 
-    lines = _read_lines(path)
     try:
-        summary = summarize_log(game, lines, str(path), method)
+        summary = summarize_log(game, iter_log_lines(path), str(path), method)
     except ValueError as exc:
         raise LogError(str(exc)) from None
     bb = game.big_blind or 1

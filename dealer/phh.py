@@ -63,6 +63,8 @@ from agent.acpc.betting import ActionKind, BettingState, parse_action, parse_bet
 from agent.acpc.cards import format_card, parse_cards
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import MAX_RECORD_LINE_BYTES, check_json, excerpt
+from dealer.logfile import MAX_LOG_DIGITS
 
 HOLDEM_BOARD = (0, 3, 1, 1)
 UNKNOWN = "??"
@@ -279,7 +281,7 @@ def _parse_cards(text: str, where: str) -> tuple[int, ...]:
     try:
         return parse_cards(text)
     except ValueError as exc:
-        raise PhhError(f"{where}: expected cards, got {text!r}: {exc}") from None
+        raise PhhError(f"{where}: expected cards, got {excerpt(text)}: {exc}") from None
 
 
 def log_hands(game: Game, lines: Iterable[str], source: str = "<log>") -> list[Hand]:
@@ -294,28 +296,31 @@ def log_hands(game: Game, lines: Iterable[str], source: str = "<log>") -> list[H
             continue
         where = f"{source}:{no}"
         parts = line.split(":")
-        if len(parts) != 6 or not parts[1].isdigit():
-            raise PhhError(f"{where}: expected STATE:hand:betting:cards:values:names, "
-                           f"got {line[:80]!r}")
+        if len(parts) != 6 or not parts[1].isdigit() or len(parts[1]) > MAX_LOG_DIGITS:
+            raise PhhError(f"{where}: expected STATE:hand:betting:cards:values:names (a hand "
+                           f"number of at most {MAX_LOG_DIGITS} digits), got {excerpt(line)}")
         _, number, betting, cards, values, names = parts
         try:
             state = parse_betting(game, betting)
         except ValueError as exc:
-            raise PhhError(f"{where}: expected a legal betting, got {betting!r}: {exc}"
+            raise PhhError(f"{where}: expected a legal betting, got {excerpt(betting)}: {exc}"
                            ) from None
         if not state.finished:
-            raise PhhError(f"{where}: expected a finished hand, got betting {betting!r}")
+            raise PhhError(f"{where}: expected a finished hand, got betting {excerpt(betting)}")
         holes_text, _, board_text = cards.partition("/")
         holes = holes_text.split("|")
         if len(holes) != game.num_players:
             raise PhhError(f"{where}: expected {game.num_players} hole card groups, got "
-                           f"{holes_text!r}")
+                           f"{excerpt(holes_text)}")
         hole = tuple(_parse_cards(h, where) for h in holes)
         board = _parse_cards(board_text.replace("/", ""), where)
         try:
             vals = tuple(float(v) for v in values.split("|"))
         except ValueError:
-            raise PhhError(f"{where}: expected chip values, got {values!r}") from None
+            vals = ()
+        if len(vals) != game.num_players or not all(math.isfinite(v) for v in vals):
+            raise PhhError(f"{where}: expected {game.num_players} finite chip values, got "
+                           f"{excerpt(values)}")
         hands.append(Hand(int(number), state, hole, board, tuple(names.split("|")), vals,
                           line))
     return hands
@@ -364,20 +369,23 @@ def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> li
         if not line.strip():
             continue
         where = f"{source}:{no}"
+        check_json(line, where=where, what="a JSON trace record",
+                   max_chars=MAX_RECORD_LINE_BYTES, error=PhhError)
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PhhError(f"{where}: expected a JSON trace record, got {line[:60]!r}: "
-                           f"{exc.msg}") from None
+        except ValueError as exc:  # JSONDecodeError, or past the int conversion limit
+            raise PhhError(f"{where}: expected a JSON trace record, got {excerpt(line)}: "
+                           f"{excerpt(getattr(exc, 'msg', str(exc)))}") from None
         if isinstance(record, dict) and record.get("event") == "result":
             hand = _result_hand(game, record, where)
             results[hand.number] = hand
             continue
         if not isinstance(record, dict) or not all(
-                k in record for k in ("hand", "betting", "real")):
-            raise PhhError(f"{where}: expected a decision record with hand, betting and real, "
-                           f"got {line[:60]!r}")
-        last[int(record["hand"])] = (str(record["betting"]), str(record["real"]), where)
+                k in record for k in ("hand", "betting", "real")) or not _hand_number(
+                record["hand"]):
+            raise PhhError(f"{where}: expected a decision record with hand (a whole number "
+                           f"in 0..{MAX_HAND_NUMBER}), betting and real, got {excerpt(line)}")
+        last[record["hand"]] = (str(record["betting"]), str(record["real"]), where)
     hands = []
     for number in sorted(set(last) | set(results)):
         if number in results:
@@ -389,7 +397,7 @@ def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> li
             state = state.apply(parse_action(real, game))
         except ValueError as exc:
             raise PhhError(f"{where}: expected a legal betting and action in this game, got "
-                           f"{betting!r} then {real!r}: {exc}") from None
+                           f"{excerpt(betting)} then {excerpt(real)}: {exc}") from None
         hands.append(Hand(number, state, (None,) * game.num_players, None))
     return hands
 
@@ -397,22 +405,33 @@ def trace_hands(game: Game, lines: Iterable[str], source: str = "<trace>") -> li
 def _result_hand(game: Game, record: dict[str, object], where: str) -> Hand:
     """A trace's result record as a whole hand (``--``: cards not shown)."""
     hole_cards, board, betting = (record.get(k) for k in ("hole_cards", "board", "betting"))
-    if not isinstance(record.get("hand"), int) or not isinstance(betting, str) or not (
+    if not _hand_number(record.get("hand")) or not isinstance(betting, str) or not (
             isinstance(hole_cards, list) and len(hole_cards) == game.num_players
             and all(isinstance(h, str) for h in hole_cards)) or not isinstance(board, str):
-        raise PhhError(f"{where}: expected a result record with hand, betting, "
-                       f"{game.num_players} hole_cards and board, got {str(record)[:80]!r}")
+        raise PhhError(f"{where}: expected a result record with hand (a whole number in "
+                       f"0..{MAX_HAND_NUMBER}), betting, {game.num_players} hole_cards and "
+                       f"board, got {excerpt(record)}")
     try:
         state = parse_betting(game, betting)
     except ValueError as exc:
-        raise PhhError(f"{where}: expected a legal betting in this game, got {betting!r}: "
-                       f"{exc}") from None
+        raise PhhError(f"{where}: expected a legal betting in this game, got "
+                       f"{excerpt(betting)}: {exc}") from None
     if not state.finished:
-        raise PhhError(f"{where}: expected a finished hand, got betting {betting!r}")
+        raise PhhError(f"{where}: expected a finished hand, got betting {excerpt(betting)}")
     hole = tuple(None if h == "--" else _parse_cards(h.replace(" ", ""), where)
                  for h in hole_cards)
     cards = () if board == "--" else _parse_cards(board.replace(" ", ""), where)
     return Hand(int(str(record["hand"])), state, hole, cards)
+
+
+MAX_HAND_NUMBER = 10**MAX_LOG_DIGITS - 1
+"""Largest hand number read from a trace (as many digits as a log's)."""
+
+
+def _hand_number(value: object) -> bool:
+    """True for a whole number in ``0..MAX_HAND_NUMBER`` (a bool is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and (
+        0 <= value <= MAX_HAND_NUMBER)
 
 
 def trace_to_phhs(game: Game, lines: Sequence[str], source: str = "<trace>"

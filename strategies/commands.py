@@ -160,7 +160,7 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     if args.bundle:
         raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
     game = load_game(args.game)
-    betting = parse_betting_abstraction(args.betting or "fcpa")
+    betting = parse_betting_abstraction(args.betting or "fcpa", "--betting")
     cards = parse_cards_option(args.cards)
     name = Path(args.out).stem if args.out else f"{Path(args.game).stem}.{betting.name}"
     if cards["kind"] == "lossless":

@@ -56,7 +56,7 @@ def learn_sizes(args: argparse.Namespace) -> int:
     _check_plot(args.plot)
     learn = parse_learn(args.learn, args.range, skip_unstable=args.skip_unstable)
     game = load_game(args.game)
-    abstraction = parse_betting_abstraction(args.abstraction)
+    abstraction = parse_betting_abstraction(args.abstraction, "--abstraction")
     rules = Rules.of(game, min_bet=args.min_bet)
     sizing_game = build_sizing_game(game, abstraction, learn=learn, rules=rules)
     ckpt = Path(args.checkpoint or f"{Path(args.out).stem}.ckpt.npz")

@@ -61,6 +61,7 @@ from typing import Any, TextIO
 from agent.abstraction.actions import (
     BettingAbstraction,
     action_token,
+    betting_key,
     node_actions,
     parse_betting_abstraction,
 )
@@ -143,36 +144,6 @@ class BettingCounts:
     @property
     def total_terminals(self) -> int:
         return sum(self.folds) + sum(self.showdowns)
-
-
-def betting_key(state: BettingState) -> tuple[Any, ...]:
-    """The fields of ``state`` that decide every count under it (see the module docstring).
-
-    Two states with equal keys have equal legal actions, equal abstract actions (the pot,
-    the amount to call and the raise depth follow from the key) and children with equal keys.
-    Some fields are functions of the others in the games tried (the player to act, the
-    folded flags, the current bet, the called count); they are kept so that the key holds
-    every input of the rules directly and costs no extra states. The tests pin games where
-    the round, the minimum raise-to and the raise count each change the counts.
-    """
-    r = state.round
-    stack = state.game.stack
-    spent = state.spent
-    called = 0  # numCalled: actions since the last raise (raiser included) by players who
-    # can still act
-    actions = state.actions[r]
-    actors = state.actors[r]
-    for i in range(len(actions) - 1, -1, -1):
-        kind = actions[i].kind
-        if kind is ActionKind.FOLD:
-            continue
-        if spent[actors[i]] < stack[actors[i]]:
-            called += 1
-        if kind is ActionKind.RAISE:
-            break
-    raises = state.num_raises()
-    return (r, state.player, spent, state.folded, state.max_spent, state.min_raise_to,
-            raises, len(actions), called)
 
 
 def _full_actions(state: BettingState) -> list[Action]:
@@ -633,7 +604,7 @@ def run(
     """
     game = load_game(game_spec)
     abstraction = (None if abstraction_spec is None
-                   else parse_betting_abstraction(abstraction_spec))
+                   else parse_betting_abstraction(abstraction_spec, "--abstraction"))
     size = game_size(game, abstraction, game_name=game_spec,
                      max_transitions=max_transitions or DEFAULT_MAX_TRANSITIONS)
     print(format_size(size), file=out)

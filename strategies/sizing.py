@@ -60,6 +60,7 @@ from agent.abstraction.actions import (
     BettingAbstraction,
     action_token,
     bare_key,
+    count_tree_nodes,
 )
 from agent.abstraction.buckets import LosslessCards
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind
@@ -488,8 +489,14 @@ def build_sizing_game(game: Game, abstraction: BettingAbstraction, *,
         SizingError: for a game the learner cannot play, a learned node whose ``L`` and
             ``H`` branches lead to differently shaped subtrees, or nothing to learn.
         UsageError: for games whose deals cannot be enumerated.
+        AbstractionError: for an abstraction whose tree is over the node cap
+            (:func:`~agent.abstraction.actions.count_tree_nodes`), before any work.
     """
     rules = rules or Rules.of(game)
+    if game.num_players == 2 and game.is_nolimit:
+        # The chip tree's size, counted before anything is built (the continuous tree has
+        # the same shape up to merged sizes; the builder's own cap catches the rest).
+        count_tree_nodes(game, abstraction)
     if learn is not None and learn.skip_unstable:
         learn = stable_learn(game, abstraction, learn, rules)
     builder = _build(game, abstraction, learn, rules)

@@ -27,6 +27,12 @@ strategy file row is ``(node id, bucket)`` and no string keys are stored: the ag
 solver build the same tree from the same game and abstraction. The spec round-trips through
 JSON (:meth:`BettingAbstraction.to_json` / :func:`parse_betting_abstraction`).
 
+Bounds (README "Limits"): a spec's text is checked for size (:data:`MAX_SPEC_CHARS`) and
+nesting before it is parsed, its numbers for range; :func:`build_tree` first counts the
+tree (:func:`count_tree_nodes`, memoised, no node built) and refuses one over
+:func:`max_tree_nodes` (:data:`MAX_TREE_NODES`, or :data:`TREE_NODES_ENV`), so every caller
+(strategy files, the solvers, ``learn-sizes``, the agent) gets the same cap.
+
 Imports the stdlib and :mod:`agent.acpc` only.
 """
 
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +50,7 @@ from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_r
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import check_json, excerpt
 
 ALL_IN = -1.0
 """Marker for the all-in action in a node's list of sizes."""
@@ -166,12 +174,24 @@ PRESETS: dict[str, BettingAbstraction] = {
 ``fc2pa`` (half, pot, 2x pot for the first bet, pot for raises, 3 raises), ``fca``."""
 
 
-def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
+MAX_SPEC_CHARS = 1 << 20
+"""Longest betting spec read, inline or from a file (1 MiB; learned specs are a few KB)."""
+MAX_RAISES_CAP = 255
+"""Largest ``max_raises`` entry (the game file's own cap, ``maxRaises``, has the same)."""
+
+
+def parse_betting_abstraction(spec: str | dict[str, Any],
+                              where: str = "betting abstraction") -> BettingAbstraction:
     """A preset name, a JSON object text, a ``.json`` file holding one (or holding it under
     ``"betting"``), or a dict from :meth:`BettingAbstraction.to_json`.
 
+    Text is checked for size (:data:`MAX_SPEC_CHARS`) and nesting depth
+    (:data:`~agent.acpc.limits.MAX_JSON_DEPTH`) before it is parsed, numbers for range;
+    messages quote at most a short excerpt of the input. ``where`` names the input in them
+    (a file's path is used for a file).
+
     Raises:
-        ValueError: with what was expected and what came.
+        AbstractionError: with what was expected and what came.
     """
     if isinstance(spec, str):
         text = spec.strip()
@@ -181,35 +201,34 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
             return _spec_file(text)
         if not text.startswith("{"):
             raise AbstractionError(
-                f"expected a betting abstraction ({', '.join(PRESETS)}) or a JSON object, "
-                f"got {spec!r}"
+                f"{where}: expected a preset ({', '.join(PRESETS)}), a JSON object or a "
+                f".json file, got {excerpt(spec)}"
             )
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise AbstractionError(f"expected a JSON betting abstraction, got {spec!r}: "
-                                   f"{exc}") from None
+        spec = _loads(text, where)
     if not isinstance(spec, dict):
-        raise AbstractionError(f"expected a betting abstraction object, got {spec!r}")
+        raise AbstractionError(f"{where}: expected a betting abstraction object, got "
+                               f"{excerpt(spec)}")
     known = {"name", "fold", "all_in", "fractions", "max_raises", "players", "sequences"}
     unknown = sorted(set(spec) - known)
     if unknown:
-        raise AbstractionError(f"expected betting abstraction keys {sorted(known)}, got "
-                               f"unknown {unknown!r}")
+        raise AbstractionError(f"{where}: expected betting abstraction keys {sorted(known)}, "
+                               f"got unknown {excerpt(unknown)}")
     try:
         fractions = _parse_fractions(spec["fractions"], "fractions")
         players_raw = spec.get("players", [])
         if not isinstance(players_raw, list):
             raise AbstractionError(f"expected 'players' to be a list (one entry per "
-                                   f"position, null for the default), got {players_raw!r}")
+                                   f"position, null for the default), got "
+                                   f"{excerpt(players_raw)}")
         players = tuple(None if f is None else _parse_fractions(f, f"players[{i}]")
                         for i, f in enumerate(players_raw))
         sequences_raw = spec.get("sequences", {})
         if not isinstance(sequences_raw, dict):
             raise AbstractionError(f"expected 'sequences' to be an object of key: [sizes], "
-                                   f"got {sequences_raw!r}")
+                                   f"got {excerpt(sequences_raw)}")
         sequences = tuple(sorted(
-            (_check_key(str(key)), _check_sizes(value, f"sequences[{key!r}]", allow_empty=True))
+            (_check_key(str(key)), _check_sizes(value, f"sequences[{excerpt(str(key), 40)}]",
+                                                allow_empty=True))
             for key, value in sequences_raw.items()
         ))
         result = BettingAbstraction(
@@ -217,50 +236,80 @@ def parse_betting_abstraction(spec: str | dict[str, Any]) -> BettingAbstraction:
             fractions=fractions,
             fold=bool(spec.get("fold", True)),
             all_in=bool(spec.get("all_in", True)),
-            max_raises=tuple(int(m) for m in spec.get("max_raises", [255])),
+            max_raises=_check_max_raises(spec.get("max_raises", [MAX_RAISES_CAP])),
             players=players,
             sequences=sequences,
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         if isinstance(exc, AbstractionError):
-            raise
-        raise AbstractionError(f"expected betting abstraction fields, got {spec!r}: "
-                               f"{exc}") from None
+            raise AbstractionError(f"{where}: {exc}") from None
+        raise AbstractionError(f"{where}: expected betting abstraction fields, got "
+                               f"{excerpt(spec)}: {excerpt(str(exc))}") from None
     if not result.fractions or not result.max_raises:
-        raise AbstractionError(f"expected non-empty 'fractions' and 'max_raises', got {spec!r}")
+        raise AbstractionError(f"{where}: expected non-empty 'fractions' and 'max_raises', "
+                               f"got {excerpt(spec)}")
     for own in result.players:
         if own is not None and not own:
-            raise AbstractionError(f"expected a non-empty fractions table per player, got "
-                                   f"{spec.get('players')!r}")
+            raise AbstractionError(f"{where}: expected a non-empty fractions table per "
+                                   f"player, got {excerpt(spec.get('players'))}")
     return result
+
+
+def _loads(text: str, where: str) -> Any:
+    """JSON text of a spec, its size and depth checked first."""
+    check_json(text, where=where, what="a JSON betting abstraction", max_chars=MAX_SPEC_CHARS,
+               error=AbstractionError)
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, or a number past the int conversion limit
+        raise AbstractionError(f"{where}: expected a JSON betting abstraction, got "
+                               f"{excerpt(text)}: {excerpt(str(exc))}") from None
 
 
 def _spec_file(path: str) -> BettingAbstraction:
     """A betting abstraction from a JSON file: the spec itself, or an object whose
-    ``"betting"`` holds it (what ``acpc-strategy learn-sizes --out`` writes)."""
+    ``"betting"`` holds it (what ``acpc-strategy learn-sizes --out`` writes); at most
+    :data:`MAX_SPEC_CHARS` bytes are read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(MAX_SPEC_CHARS + 1)
     except OSError as exc:
         raise AbstractionError(f"expected a betting abstraction file at {path!r}: "
                                f"{exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise AbstractionError(f"expected JSON in the betting abstraction file {path!r}: "
-                               f"{exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("betting"), dict):
-        data = data["betting"]
-    return parse_betting_abstraction(data)
+    if len(data) > MAX_SPEC_CHARS:
+        raise AbstractionError(f"{path}: expected a betting abstraction file of at most "
+                               f"{MAX_SPEC_CHARS:,} bytes, got more")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AbstractionError(f"{path}: expected a UTF-8 JSON betting abstraction, got byte "
+                               f"{data[exc.start]:#04x} at offset {exc.start}") from None
+    spec = _loads(text, path)
+    if isinstance(spec, dict) and isinstance(spec.get("betting"), dict):
+        spec = spec["betting"]
+    return parse_betting_abstraction(spec, path)
+
+
+def _check_max_raises(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list | tuple) or any(
+        isinstance(m, bool) or not isinstance(m, int | float) or m != m
+        or not 0 <= m <= MAX_RAISES_CAP or m != int(m) for m in value
+    ):
+        raise AbstractionError(f"expected 'max_raises' as a list of whole numbers in "
+                               f"0..{MAX_RAISES_CAP}, got {excerpt(value)}")
+    return tuple(int(m) for m in value)
 
 
 def _check_sizes(value: Any, where: str, *, allow_empty: bool = True) -> tuple[float, ...]:
     if not isinstance(value, list | tuple):
-        raise AbstractionError(f"expected a list of pot fractions at {where}, got {value!r}")
+        raise AbstractionError(f"expected a list of pot fractions at {where}, got "
+                               f"{excerpt(value)}")
     sizes = tuple(float(x) for x in value)
     if any(not (x > 0.0) or x != x or x == float("inf") for x in sizes) or (
         list(sizes) != sorted(set(sizes))
     ):
         raise AbstractionError(f"expected increasing positive pot fractions at {where}, "
-                               f"got {list(value)!r}")
+                               f"got {excerpt(list(value))}")
     if not sizes and not allow_empty:
         raise AbstractionError(f"expected at least one pot fraction at {where}, got []")
     return sizes
@@ -269,11 +318,12 @@ def _check_sizes(value: Any, where: str, *, allow_empty: bool = True) -> tuple[f
 def _parse_fractions(value: Any, where: str) -> Fractions:
     if not isinstance(value, list | tuple):
         raise AbstractionError(f"expected {where} as [[[fractions per depth] per round]], "
-                               f"got {value!r}")
+                               f"got {excerpt(value)}")
     out = []
     for r, rnd in enumerate(value):
         if not isinstance(rnd, list | tuple):
-            raise AbstractionError(f"expected a list of depths at {where}[{r}], got {rnd!r}")
+            raise AbstractionError(f"expected a list of depths at {where}[{r}], got "
+                                   f"{excerpt(rnd)}")
         out.append(tuple(_check_sizes(depth, f"{where}[{r}][{d}]")
                          for d, depth in enumerate(rnd)))
     return tuple(out)
@@ -283,7 +333,7 @@ def _check_key(key: str) -> str:
     if _KEY.fullmatch(key) is None:
         raise AbstractionError(
             f"expected a betting sequence key of f, c, a, b[size], r[size] and '/' "
-            f"(e.g. 'cb/c' or 'cb0.5r1/'), got {key!r}"
+            f"(e.g. 'cb/c' or 'cb0.5r1/'), got {excerpt(key)}"
         )
     return key
 
@@ -399,13 +449,163 @@ def child_node(node: Node, act: AbstractAction, new_id: int) -> Node:
     return Node(new_id, child_state, node.id, depth, history=history)
 
 
-def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_000) -> BettingTree:
-    """Enumerate the abstract betting tree depth first (see the module docstring).
+def betting_key(state: BettingState) -> tuple[Any, ...]:
+    """The fields of ``state`` that decide every count under it: the round, the player to
+    act, the chips spent per player, the folded flags (all-in follows from spent and stack),
+    the current bet and the minimum raise-to, the raises and actions so far in the round
+    (``maxRaises``, the abstraction's raise depth and the 64-action cap), and how many
+    players still able to act have called the last raise (the reference ``numCalled``).
+
+    Two states with equal keys have equal legal actions, equal abstract actions (the pot,
+    the amount to call and the raise depth follow from the key) and children with equal keys.
+    Some fields are functions of the others in the games tried (the player to act, the
+    folded flags, the current bet, the called count); they are kept so that the key holds
+    every input of the rules directly and costs no extra states. The tests pin games where
+    the round, the minimum raise-to and the raise count each change the counts.
+    """
+    r = state.round
+    stack = state.game.stack
+    spent = state.spent
+    called = 0  # numCalled: actions since the last raise (raiser included) by players who
+    # can still act
+    actions = state.actions[r]
+    actors = state.actors[r]
+    for i in range(len(actions) - 1, -1, -1):
+        kind = actions[i].kind
+        if kind is ActionKind.FOLD:
+            continue
+        if spent[actors[i]] < stack[actors[i]]:
+            called += 1
+        if kind is ActionKind.RAISE:
+            break
+    raises = state.num_raises()
+    return (r, state.player, spent, state.folded, state.max_spent, state.min_raise_to,
+            raises, len(actions), called)
+
+
+MAX_TREE_NODES = 1_000_000
+"""Default cap on the nodes of an abstract betting tree (README "Limits"): the largest tree
+of a bundled file, recipe or documented command has 307,250 (hold'em ``fchpa``); a tree at
+the cap takes about 1 GB and half a minute or more to build. :data:`TREE_NODES_ENV`
+overrides it."""
+TREE_NODES_ENV = "ACPC_ARENA_MAX_TREE_NODES"
+"""Environment variable that replaces :data:`MAX_TREE_NODES` (a positive whole number)."""
+MIN_COUNT_TRANSITIONS = 250_000
+"""Least work :func:`count_tree_nodes` may do (child states built at distinct states, never
+more than the tree's nodes): heads-up trees merge well (the largest bundled one, 307,250
+nodes, needs 6,459), multiway ones do not (six-player hold'em with pot raises preflop and
+on the flop, 126,539 nodes, needs 66,006); about 5-25 s at ~20-90 us each (load 1-11)."""
+
+
+def max_tree_nodes() -> int:
+    """The node cap in force: :data:`TREE_NODES_ENV` if set, else :data:`MAX_TREE_NODES`.
+
+    Raises:
+        AbstractionError: if the variable is set to anything but a positive whole number.
+    """
+    raw = os.environ.get(TREE_NODES_ENV, "").strip()
+    if not raw:
+        return MAX_TREE_NODES
+    if not raw.isdigit() or len(raw) > 12 or int(raw) < 1:
+        raise AbstractionError(f"expected {TREE_NODES_ENV} to be a positive whole number of "
+                               f"at most 12 digits, got {excerpt(raw)}")
+    return int(raw)
+
+
+def count_tree_nodes(game: Game, abstraction: BettingAbstraction, limit: int | None = None,
+                     max_transitions: int | None = None) -> int:
+    """The number of nodes :func:`build_tree` would build, counted without building them.
+
+    Memoised on :func:`betting_key` (and the sequence key when ``sequences`` are used), so
+    the work is one child state per action at each *distinct* state, not the tree's size
+    (the bundled hold'em tree: 35,610 nodes, 1,765 transitions, 0.05 s). The count stops as
+    soon as a partial sum passes ``limit`` (default :func:`max_tree_nodes`) or the work
+    passes ``max_transitions`` (default the larger of :data:`MIN_COUNT_TRANSITIONS` and a
+    quarter of the limit; distinct states are never more than nodes).
+
+    Raises:
+        AbstractionError: saying what was expected, the count reached and the limit.
+    """
+    cap = max_tree_nodes() if limit is None else limit
+    budget = max(MIN_COUNT_TRANSITIONS, cap // 4) if max_transitions is None else (
+        max_transitions)
+    root = BettingState.initial(game)
+    if root.finished:
+        return 1
+    by_sequence = bool(abstraction.sequences)
+    memo: dict[Any, int] = {}
+    work = 0
+
+    def too_large(got: str) -> AbstractionError:
+        return AbstractionError(
+            f"expected an abstract betting tree of at most {cap:,} nodes (set "
+            f"{TREE_NODES_ENV} to allow more), got {got} for {excerpt(abstraction.name, 40)} "
+            f"on a {game.num_players}-player {game.betting_type.value} game: cap raises "
+            f"with max_raises or use fewer sizes")
+
+    def expand(state: BettingState, history: str) -> list[tuple[BettingState, str]]:
+        nonlocal work
+        depth = state.num_raises()
+        acts = node_actions(state, abstraction, depth, history if by_sequence else None)
+        work += len(acts)
+        if work > budget:
+            raise too_large(f"a tree too large to count in {budget:,} steps ({len(memo):,} "
+                            f"distinct states so far)")
+        kids = []
+        for act in acts:
+            child = state._apply_unchecked(act.action)  # legal by construction
+            key = ""
+            if by_sequence:
+                key = history + action_token(act, depth)
+                if child.round != state.round and not child.finished:
+                    key += "/"
+            kids.append((child, key))
+        return kids
+
+    def memo_key(state: BettingState, history: str) -> Any:
+        return (betting_key(state), history) if by_sequence else betting_key(state)
+
+    # Iterative post-order: frames of [memo key, children left, nodes so far].
+    frames: list[list[Any]] = [[memo_key(root, ""), expand(root, ""), 1]]
+    while True:
+        frame = frames[-1]
+        kids = frame[1]
+        if kids:
+            child, key = kids.pop()
+            if child.finished:
+                frame[2] += 1
+            else:
+                mkey = memo_key(child, key)
+                got = memo.get(mkey)
+                if got is None:
+                    frames.append([mkey, expand(child, key), 1])
+                    continue
+                frame[2] += got
+            if frame[2] > cap:
+                raise too_large(f"more than {cap:,}")
+            continue
+        frames.pop()
+        memo[frame[0]] = frame[2]
+        if not frames:
+            return int(frame[2])
+        frames[-1][2] += frame[2]
+        if frames[-1][2] > cap:
+            raise too_large(f"more than {cap:,}")
+
+
+def build_tree(game: Game, abstraction: BettingAbstraction,
+               limit: int | None = None) -> BettingTree:
+    """Enumerate the abstract betting tree depth first (see the module docstring), once
+    :func:`count_tree_nodes` has found it has at most ``limit`` nodes (default
+    :func:`max_tree_nodes`).
 
     Raises:
         AbstractionError: if the tree would exceed ``limit`` nodes (tighten the
             abstraction), or a ``sequences`` key matches no node of the tree.
     """
+    if limit is None:
+        limit = max_tree_nodes()
+    count_tree_nodes(game, abstraction, limit)
     tree = BettingTree(game, abstraction)
     nodes: list[Node] = []
     tree.nodes = nodes
@@ -417,7 +617,7 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
     if overrides and not game.is_nolimit:
         raise AbstractionError(f"expected 'sequences' only for a no-limit game (a limit game "
                                f"has one raise size), got {len(overrides)} for "
-                               f"{abstraction.name!r}")
+                               f"{excerpt(abstraction.name, 40)}")
     while stack:
         node = nodes[stack.pop()]
         if node.is_terminal:
@@ -436,16 +636,17 @@ def build_tree(game: Game, abstraction: BettingAbstraction, limit: int = 5_000_0
             kids.append(child.id)
             if len(nodes) > limit:
                 raise AbstractionError(
-                    f"expected an abstract tree of at most {limit} nodes for "
-                    f"{abstraction.name!r}, got more: cap raises with max_raises"
+                    f"expected an abstract tree of at most {limit:,} nodes for "
+                    f"{excerpt(abstraction.name, 40)}, got more: cap raises with max_raises"
                 )
         node.children = tuple(kids)
         stack.extend(reversed(kids))
     unused = sorted(set(overrides) - used)
     if unused:
         raise AbstractionError(
-            f"expected every 'sequences' key of {abstraction.name!r} to name a node where a "
-            f"bet is possible, got {len(unused)} that do not: {unused[:5]!r}"
+            f"expected every 'sequences' key of {excerpt(abstraction.name, 40)} to name a node "
+            f"where a bet is possible, got {len(unused)} that do not: "
+            f"{excerpt(unused[:5])}"
         )
     _renumber_depth_first(tree)
     return tree
@@ -487,7 +688,7 @@ def find_node(tree: BettingTree, key: str) -> Node:
     found = cache.get(key)
     if not isinstance(found, Node):
         raise AbstractionError(f"expected a betting sequence of the abstract tree "
-                               f"(e.g. 'cb/c'), got {key!r}")
+                               f"(e.g. 'cb/c'), got {excerpt(key)}")
     return found
 
 

@@ -18,14 +18,15 @@ Validation when read (vectorised, a few milliseconds): the key's fields equal th
 ones, the digest matches, and the arrays describe a tree numbered in pre-order (the root
 first, each node's children in increasing id, the first child right after its parent, each
 next child right after its previous sibling's subtree, every size one more than its
-children's sizes, rounds never going down) with at most ``limit`` nodes. Validation when a
-node is built: its actions come from :func:`~agent.abstraction.actions.node_actions` (the
-rules engine, not the cache); their number must be the number of children the shape gives
-and the node's round the stored one, else :class:`~agent.acpc.errors.AbstractionError`.
-So the content of every node the agent plays is exactly what ``build_tree`` gives; the cache
-only saves the work of enumerating the nodes it never visits. Any failure at read time means
-a rebuild (and a rewritten cache file); writing is best effort (a read-only cache directory
-only costs the rebuild).
+children's sizes, rounds never going down) with at most ``limit`` nodes (the cap
+:func:`~agent.abstraction.actions.build_tree` enforces). Validation when a node is built:
+its actions come from :func:`~agent.abstraction.actions.node_actions` (the rules engine, not
+the cache); their number must be the number of children the shape gives and the node's round
+the stored one, else :class:`~agent.acpc.errors.AbstractionError`. So the content of every
+node the agent plays is exactly what ``build_tree`` gives; the cache only saves the work of
+enumerating the nodes it never visits. Any failure at read time means a rebuild (and a
+rewritten cache file); writing is best effort (a read-only cache directory only costs the
+rebuild).
 
 Imports numpy, the stdlib, :mod:`agent.fileio` and :mod:`agent.abstraction.actions`.
 """
@@ -50,6 +51,7 @@ from agent.abstraction.actions import (
     Node,
     build_tree,
     child_node,
+    max_tree_nodes,
     node_actions,
 )
 from agent.acpc.betting import BettingState
@@ -62,7 +64,6 @@ __all__ = ["StoredNodes", "load_tree", "read_tree", "tree_cache_path", "tree_sha
 
 TREE_FORMAT = 1
 """Bumped whenever :func:`~agent.abstraction.actions.build_tree` could number differently."""
-LIMIT = 5_000_000
 
 
 def _key_fields(game: Game, abstraction: BettingAbstraction) -> dict[str, Any]:
@@ -128,9 +129,10 @@ def _bad(path: Path, what: str) -> AbstractionError:
 
 
 def read_tree(path: Path, game: Game, abstraction: BettingAbstraction,
-              limit: int = LIMIT) -> BettingTree:
+              limit: int | None = None) -> BettingTree:
     """The tree stored at ``path`` for ``game`` and ``abstraction``, validated (module
-    docstring); its nodes are built on first use.
+    docstring); its nodes are built on first use. ``limit`` caps the node count (default
+    :func:`~agent.abstraction.actions.max_tree_nodes`, the cap ``build_tree`` enforces).
 
     Raises:
         AbstractionError: if the file is not a valid stored tree of that game and
@@ -150,6 +152,8 @@ def read_tree(path: Path, game: Game, abstraction: BettingAbstraction,
     if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in want.items()):
         raise _bad(path, f"for {want!r}, got one for {meta!r:.300}")
     parent, size, rounds = arrays["parent"], arrays["size"], arrays["round"]
+    if limit is None:
+        limit = max_tree_nodes()
     n = meta.get("nodes")
     if not isinstance(n, int) or not 1 <= n <= limit or any(
         a.shape != (n,) for a in (parent, size, rounds)

@@ -8,10 +8,11 @@ thing that is not an integer; a key given twice keeps its last value; unknown li
 ignored. Defaults: limit betting, stacks ``INT32_MAX``, first player 1, unlimited raises.
 
 Where the reference would silently read garbage, this parser stops with a
-:class:`GameDefError` naming the file and line (a key with no readable number, numbers out of
-range). :func:`format_gamedef` writes the canonical form (the layout of the reference
-``printGame``) and :attr:`Game.fingerprint` is the sha256 of that text, so two files that
-define the same game have the same fingerprint.
+:class:`GameDefError` naming the file, line and field (a key with no readable number, a number
+of more than :data:`MAX_DIGITS` digits, numbers out of range, a text longer than
+:data:`MAX_GAMEDEF_CHARS`); the ranges are in README ("Limits"). :func:`format_gamedef` writes
+the canonical form (the layout of the reference ``printGame``) and :attr:`Game.fingerprint` is
+the sha256 of that text, so two files that define the same game have the same fingerprint.
 
 Pure and stdlib only: parsing takes text; reading files is the caller's business.
 """
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from agent.acpc.errors import GameDefError
+from agent.acpc.limits import check_digits, excerpt
 
 INT32_MAX = 2**31 - 1
 UNLIMITED_RAISES = 255
@@ -35,6 +37,12 @@ MAX_SUITS = 4
 MAX_RANKS = 13
 MAX_HOLE_CARDS = 3
 MAX_BOARD_CARDS = 7
+MAX_DIGITS = 20
+"""Digits a number of a game definition may have (leading zeros included): every value in
+range has at most 10, so this only stops numbers no range check could accept, before
+``int()`` converts them."""
+MAX_GAMEDEF_CHARS = 1 << 20
+"""Longest game definition text read (1 MiB; the bundled ones are under 1 KB)."""
 
 
 class BettingType(enum.Enum):
@@ -149,11 +157,12 @@ _SHOWN = {
 _INT = re.compile(r"[ \t\n\r\f\v=]*([+-]?\d+)")
 
 
-def _read_items(text: str, limit: int) -> list[int]:
+def _read_items(text: str, limit: int, where: str, field: str) -> list[int]:
     """Read up to ``limit`` integers, each after any run of whitespace and ``=``.
 
     Mirrors the reference ``readItems`` with ``consumeEqual`` set: reading stops at the first
-    thing that does not start an integer.
+    thing that does not start an integer. A number of more than :data:`MAX_DIGITS` digits is
+    a :class:`GameDefError` naming ``where`` and ``field``.
     """
     items: list[int] = []
     pos = 0
@@ -161,7 +170,8 @@ def _read_items(text: str, limit: int) -> list[int]:
         m = _INT.match(text, pos)
         if m is None:
             break
-        items.append(int(m.group(1)))
+        items.append(check_digits(m.group(1), MAX_DIGITS, where=where, field=field,
+                                  error=GameDefError))
         pos = m.end()
     return items
 
@@ -185,9 +195,12 @@ def parse_gamedef(text: str, source: str = "<gamedef>") -> Game:
 
     Raises:
         GameDefError: with ``source:line`` for a key whose value cannot be read, a value out
-            of range, a list with too few values, a missing required key, or a game that does
-            not fit its deck.
+            of range (README "Limits"), a list with too few values, a missing required key,
+            a game that does not fit its deck, or a text over :data:`MAX_GAMEDEF_CHARS`.
     """
+    if len(text) > MAX_GAMEDEF_CHARS:
+        raise GameDefError(f"{source}: expected a game definition of at most "
+                           f"{MAX_GAMEDEF_CHARS:,} characters, got {len(text):,}")
     betting = BettingType.LIMIT
     seen: dict[str, _Seen] = {}
     pieces = text.split("\n")
@@ -210,9 +223,11 @@ def parse_gamedef(text: str, source: str = "<gamedef>") -> Game:
             betting = BettingType.NOLIMIT
             continue
         shown = raw.rstrip("\r\n")
-        values = _read_items(raw[len(key) :], _LIST_KEYS.get(key, 1))
+        values = _read_items(raw[len(key) :], _LIST_KEYS.get(key, 1), f"{source}:{line_no}",
+                             repr(_SHOWN[key]))
         if not values:
-            raise GameDefError(f"{source}:{line_no}: expected {_SHOWN[key]!r}, got {shown!r}")
+            raise GameDefError(f"{source}:{line_no}: expected {_SHOWN[key]!r}, got "
+                               f"{excerpt(shown)}")
         seen[key] = _Seen(values, line_no, shown)
     return _build(source, betting, seen)
 
@@ -229,7 +244,7 @@ def _single(source: str, seen: dict[str, _Seen], key: str, lo: int, hi: int) -> 
     if not lo <= value <= hi:
         raise GameDefError(
             f"{source}:{item.line_no}: expected {_SHOWN[key]!r} with a value in {lo}..{hi}, "
-            f"got {item.line!r}"
+            f"got {excerpt(item.line)}"
         )
     return value
 
@@ -243,7 +258,7 @@ def _listed(
     if len(item.values) < need:
         raise GameDefError(
             f"{source}:{item.line_no}: expected {need} {what} values in {_SHOWN[key]!r}, "
-            f"got {len(item.values)} in {item.line!r}"
+            f"got {len(item.values)} in {excerpt(item.line)}"
         )
     return tuple(item.values[:need])
 
@@ -272,10 +287,10 @@ def _build(source: str, betting: BettingType, seen: dict[str, _Seen]) -> Game:
             raise GameDefError(
                 f"{source}: missing required line {_SHOWN['raisesize']!r} for a limit game"
             )
-        if any(r <= 0 for r in raise_size):
+        if any(not 0 < r <= INT32_MAX for r in raise_size):
             raise GameDefError(
-                f"{_where(source, seen.get('raisesize'))}: expected positive raise sizes, "
-                f"got {raise_size!r}"
+                f"{_where(source, seen.get('raisesize'))}: expected raise sizes in "
+                f"1..{INT32_MAX}, got {raise_size!r}"
             )
     else:
         raise_size = ()
@@ -288,7 +303,7 @@ def _build(source: str, betting: BettingType, seen: dict[str, _Seen]) -> Game:
             if not 1 <= v <= num_players:
                 raise GameDefError(
                     f"{source}:{item.line_no}: expected firstPlayer for round {r + 1} in "
-                    f"1..{num_players}, got {v!r} in {item.line!r}"
+                    f"1..{num_players}, got {v!r} in {excerpt(item.line)}"
                 )
     max_raises = [UNLIMITED_RAISES] * num_rounds
     if "maxraises" in seen:
@@ -297,7 +312,7 @@ def _build(source: str, betting: BettingType, seen: dict[str, _Seen]) -> Game:
             if not 0 <= v <= UNLIMITED_RAISES:
                 raise GameDefError(
                     f"{source}:{item.line_no}: expected maxRaises in 0..{UNLIMITED_RAISES}, "
-                    f"got {v!r} in {item.line!r}"
+                    f"got {v!r} in {excerpt(item.line)}"
                 )
             max_raises[r] = v
     num_suits = _single(source, seen, "numsuits", 1, MAX_SUITS)
@@ -308,8 +323,8 @@ def _build(source: str, betting: BettingType, seen: dict[str, _Seen]) -> Game:
         raise GameDefError(f"{source}: missing required line {_SHOWN['numboardcards']!r}")
     if any(b < 0 for b in board) or sum(board) > MAX_BOARD_CARDS:
         raise GameDefError(
-            f"{_where(source, seen.get('numboardcards'))}: expected at most "
-            f"{MAX_BOARD_CARDS} board cards in all, got {board!r}"
+            f"{_where(source, seen.get('numboardcards'))}: expected numBoardCards values "
+            f"of at least 0 and at most {MAX_BOARD_CARDS} board cards in all, got {board!r}"
         )
     if num_hole * num_players + sum(board) > num_suits * num_ranks:
         raise GameDefError(

@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 
 from agent.acpc.errors import GameDefError
-from agent.acpc.gamedef import Game, parse_gamedef
+from agent.acpc.gamedef import MAX_GAMEDEF_CHARS, Game, parse_gamedef
+from agent.acpc.limits import excerpt
 
 _BUNDLED = resources.files("agent.acpc") / "games"
 
@@ -33,7 +34,7 @@ def bundled_game_path(name: str) -> Path:
     """
     if name not in bundled_games():
         raise GameDefError(
-            f"expected one of the bundled games {bundled_games()}, got {name!r}"
+            f"expected one of the bundled games {bundled_games()}, got {excerpt(name)}"
         )
     return Path(str(_BUNDLED / name))
 
@@ -42,17 +43,23 @@ def read_game_text(spec: str | Path) -> tuple[str, str]:
     """Return ``(text, source)`` for a path, or for the name of a bundled game.
 
     Raises:
-        GameDefError: if the file cannot be read.
+        GameDefError: if the file cannot be read, is longer than
+            :data:`~agent.acpc.gamedef.MAX_GAMEDEF_CHARS` bytes (checked before reading it
+            all), or is not ASCII.
     """
     path = Path(spec)
-    if not path.exists() and str(spec) in bundled_games():
-        path = bundled_game_path(str(spec))
     try:
-        data = path.read_bytes()
+        if not path.exists() and str(spec) in bundled_games():
+            path = bundled_game_path(str(spec))
+        with path.open("rb") as f:
+            data = f.read(MAX_GAMEDEF_CHARS + 1)
     except OSError as exc:
         raise GameDefError(
-            f"could not open game definition {str(spec)!r}: {exc.strerror or exc}"
+            f"could not open game definition {excerpt(str(spec))}: {exc.strerror or exc}"
         ) from None
+    if len(data) > MAX_GAMEDEF_CHARS:
+        raise GameDefError(f"{spec}: expected a game definition of at most "
+                           f"{MAX_GAMEDEF_CHARS:,} bytes, got more")
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError as exc:

@@ -32,6 +32,8 @@ from agent.acpc.cards import deck_for, parse_cards
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
+from dealer.logfile import log_int
 
 NUMBA_THRESHOLD = 20_000
 """Enumerations of more boards than this use the numba evaluator (method ``auto``)."""
@@ -65,15 +67,16 @@ def parse_state_line(line: str, game: Game, where: str = "<log>") -> LoggedHand:
     if len(parts) != 6 or parts[0] != "STATE" or not parts[1].isdigit():
         raise UsageError(
             f"{where}: expected 'STATE:<hand>:<betting>:<cards>:<values>:<names>', "
-            f"got {line[:80]!r}"
+            f"got {excerpt(line)}"
         )
+    number = log_int(parts[1], where, "the hand number")
     n = game.num_players
     try:
         state = parse_betting(game, parts[2])
     except AcpcError as exc:
-        raise UsageError(f"{where}: bad betting {parts[2]!r}: {exc}") from None
+        raise UsageError(f"{where}: bad betting {excerpt(parts[2])}: {exc}") from None
     if not state.finished:
-        raise UsageError(f"{where}: expected a finished hand, got betting {parts[2]!r}")
+        raise UsageError(f"{where}: expected a finished hand, got betting {excerpt(parts[2])}")
     rounds = parts[3].split("/")
     holes = rounds[0].split("|")
     width = 2 * game.num_hole_cards
@@ -87,17 +90,19 @@ def parse_state_line(line: str, game: Game, where: str = "<log>") -> LoggedHand:
             c for r in rounds[1:] for c in parse_cards(r)
         )
         values = tuple(float(v) for v in parts[4].split("|"))
+        if not all(math.isfinite(v) for v in values):
+            raise UsageError("expected finite values")
     except ValueError as exc:
-        raise UsageError(f"{where}: bad cards or values in {line[:120]!r}: {exc}") from None
+        raise UsageError(f"{where}: bad cards or values in {excerpt(line)}: {exc}") from None
     names = tuple(parts[5].split("|"))
     if len(values) != n or len(names) != n:
-        raise UsageError(f"{where}: expected {n} values and names, got {line[:120]!r}")
+        raise UsageError(f"{where}: expected {n} values and names, got {excerpt(line)}")
     if len(board) != game.board_cards_through(state.round):
         raise UsageError(
             f"{where}: expected {game.board_cards_through(state.round)} board cards, "
-            f"got {len(board)} in {line[:120]!r}"
+            f"got {len(board)} in {excerpt(line)}"
         )
-    return LoggedHand(int(parts[1]), state, hole, board, values, names)
+    return LoggedHand(number, state, hole, board, values, names)
 
 
 def allin_round(state: BettingState) -> int | None:
@@ -279,7 +284,7 @@ class AllinSummary:
 
 
 def summarize_log(
-    game: Game, lines: Sequence[str], source: str = "<log>", method: str = "auto"
+    game: Game, lines: Iterable[str], source: str = "<log>", method: str = "auto"
 ) -> AllinSummary:
     """Raw and all-in-EV totals by seat of a dealer log's lines (no line ends).
 

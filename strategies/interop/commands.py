@@ -95,6 +95,7 @@ def import_openspiel(args: argparse.Namespace) -> int:
     from strategies.best_response import exploitability, strategy_table
     from strategies.game import build_abstract_game
     from strategies.interop.openspiel import (
+        check_policy_game,
         default_game_text,
         import_table,
         openspiel_exploitability,
@@ -110,6 +111,7 @@ def import_openspiel(args: argparse.Namespace) -> int:
         game = parse_gamedef(doc["acpc_game"], f"{args.policy}: acpc_game")
     else:
         game = parse_gamedef(default_game_text(spiel), spiel.name)
+    check_policy_game(spiel, game, str(args.policy))  # before any tree is built
     betting = PRESETS["fcpa"]
     tree = build_tree(game, betting)
     cards = LosslessCards(game)

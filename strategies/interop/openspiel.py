@@ -64,10 +64,15 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.cards import NUM_RANKS, NUM_SUITS, make_card
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import BettingType, Game, format_gamedef, parse_gamedef
+from agent.acpc.limits import check_json, excerpt
 
 FORMAT = "acpc-arena-openspiel-policy"
 VERSION = 1
 ROW_TOLERANCE = 1e-6
+MAX_POLICY_BYTES = 16 << 20
+"""Largest policy file read (16 MiB; two-player Leduc's, 936 states, is about 60 KB)."""
+MAX_SPIEL_PLAYERS = 10
+"""Most players of a policy's game (OpenSpiel's Kuhn takes 2..10, its Leduc 2)."""
 """How far from 1 an imported row may sum (it is renormalised)."""
 
 F64 = npt.NDArray[np.float64]
@@ -273,25 +278,44 @@ def read_policy(path: str | Path) -> dict[str, Any]:
     """
     where = str(path)
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open(path, "rb") as f:
+            data = f.read(MAX_POLICY_BYTES + 1)
     except OSError as exc:
         raise InteropError(f"could not read {where!r}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InteropError(f"{where}: expected a JSON policy file, got {exc}") from None
+    if len(data) > MAX_POLICY_BYTES:
+        raise InteropError(f"{where}: expected a policy file of at most {MAX_POLICY_BYTES:,} "
+                           f"bytes, got more")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InteropError(f"{where}: expected a UTF-8 JSON policy file, got byte "
+                           f"{data[exc.start]:#04x} at offset {exc.start}") from None
+    check_json(text, where=where, what="a JSON policy file", max_chars=MAX_POLICY_BYTES,
+               error=InteropError)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, or a number past the int conversion limit
+        raise InteropError(f"{where}: expected a JSON policy file, got "
+                           f"{excerpt(str(exc))}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise InteropError(f"{where}: expected format {FORMAT!r}, got {got!r}")
+        raise InteropError(f"{where}: expected format {FORMAT!r}, got {excerpt(got)}")
     if doc.get("version") != VERSION:
-        raise InteropError(f"{where}: expected version {VERSION}, got {doc.get('version')!r}")
+        raise InteropError(f"{where}: expected version {VERSION}, got "
+                           f"{excerpt(doc.get('version'))}")
     if doc.get("game") not in ("kuhn_poker", "leduc_poker"):
         raise InteropError(f"{where}: expected game 'kuhn_poker' or 'leduc_poker', got "
-                           f"{doc.get('game')!r}")
+                           f"{excerpt(doc.get('game'))}")
     params = doc.get("parameters", {})
-    if not isinstance(params, dict) or not isinstance(params.get("players", 2), int):
-        raise InteropError(f"{where}: expected parameters {{'players': N}}, got {params!r}")
+    players = params.get("players", 2) if isinstance(params, dict) else None
+    if not isinstance(players, int) or isinstance(players, bool) or not (
+            2 <= players <= MAX_SPIEL_PLAYERS):
+        raise InteropError(f"{where}: expected parameters {{'players': N}} with N in "
+                           f"2..{MAX_SPIEL_PLAYERS}, got {excerpt(params)}")
     policy = doc.get("policy")
     if not isinstance(policy, dict) or not policy:
-        raise InteropError(f"{where}: expected a non-empty 'policy' map, got {policy!r:.60}")
+        raise InteropError(f"{where}: expected a non-empty 'policy' map, got "
+                           f"{excerpt(policy, 60)}")
     for key, row in policy.items():
         ok = isinstance(row, list) and row and all(
             isinstance(x, list) and len(x) == 2 and isinstance(x[0], int)
@@ -299,8 +323,21 @@ def read_policy(path: str | Path) -> dict[str, Any]:
             and math.isfinite(x[1]) and x[1] >= 0 for x in row)
         if not ok or abs(sum(x[1] for x in row) - 1.0) > ROW_TOLERANCE:
             raise InteropError(f"{where}: expected [[action, probability], ...] summing to 1 "
-                               f"for {key!r}, got {row!r:.80}")
+                               f"for {excerpt(key, 40)}, got {excerpt(row)}")
     return doc
+
+
+def check_policy_game(spiel: SpielGame, game: Game, source: str) -> None:
+    """Raise unless ``game`` is the OpenSpiel game ``spiel`` (before any tree or table of
+    ``game`` is built for it).
+
+    Raises:
+        InteropError: naming ``source``, both games.
+    """
+    if spiel_game_for(game) != spiel:
+        raise InteropError(f"{source}: expected a policy for {spiel_game_for(game).name} "
+                           f"{spiel_game_for(game).parameters}, got {spiel.name} "
+                           f"{spiel.parameters}")
 
 
 def spiel_game_of(doc: Mapping[str, Any]) -> SpielGame:
@@ -332,10 +369,7 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
     from agent.strategy.fileformat import table_layout
 
     spiel = spiel_game_of(doc)
-    if spiel_game_for(tree.game) != spiel:
-        raise InteropError(f"{source}: expected a policy for {spiel_game_for(tree.game).name} "
-                           f"{spiel_game_for(tree.game).parameters}, got {spiel.name} "
-                           f"{spiel.parameters}")
+    check_policy_game(spiel, tree.game, source)
     layout = table_layout(tree, cards.buckets)
     sums = np.zeros(layout.total)
     counts = np.zeros(layout.total)
@@ -346,7 +380,7 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
     unknown = sorted(set(policy) - set(sets))
     if unknown:
         raise InteropError(f"{source}: expected information states of {spiel.name}, got "
-                           f"{len(unknown)} others such as {unknown[0]!r}")
+                           f"{len(unknown)} others such as {excerpt(unknown[0])}")
     missing = sorted(set(sets) - set(policy))
     if missing:
         raise InteropError(f"{source}: expected every information state of {spiel.name}, "

@@ -53,6 +53,7 @@ from agent.abstraction.convention import (
 from agent.abstraction.translation import BUILTIN_MAPPINGS, get_mapping
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.best_response import exploitability
@@ -202,6 +203,8 @@ def parse_purifications(text: str | None, default: Sequence[str] = ("none",)) ->
     return [str(parse_purification(n)) for n in names]
 
 
+MAX_HALF_STREET_SIZES = 64
+"""Most pot fractions a half-street abstraction may list (``every`` gives the whole grid)."""
 HALF_STREET_PRESETS: dict[str, tuple[float, ...]] = {
     "pot": (1.0,),
     "fcpa": (1.0,),
@@ -212,8 +215,9 @@ HALF_STREET_PRESETS: dict[str, tuple[float, ...]] = {
 def parse_sizes(spec: str) -> tuple[float, ...] | None:
     """A half-street abstraction's extra bet sizes (the all-in is always there).
 
-    ``pot``/``fcpa``, ``fchpa``, comma-separated pot fractions (``0.4``), or ``every``
-    (``None``: every grid size, i.e. the real game).
+    ``pot``/``fcpa``, ``fchpa``, comma-separated pot fractions (``0.4``, at most
+    :data:`MAX_HALF_STREET_SIZES`), or ``every`` (``None``: every grid size, i.e. the real
+    game).
 
     Raises:
         ValueError: for anything else.
@@ -223,13 +227,16 @@ def parse_sizes(spec: str) -> tuple[float, ...] | None:
         return None
     if key in HALF_STREET_PRESETS:
         return HALF_STREET_PRESETS[key]
+    parts = key.split(",", MAX_HALF_STREET_SIZES)
     try:
-        sizes = tuple(float(s) for s in key.split(","))
+        sizes = tuple(float(s) for s in parts)
     except ValueError:
         raise UsageError(f"expected an abstraction ({', '.join(HALF_STREET_PRESETS)}, "
-                         f"'every' or pot fractions like '0.4'), got {spec!r}") from None
-    if not sizes or any(not s > 0 for s in sizes):
-        raise UsageError(f"expected positive pot fractions, got {spec!r}")
+                         f"'every' or pot fractions like '0.4'), got {excerpt(spec)}") from None
+    if not sizes or len(sizes) > MAX_HALF_STREET_SIZES or any(
+            not 0 < s < math.inf for s in sizes):
+        raise UsageError(f"expected at most {MAX_HALF_STREET_SIZES} positive finite pot "
+                         f"fractions, got {excerpt(spec)}")
     return sizes
 
 
@@ -355,10 +362,18 @@ def bundled_strategy_path(preset: str) -> Path:
         ValueError: if there is no such bundled file.
     """
     path = DATA_DIR / f"leduc.nolimit.2p.{preset}.strat"
-    if not path.exists():
+    if not _exists(path):
         raise UsageError(f"expected a bundled no-limit Leduc abstraction (fcpa, fchpa), got "
-                         f"{preset!r}")
+                         f"{excerpt(preset)}")
     return path
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for a name the system refuses (too long, ...)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def strategy_real_value(game: Game, iterations: int | None = None) -> RealValue | None:
@@ -411,7 +426,7 @@ def measure_strategy(
 def load_leduc(spec: str) -> Strategy:
     """A bundled preset name (``fcpa``, ``fchpa``) or a strategy file path."""
     path = Path(spec)
-    if not path.exists():
+    if not _exists(path):
         path = bundled_strategy_path(spec)
     return load_strategy(path)
 

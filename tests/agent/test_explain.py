@@ -18,6 +18,7 @@ from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import CALL, FOLD, ActionKind, BettingState
 from agent.acpc.dealing import deal_hands
 from agent.acpc.describe import cards_text, legal_labels
+from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import view_of
 from agent.agents import resolve_strategy
@@ -157,6 +158,30 @@ def test_explain_errors_are_one_line(tmp_path: Path) -> None:
     assert _explain(str(tmp_path / "missing.jsonl")).returncode == 1
     done = _explain(str(good))
     assert done.returncode == 0 and "check/call to the end of the hand" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        # a non-UTF-8 file (here a strategy file's first bytes) was a UnicodeDecodeError
+        (b'{"hand": 0}\n\x89STRAT\xff\x00\n', ":2: expected an agent trace (acpc-agent "
+         "--trace) (UTF-8), got byte 0x89 at column 1"),
+        (b'{"hand": 0, "x": ' + b"[" * 3000 + b"]" * 3000 + b"}\n",
+         ":1: expected a trace record nested at most 32 levels deep"),
+        (b'{"hand": 0, "x": "' + b"y" * (1 << 20) + b'"}\n',
+         ":1: expected an agent trace (acpc-agent --trace) with lines of at most 1,048,576 "
+         "bytes, got a longer line"),
+        (b'{"hand": 0, "x": "' + b"y" * 5000 + b'"\n', "(5,019 characters)"),
+    ],
+)
+def test_hostile_traces_are_one_short_line(tmp_path: Path, content: bytes, needle: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(UsageError) as info:
+        read_trace(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) or f"{path}:" in message
+    assert needle in message and len(message) < 400 and "\n" not in message
 
 
 def test_live_trace_explained(tmp_path: Path) -> None:

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from agent.acpc.gamefiles import load_game
 from dealer.logfile import format_chips
-from dealer.logtool import main
+from dealer.logtool import LogError, main, read_transactions, verify_lines
 from tests.support import LOGS, REFERENCE_LOGS
 
 NL2 = "holdem.nolimit.2p.reverse_blinds.game"
@@ -94,7 +96,8 @@ def test_truncated_and_extended_logs(tmp_path: Path, capsys: pytest.CaptureFixtu
         (b"", "expected '# name/game/hands/seed ...', got an empty file"),
         (b"hello\n", "expected '# name/game/hands/seed <match> <game> <hands> <seed>'"),
         (b"# name/game/hands/seed a b 10 1\n#--t_response x\n", "expected '#--t_response <ms>'"),
-        (b"\xff\xfe", "expected an ASCII dealer log, got byte 0xff at offset 0"),
+        (b"\xff\xfe", "bad.log:1: expected a dealer log (ASCII), got byte 0xff at "
+         "column 1"),
     ],
 )
 def test_malformed_logs_get_a_clear_error(
@@ -134,3 +137,118 @@ def test_format_chips() -> None:
     assert format_chips(0.0) == "0"
     assert format_chips(1e-7) == "0"
     assert format_chips(-1e-7) == "0"
+
+
+# ----------------------------------------------------------- bounds (issue 28, item 2)
+
+HUGE = "9" * 5000
+LEDUC = (LOGS / "leduc_1000.log").read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("command", "edit", "needle"),
+    [
+        # each of these used to escape as the int conversion limit's ValueError (traceback)
+        ("verify", (0, f"# name/game/hands/seed leduc_1000 leduc.limit.2p.game {HUGE} 7"),
+         "bad.log:1: expected hands of at most 20 digits"),
+        ("verify", (1, f"#--t_response {HUGE}"), "bad.log:2: expected t_response of at most"),
+        ("allin-ev", (5, f"STATE:{HUGE}:rc/cc:Ah|Qs/Ks:3|-3:P2|P1"),
+         "bad.log:6: expected the hand number of at most 20 digits"),
+        ("phh", (5, f"STATE:{HUGE}:rc/cc:Ah|Qs/Ks:3|-3:P2|P1"),
+         "bad.log:6: expected STATE:hand:betting:cards:values:names (a hand number of at "
+         "most 20 digits)"),
+        ("allin-ev", (5, "STATE:1:rc/cc:Ah|Qs/Ks:inf|-inf:P2|P1"), "expected finite values"),
+        ("verify", (5, "x" * ((1 << 20) + 1)), "bad.log:6: expected a dealer log with "
+         "lines of at most 1,048,576 bytes, got a longer line"),
+    ],
+)
+def test_hostile_log_lines_are_one_short_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+    edit: tuple[int, str], needle: str,
+) -> None:
+    lines = list(LEDUC)
+    lines[edit[0]] = edit[1]
+    path = tmp_path / "bad.log"
+    path.write_text("\n".join(lines) + "\n")
+    game = "holdem.limit.2p.reverse_blinds.game" if command == "phh" else "leduc.limit.2p.game"
+    assert main([command, game, str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("acpc-log: error: ") and err.count("\n") == 1, err[:300]
+    assert needle in err and len(err) < 400, err[:300]
+
+
+def test_a_mismatch_quotes_long_lines_as_an_excerpt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = list(LEDUC)
+    lines[6] = f"STATE:{HUGE}:rc/cc:Ah|Qs/Ks:3|-3:P2|P1"  # a crash on main (int() of it)
+    path = tmp_path / "bad.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["verify", "leduc.limit.2p.game", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.log:7: expected the STATE line of hand 2" in err
+    assert "(5,032 characters)" in err and len(err) < 800
+
+
+def test_transaction_files_are_bounded(tmp_path: Path) -> None:
+    tlog = tmp_path / "m.tlog"
+    tlog.write_text(f"c {HUGE} 1 2\n")
+    with pytest.raises(LogError, match=r"m\.tlog:1: expected '<action> <hand> <sent> "
+                       r"<received>' \(a hand of at most 20 digits\)"):
+        read_transactions(tlog, load_game("leduc.limit.2p.game"))
+    tlog.write_bytes(b"c 1 1 2\n\xff\n")
+    with pytest.raises(LogError, match=r"m\.tlog:2: expected a transaction file \(ASCII\)"):
+        read_transactions(tlog, load_game("leduc.limit.2p.game"))
+
+
+@pytest.mark.parametrize(
+    ("record", "needle"),
+    [
+        ('{"hand": 0, "betting": "", "real": ' + "[" * 3000 + "]" * 3000 + "}",
+         "t.jsonl:1: expected a JSON trace record nested at most 32 levels deep"),
+        ('{"hand": ' + HUGE + ', "betting": "", "real": "c"}',
+         "t.jsonl:1: expected a JSON trace record"),
+        ('{"hand": 1e999, "betting": "", "real": "c"}', "a whole number in 0..99999"),
+        ('{"hand": -1, "betting": "", "real": "c"}', "a whole number in 0..99999"),
+        ('{"event": "result", "hand": "x", "betting": "' + "c" * 3000 + '"}',
+         "expected a result record with hand"),
+    ],
+)
+def test_hostile_trace_records_are_one_short_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], record: str, needle: str,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(record + "\n")
+    assert main(["phh", "holdem.nolimit.2p.reverse_blinds.game", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("acpc-log: error: ") and err.count("\n") == 1, err[:300]
+    assert needle in err and len(err) < 400, err[:300]
+
+
+def test_verify_streams_the_log() -> None:
+    # The log is read as it is checked: an endless stream after a good log stops at its
+    # first extra line (on main the whole file was read into a list first).
+    game = load_game("leduc.limit.2p.game")
+    endless = itertools.chain(LEDUC, itertools.repeat("junk"))
+    result = verify_lines(game, endless, "endless")
+    assert result.mismatch is not None and result.hands == 1000
+    assert result.mismatch.line_no == len(LEDUC) + 1
+    assert result.mismatch.reason == "unexpected text after SCORE"
+    assert verify_lines(game, iter(LEDUC), "good").ok
+
+
+def test_a_game_file_with_a_5000_digit_number_is_one_line_for_the_dealer_and_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # acpc-dealer and acpc-log verify used to crash with the int conversion limit's ValueError
+    from dealer.cli import main as dealer_main
+
+    text = (Path(__file__).parents[2] / "agent" / "acpc" / "games"
+            / "leduc.limit.2p.game").read_text()
+    game = tmp_path / "big.game"
+    game.write_text(text.replace("blind = 1 1", f"blind = 1 1{HUGE}"))
+    assert main(["verify", str(game), str(LOGS / "leduc_1000.log")]) == 1
+    assert dealer_main(["m", str(game), "10", "1", "a", "b"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("big.game:" in e and "of at most 20 digits" in e
+                                 and len(e) < 300 for e in err), err

@@ -371,6 +371,19 @@ def test_custom_holdem_solve_with_buckets(tmp_path: Path) -> None:
     assert loaded.meta["iterations"] == 3000 and loaded.betting.name == "t"
 
 
+def test_solve_betting_nested_too_deep_is_one_short_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 3,000 levels used to be a RecursionError traceback; inline, it is quoted as an excerpt
+    deep = '{"fractions": ' + "[" * 3000 + "]" * 3000 + "}"
+    (tmp_path / "deep.json").write_text(deep)
+    for spec in (deep, str(tmp_path / "deep.json")):
+        assert main(["solve", "--game", "leduc.nolimit.2p.game", "--betting", spec,
+                     "--out", str(tmp_path / "x.strat")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and len(err[0]) < 400, err
+        assert "expected a JSON betting abstraction nested at most 32 levels deep" in err[0]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -199,3 +199,60 @@ def test_games_and_files_openspiel_does_not_have_are_one_line_errors(
     assert strategy_main(["import-openspiel", str(bad), "--out", str(tmp_path / "y.strat"),
                           "--game", str(DATA / "kuhn.limit.2p.game")]) == 1
     assert "11 missing" in capsys.readouterr().err
+
+
+def _policy_text(**fields: object) -> str:
+    doc: dict[str, object] = {"format": "acpc-arena-openspiel-policy", "version": 1,
+                              "game": "kuhn_poker", "policy": {"0": [[0, 0.5], [1, 0.5]]}}
+    doc.update(fields)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # each used to escape as a traceback: RecursionError, then the int conversion limit
+        (_policy_text(source=[]).replace("[]", "[" * 3000 + "]" * 3000),
+         "expected a JSON policy file nested at most 32 levels deep"),
+        (_policy_text(version=0).replace('"version": 0', '"version": ' + "9" * 5000),
+         "expected a JSON policy file, got 'Exceeds the limit"),
+        (_policy_text(parameters={"players": 10**400}),
+         r"expected parameters \{'players': N\} with N in 2\.\.10, got \{'players': 1000"),
+        (_policy_text(parameters={"players": True}), r"with N in 2\.\.10"),
+        (_policy_text(policy={"x" * 5000: [[0, 2.0]]}),
+         r"summing to 1 for 'xxxx.*\(5,000 characters\), got \[\[0, 2\.0\]\]$"),
+    ],
+)
+def test_hostile_policy_files_are_one_short_line(tmp_path: Path, text: str,
+                                                 message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    with pytest.raises(InteropError, match=message) as info:
+        read_policy(bad)
+    assert len(str(info.value)) < 400
+
+
+def test_oversized_policy_files_are_refused_before_reading_them_whole(tmp_path: Path) -> None:
+    bad = tmp_path / "big.json"
+    bad.write_text(_policy_text(source={"pad": "x" * (16 << 20)}))
+    with pytest.raises(InteropError, match=r"expected a policy file of at most 16,777,216 "
+                       r"bytes, got more"):
+        read_policy(bad)
+
+
+def test_a_policy_naming_another_game_is_refused_before_building_its_tree(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    holdem = (Path(__file__).parents[2] / "agent" / "acpc" / "games"
+              / "holdem.nolimit.2p.reverse_blinds.game").read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text(_policy_text(acpc_game=holdem))
+
+    def no_tree(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a tree was built")
+
+    monkeypatch.setattr("agent.abstraction.actions.build_tree", no_tree)
+    assert strategy_main(["import-openspiel", str(bad), "--out", str(tmp_path / "y.strat")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("acpc-strategy: error: ") and "\n" not in err
+    assert "expected a game OpenSpiel has" in err

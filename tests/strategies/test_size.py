@@ -392,9 +392,12 @@ def test_cli_prints_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["size", "no-such.game"], "could not open game definition 'no-such.game'"),
-    (["size", ROYAL, "--abstraction", "bogus"], "expected a betting abstraction"),
+    (["size", ROYAL, "--abstraction", "bogus"], "--abstraction: expected a preset"),
     (["size", ROYAL, "--abstraction", '{"fractions": [[[-1]]]}'], "increasing positive"),
     (["size", HUNL], "cannot count the full game"),
+    # 3,000 levels: was a RecursionError traceback
+    (["size", ROYAL, "--abstraction", '{"fractions": ' + "[" * 3000 + "]" * 3000 + "}"],
+     "--abstraction: expected a JSON betting abstraction nested at most 32 levels deep"),
 ])
 def test_cli_bad_input_is_a_one_line_error(
         args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -402,7 +405,7 @@ def test_cli_bad_input_is_a_one_line_error(
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("acpc-strategy: error: ")
-    assert needle in lines[0]
+    assert needle in lines[0] and len(lines[0]) < 400
     assert captured.out == ""
 
 

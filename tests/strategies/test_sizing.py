@@ -24,11 +24,12 @@ import pytest
 
 from agent.abstraction.actions import (
     ALL_IN,
+    TREE_NODES_ENV,
     BettingAbstraction,
     build_tree,
     parse_betting_abstraction,
 )
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamefiles import load_game
 from strategies.best_response import expected_values, exploitability
 from strategies.sizing import (
@@ -398,3 +399,16 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
                    "o.json", cwd=tmp_path)
         assert out.returncode == 1, out.stderr
         assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_the_tree_cap_is_checked_before_the_sizing_game_is_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # learn-sizes built its own tree up to 2,000,000 nodes before any check; now the chip
+    # tree is counted first, under the same cap as every other tree
+    spec = parse_betting_abstraction('{"fractions": [[[0.5, 1.0]]], "max_raises": [2]}')
+    game = load_game("leduc.nolimit.2p.game")
+    monkeypatch.setenv(TREE_NODES_ENV, "50")
+    with pytest.raises(AbstractionError, match="at most 50 nodes"):
+        build_sizing_game(game, spec)
+    monkeypatch.delenv(TREE_NODES_ENV)
+    assert build_sizing_game(game, spec).nodes

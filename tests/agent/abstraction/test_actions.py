@@ -1,13 +1,21 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import agent.abstraction.actions as actions_module
 from agent.abstraction.actions import (
     ALL_IN,
+    MAX_SPEC_CHARS,
+    MAX_TREE_NODES,
     PRESETS,
+    TREE_NODES_ENV,
     BettingAbstraction,
     build_tree,
+    count_tree_nodes,
     find_node,
+    max_tree_nodes,
     node_actions,
     parse_betting_abstraction,
 )
@@ -77,7 +85,7 @@ def test_raise_cap(nl2: Game) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope", "expected a betting abstraction"),
+        ("nope", "expected a preset"),
         ('{"fractions": [[[1, 0.5]]]}', "increasing positive pot fractions"),
         ('{"fold": true}', "expected betting abstraction fields"),
         ("{bad json", "expected a JSON betting abstraction"),
@@ -90,7 +98,7 @@ def test_bad_specs(spec: str, message: str) -> None:
 
 def test_tree_size_limit() -> None:
     game = load_game("holdem.nolimit.2p.reverse_blinds.game")
-    with pytest.raises(ValueError, match="at most 1000 nodes"):
+    with pytest.raises(ValueError, match="at most 1,000 nodes"):
         build_tree(game, PRESETS["fchpa"], limit=1000)
 
 
@@ -187,3 +195,128 @@ def test_unused_or_misplaced_overrides_are_errors(leduc: Game) -> None:
                                ' "sequences": {"b1": [0.5]}}'))
     with pytest.raises(AbstractionError, match="only for a no-limit game"):
         build_tree(leduc, _spec('{"fractions": [[[1]]], "sequences": {"c": [0.5]}}'))
+
+
+# ------------------------------------------------------------------ bounds (issue 28, item 2)
+
+DEEP = '{"fractions": ' + "[" * 3000 + "]" * 3000 + "}"
+
+
+def test_deep_nesting_is_one_short_line_inline_and_in_a_file(tmp_path: Path) -> None:
+    # 3,000 levels used to raise RecursionError from json.loads; inline, the error line
+    # quoted the whole 6 KB input.
+    with pytest.raises(AbstractionError) as info:
+        parse_betting_abstraction(DEEP)
+    message = str(info.value)
+    assert "nested at most 32 levels deep" in message and "(6,015 characters)" in message
+    assert len(message) < 300 and "\n" not in message
+    path = tmp_path / "deep.json"
+    path.write_text(DEEP)
+    with pytest.raises(AbstractionError, match=rf"^{path}: expected a JSON betting "
+                       r"abstraction nested at most 32 levels deep, got deeper at character "
+                       r"45:"):
+        parse_betting_abstraction(str(path))
+
+
+def test_long_invalid_specs_are_quoted_as_an_excerpt() -> None:
+    long = '{"fractions": [[[' + ", ".join(["0.5"] * 1500) + "]]]}"
+    with pytest.raises(AbstractionError) as info:
+        parse_betting_abstraction(long)  # sizes not increasing: a field error
+    assert "expected increasing positive pot fractions at fractions[0][0]" in str(info.value)
+    assert len(str(info.value)) < 300
+    with pytest.raises(AbstractionError) as info:
+        parse_betting_abstraction(long[:-1])  # not JSON
+    assert "expected a JSON betting abstraction" in str(info.value)
+    assert len(str(info.value)) < 300
+
+
+def test_oversized_specs_are_refused_before_parsing(tmp_path: Path) -> None:
+    big = '{"name": "' + "x" * MAX_SPEC_CHARS + '", "fractions": [[[1]]]}'
+    with pytest.raises(AbstractionError, match=r"of at most 1,048,576 characters, got "
+                       r"1,048,6\d\d"):
+        parse_betting_abstraction(big)
+    path = tmp_path / "big.json"
+    path.write_text(big)
+    with pytest.raises(AbstractionError, match=r"big\.json: expected a betting abstraction "
+                       r"file of at most 1,048,576 bytes, got more"):
+        parse_betting_abstraction(str(path))
+    path.write_bytes(b'{"fractions": [[[1]]], "name": "\xff"}')
+    with pytest.raises(AbstractionError, match=r"expected a UTF-8 JSON betting abstraction, "
+                       r"got byte 0xff at offset 32"):
+        parse_betting_abstraction(str(path))
+
+
+@pytest.mark.parametrize(
+    "max_raises", ["[1e400]", "[" + "9" * 5000 + "]", "[256]", "[-1]", "[1.5]", "[true]",
+                   "3"])
+def test_max_raises_are_range_checked(max_raises: str) -> None:
+    # inf and 5,000 digits used to escape as OverflowError and ValueError
+    with pytest.raises(AbstractionError, match=r"expected 'max_raises' as a list of whole "
+                       r"numbers in 0\.\.255|expected a JSON betting abstraction"):
+        parse_betting_abstraction('{"fractions": [[[1]]], "max_raises": ' + max_raises + "}")
+
+
+def test_huge_fractions_are_field_errors() -> None:
+    with pytest.raises(AbstractionError, match=r"expected betting abstraction fields"):
+        parse_betting_abstraction('{"fractions": [[[' + "9" * 400 + "]]]}")
+
+
+@pytest.mark.parametrize(
+    ("game_name", "spec"),
+    [
+        ("leduc.nolimit.2p.game", "fcpa"),
+        ("leduc.nolimit.2p.game", "fchpa"),
+        ("leduc.nolimit.2p.game", "fc2pa"),
+        ("leduc.limit.2p.game", "fcpa"),
+        ("kuhn.limit.3p.game", "fcpa"),
+        ("royal.nolimit.2p.game", "fchpa"),
+        ("holdem.nolimit.2p.reverse_blinds.game", "fcpa3"),
+        ("leduc.nolimit.2p.game", '{"fractions": [[[0.5, 1.0, 2.0]]], "max_raises": [2], '
+         '"players": [null, [[[0.75]]]], "sequences": {"c": [0.25, 3.0], "b1": [], '
+         '"b0.5": [2.0], "b": [0.5]}}'),
+    ],
+)
+def test_count_tree_nodes_is_the_size_build_tree_builds(game_name: str, spec: str) -> None:
+    game = load_game(game_name)
+    abstraction = parse_betting_abstraction(spec)
+    assert count_tree_nodes(game, abstraction) == len(build_tree(game, abstraction).nodes)
+
+
+def _hostile(n: int) -> BettingAbstraction:
+    sizes = [round(0.1 * (i + 1), 3) for i in range(n)]
+    return parse_betting_abstraction({"name": "h", "fractions": [[sizes]], "max_raises": [255]})
+
+
+def test_a_huge_tree_is_refused_before_any_node_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On main the tree was built node by node until the cap (5,000,000 nodes: over 60 s and
+    # 2.6 GB for a 2,308-byte strategy file header); now it is counted first.
+    game = load_game("holdem.nolimit.2p.reverse_blinds.game")
+    built: list[int] = []
+    real = actions_module.child_node
+    monkeypatch.setattr(actions_module, "child_node",
+                        lambda *a: built.append(1) or real(*a))  # type: ignore[func-returns-value]
+    with pytest.raises(AbstractionError) as info:
+        build_tree(game, _hostile(3), limit=20_000)
+    assert built == []
+    message = str(info.value)
+    assert message.startswith("expected an abstract betting tree of at most 20,000 nodes (set "
+                              "ACPC_ARENA_MAX_TREE_NODES to allow more), got ")
+    assert "for 'h' on a 2-player nolimit game" in message
+    with pytest.raises(AbstractionError, match="too large to count in 100 steps"):
+        count_tree_nodes(game, _hostile(20), max_transitions=100)
+
+
+def test_the_node_cap_is_overridable_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    game = load_game("leduc.nolimit.2p.game")  # fchpa: 441 nodes
+    assert max_tree_nodes() == MAX_TREE_NODES == 1_000_000
+    monkeypatch.setenv(TREE_NODES_ENV, "440")
+    with pytest.raises(AbstractionError, match="at most 440 nodes"):
+        build_tree(game, PRESETS["fchpa"])
+    monkeypatch.setenv(TREE_NODES_ENV, "441")
+    assert len(build_tree(game, PRESETS["fchpa"]).nodes) == 441
+    for bad in ("0", "-5", "1e6", "9" * 13):
+        monkeypatch.setenv(TREE_NODES_ENV, bad)
+        with pytest.raises(AbstractionError, match="ACPC_ARENA_MAX_TREE_NODES to be a positive"):
+            max_tree_nodes()

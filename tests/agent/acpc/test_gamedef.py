@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from agent.acpc.errors import GameDefError
 from agent.acpc.gamedef import (
     INT32_MAX,
+    MAX_GAMEDEF_CHARS,
     UNLIMITED_RAISES,
     BettingType,
     Game,
@@ -159,3 +161,75 @@ def test_fingerprint_ignores_layout(game: Game, case: object, sep: str) -> None:
     lines.insert(1, "# comment inserted")
     variant = "\n".join(lines) + "\n"
     assert parse_gamedef(variant).fingerprint == game.fingerprint
+
+
+HUGE = "1" + "0" * 5000
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (("stack = 20000 20000", f"stack = {HUGE} 20000"), "'stack = <int> ...'"),
+        (("blind = 100 50", f"blind = 100 {HUGE}"), "'blind = <int> ...'"),
+        (("numPlayers = 2", f"numPlayers = {HUGE}"), "'numPlayers = <int>'"),
+        (("numRounds = 4", f"numRounds = -{HUGE}"), "'numRounds = <int>'"),
+        (("numSuits = 4", f"numSuits = {HUGE}"), "'numSuits = <int>'"),
+        (("numRanks = 13", f"numRanks = {HUGE}"), "'numRanks = <int>'"),
+        (("numHoleCards = 2", f"numHoleCards = {HUGE}"), "'numHoleCards = <int>'"),
+        (("numBoardCards = 0 3 1 1", f"numBoardCards = 0 3 1 {HUGE}"),
+         "'numBoardCards = <int> ...'"),
+        (("firstPlayer = 2 1 1 1", f"firstPlayer = {HUGE}"), "'firstPlayer = <int> ...'"),
+        (("nolimit", f"nolimit\nmaxRaises = {HUGE}"), "'maxRaises = <int> ...'"),
+        (("nolimit", f"limit\nraiseSize = {HUGE}"), "'raiseSize = <int> ...'"),
+    ],
+)
+def test_huge_numbers_are_one_line_naming_line_and_field(edit: tuple[str, str],
+                                                         field: str) -> None:
+    # A 5,000-digit number used to escape as the interpreter's ValueError about its integer
+    # conversion limit; now it is a GameDefError naming the file, the line and the field,
+    # with a short excerpt.
+    with pytest.raises(GameDefError) as info:
+        parse_gamedef(NL2.replace(*edit), "x.game")
+    message = str(info.value)
+    assert message.startswith("x.game:")
+    assert field in message and "at most 20 digits" in message
+    assert "\n" not in message and len(message) < 300
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("nolimit", "limit\nraiseSize = 100 100 2147483648 200"),
+         "expected raise sizes in 1..2147483647"),
+        (("stack = 20000 20000", "stack = 20000 2147483648"), "expected stacks in 1..2147483647"),
+        (("blind = 100 50", "blind = 100 -1"), "expected blind for player 2 in 0..stack"),
+        (("nolimit", "nolimit\nmaxRaises = 256"), "expected maxRaises in 0..255"),
+        (("numSuits = 4", "numSuits = 5"), "value in 1..4"),
+        (("numRanks = 13", "numRanks = 14"), "value in 1..13"),
+        (("numHoleCards = 2", "numHoleCards = 4"), "value in 1..3"),
+        (("numPlayers = 2", "numPlayers = 11"), "value in 2..10"),
+        (("numBoardCards = 0 3 1 1", "numBoardCards = 0 3 1 -1"), "at least 0"),
+    ],
+)
+def test_every_number_is_range_checked(edit: tuple[str, str], message: str) -> None:
+    with pytest.raises(GameDefError, match=r"^x\.game:\d+: ") as info:
+        parse_gamedef(NL2.replace(*edit), "x.game")
+    assert message in str(info.value)
+
+
+def test_long_lines_are_quoted_as_an_excerpt_and_long_files_refused(tmp_path: Path) -> None:
+    with pytest.raises(GameDefError) as info:
+        parse_gamedef(NL2.replace("numRounds = 4", "numRounds = x" + "y" * 6000), "x.game")
+    assert len(str(info.value)) < 300 and "(6,013 characters)" in str(info.value)
+    big = tmp_path / "big.game"
+    big.write_text(NL2 + "#" * (MAX_GAMEDEF_CHARS + 1) + "\n")
+    with pytest.raises(GameDefError, match=r"big\.game: expected a game definition of at most "
+                       r"1,048,576 bytes, got more"):
+        load_game(big)
+
+
+def test_a_name_the_system_refuses_is_a_short_game_def_error() -> None:
+    # a 6,000-character name was an OSError quoting all of it
+    with pytest.raises(GameDefError, match=r"^could not open game definition 'xxx.*\(6,000 "
+                       r"characters\): File name too long$"):
+        load_game("x" * 6000)

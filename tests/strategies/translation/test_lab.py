@@ -804,3 +804,22 @@ def test_cli_best_size_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests of this file with NUMBA_DISABLE_JIT=1."""
     run_without_jit(__file__)
+
+
+@pytest.mark.parametrize(
+    ("game", "spec", "needle"),
+    [
+        # a 6 KB spec was echoed whole (nl-leduc: as an OSError about the file name)
+        ("nl-leduc", "{" + "[" * 6000, "expected a bundled no-limit Leduc abstraction (fcpa, "
+         "fchpa), got '{[[["),
+        ("nl-kuhn", "{" + "[" * 6000, "or pot fractions like '0.4'), got '{[[["),
+        ("nl-kuhn", "inf", "expected at most 64 positive finite pot fractions, got 'inf'"),
+        ("nl-kuhn", ",".join(["0.5"] * 65), "expected at most 64 positive finite"),
+    ],
+)
+def test_exploit_abstraction_errors_are_short(
+        capsys: pytest.CaptureFixture[str], game: str, spec: str, needle: str) -> None:
+    assert main(["translation", "exploit", "--game", game, "--abstraction", spec]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("acpc-strategy: error: ") and "\n" not in err
+    assert needle in err and len(err) < 300, err[:300]
