@@ -35,7 +35,9 @@ counted per variant (:attr:`dealer.match.report.Summary.time_guard`): the table'
 and ``acpc-match: warning:`` on stderr say the results depend on timing.
 
 Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
-lines name the variant at fault; everything finished is kept).
+lines name the variant, file or setting at fault; everything finished is kept), 2 for a
+usage error caught by the argument parser (a flag's bad value: the same check and message
+as the same value in a ``--variants`` file, which exits 1).
 
 Imports the stdlib and :mod:`dealer` (agent policy code only inside the workers).
 """
@@ -179,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
         epilog=f"Variant SPEC: a strategy file or {'|'.join(builtin_specs())}, with options "
-        ",mapping=M ,purify=none|full|threshold:T ,seed=S; or cmd=COMMAND ARGS (started with "
+        ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
+        "ARGS (started with "
         "HOST PORT appended).",
     )
     p.add_argument("--variant", "-v", action="append", default=[], metavar="NAME=SPEC",
