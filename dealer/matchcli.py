@@ -20,7 +20,10 @@ the settings, under ``./acpc-match-runs``). The final table gives each variant's
 with a 95% confidence interval over duplicate units, the standard error, the number of
 hands and whether the difference is significant; ``--allin-ev`` adds the all-in EV figure.
 
-With no variants, the default setup (:func:`default_setup`) is played and named.
+With no variants, the default setup (:func:`default_setup`) is played and named; a
+``--variants`` file that gives none (and no ``-v``) is an error, not the default setup.
+Settings from the file are checked by the same :class:`dealer.match.variants.Setting` that
+is their flag's argparse ``type=`` (:data:`dealer.match.variants.RUN_SETTINGS`).
 
 ``--estimator exact-agents|sampled-agents`` plays no match: each deal of the same seeds is
 valued in both seatings by a walk of the real betting tree with the agents' randomness
@@ -32,7 +35,9 @@ counted per variant (:attr:`dealer.match.report.Summary.time_guard`): the table'
 and ``acpc-match: warning:`` on stderr say the results depend on timing.
 
 Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
-lines name the variant at fault; everything finished is kept).
+lines name the variant, file or setting at fault; everything finished is kept), 2 for a
+usage error caught by the argument parser (a flag's bad value: the same check and message
+as the same value in a ``--variants`` file, which exits 1).
 
 Imports the stdlib and :mod:`dealer` (agent policy code only inside the workers).
 """
@@ -54,6 +59,7 @@ from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import builtin_specs
 from agent.console import positive_int
+from dealer.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
 
 PROG = "acpc-match"
 DEFAULT_HANDS = 500
@@ -175,30 +181,32 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
         epilog=f"Variant SPEC: a strategy file or {'|'.join(builtin_specs())}, with options "
-        ",mapping=M ,purify=none|full|threshold:T ,seed=S; or cmd=COMMAND ARGS (started with "
+        ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
+        "ARGS (started with "
         "HOST PORT appended).",
     )
     p.add_argument("--variant", "-v", action="append", default=[], metavar="NAME=SPEC",
                    help="an agent variant (repeatable)")
     p.add_argument("--variants", type=Path, default=None, metavar="FILE.toml",
                    help="variants (and settings) from a TOML file")
-    p.add_argument("--game", default=None,
+    p.add_argument("--game", type=RUN_SETTINGS["game"], default=None,
                    help="game definition file or bundled game name (default: the default "
                    "setup's)")
-    p.add_argument("--hands", type=positive_int, default=None,
+    p.add_argument("--hands", type=RUN_SETTINGS["hands"], default=None,
                    help=f"hands per match (default {DEFAULT_HANDS})")
-    p.add_argument("--matches", type=positive_int, default=None,
+    p.add_argument("--matches", type=RUN_SETTINGS["matches"], default=None,
                    help=f"duplicate units (seeds) per group (default {DEFAULT_MATCHES}); "
                    "each is played in every seat rotation")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=RUN_SETTINGS["seed"], default=None,
                    help=f"master seed: every deal and agent seed derives from it "
                    f"(default {DEFAULT_SEED})")
     p.add_argument("--pair", action="append", default=[], metavar="A:B",
                    help="play only these groups (repeatable; default: round robin)")
-    p.add_argument("--transport", choices=("tcp", "inproc"), default=None,
+    p.add_argument("--transport", type=RUN_SETTINGS["transport"], default=None,
+                   metavar="{" + ",".join(TRANSPORTS) + "}",
                    help="tcp: acpc-dealer and agent processes over loopback (default); "
                    "inproc: the same engine and agent code in one process")
-    p.add_argument("--jobs", "-j", type=positive_int, default=None,
+    p.add_argument("--jobs", "-j", type=RUN_SETTINGS["jobs"], default=None,
                    help="matches in parallel (default: the number of cores)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or Ray tasks (extra 'cluster')")
@@ -207,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", type=Path, default=None,
                    help=f"results store, logs and manifest (default: "
                    f"{DEFAULT_RUNS_DIR}/<hash of the settings>)")
-    p.add_argument("--unit", choices=("seed", "hand"), default=None,
+    p.add_argument("--unit", type=RUN_SETTINGS["unit"], default=None,
+                   metavar="{" + ",".join(UNITS) + "}",
                    help="statistical unit: a duplicate seed (default) or a duplicate hand "
                    "(valid for agents that do not adapt between hands)")
     p.add_argument("--allin-ev", action="store_true", default=None,
@@ -255,21 +264,22 @@ def build_parser() -> argparse.ArgumentParser:
 def _resolve_game_spec(spec: str) -> str:
     """The game as the dealer and agents get it: a bundled name, or an absolute path."""
     path = Path(spec)
-    if not path.exists() and spec in bundled_games():
+    if not exists(path) and spec in bundled_games():
         return spec
     return str(path.resolve())
 
 
-def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
-    from dealer.match.runner import RunConfig, settings_key
-    from dealer.match.schedule import make_groups
-    from dealer.match.variants import (
-        Variant,
-        check_variant,
-        load_toml,
-        parse_variant,
-    )
-    from dealer.match.worker import MatchSettings
+def _load_variants(args: argparse.Namespace, *, announce: bool = True, default_ok: bool = True
+                   ) -> tuple[list[Any], dict[str, Any], DefaultSetup | None]:
+    """The run's variants (``--variants`` file, then ``-v``), the file's checked settings,
+    and the default setup when neither gives a variant and ``default_ok`` (else the list is
+    empty). A ``--variants`` file that gives none, with no ``-v``, is an error: the default
+    setup is played only when no file is named.
+
+    Raises:
+        VariantError, CliError: one line naming the file, the variant or the setting.
+    """
+    from dealer.match.variants import Variant, load_toml, parse_variant
 
     toml_settings: dict[str, Any] = {}
     variants: list[Variant] = []
@@ -277,10 +287,36 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
         variants, toml_settings = load_toml(args.variants)
     variants += [parse_variant(text) for text in args.variant]
     default: DefaultSetup | None = None
-    if not variants:
+    if not variants and default_ok:
+        if args.variants is not None:
+            raise CliError(f"{args.variants}: expected at least one [variants.NAME] table "
+                           f"(or -v NAME=SPEC), got none (the default setup is played only "
+                           f"without --variants)")
         default = default_setup()
         variants = [parse_variant(text) for text in default.variants]
-        print(f"{PROG}: default: {default.why}", file=sys.stderr)
+        if announce:
+            print(f"{PROG}: default: {default.why}", file=sys.stderr)
+    return variants, toml_settings, default
+
+
+def _toml_game(args: argparse.Namespace, toml_settings: dict[str, Any]) -> str | None:
+    """The file's ``game``: a path relative to the file's folder if it exists there, else
+    as written (a bundled name)."""
+    if "game" not in toml_settings:
+        return None
+    game_text = str(toml_settings["game"])
+    assert args.variants is not None
+    candidate = args.variants.resolve().parent / game_text
+    return str(candidate) if exists(candidate) else game_text
+
+
+def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
+    from dealer.match.runner import RunConfig, settings_key
+    from dealer.match.schedule import make_groups
+    from dealer.match.variants import check_variant
+    from dealer.match.worker import MatchSettings
+
+    variants, toml_settings, default = _load_variants(args)
 
     def pick(name: str, fallback: Any) -> Any:
         value = getattr(args, name)
@@ -288,14 +324,11 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
             return value
         return toml_settings.get(name, fallback)
 
+    toml_game = _toml_game(args, toml_settings)
     if args.game is not None:
         game_text = str(args.game)
-    elif "game" in toml_settings:
-        game_text = str(toml_settings["game"])
-        assert args.variants is not None
-        candidate = args.variants.resolve().parent / game_text
-        if candidate.exists():
-            game_text = str(candidate)
+    elif toml_game is not None:
+        game_text = toml_game
     else:
         game_text = (default or default_setup()).game
         if default is None:
@@ -305,21 +338,14 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
         game = load_game(game_spec)
     except GameDefError as exc:
         raise CliError(f"game: {exc}") from None
-    hands = int(pick("hands", default.hands if default else DEFAULT_HANDS))
-    matches = int(pick("matches", default.matches if default else DEFAULT_MATCHES))
-    master = int(pick("seed", DEFAULT_SEED))
-    transport = str(pick("transport", "tcp"))
-    unit = str(pick("unit", "seed"))
-    allin = bool(pick("allin_ev", False))
-    jobs = int(pick("jobs", os.cpu_count() or 1))
-    if hands <= 0 or matches <= 0 or jobs <= 0:
-        raise CliError(f"expected positive hands, matches and jobs, got {hands}, {matches}, "
-                       f"{jobs}")
-    if transport not in ("tcp", "inproc") or unit not in ("seed", "hand"):
-        raise CliError(f"expected transport tcp|inproc and unit seed|hand, got {transport!r} "
-                       f"and {unit!r}")
-    if not 0 <= master < 2**63:
-        raise CliError(f"expected a master seed >= 0, got {master}")
+    # every value was checked where it came from (argparse type= or load_toml)
+    hands: int = pick("hands", default.hands if default else DEFAULT_HANDS)
+    matches: int = pick("matches", default.matches if default else DEFAULT_MATCHES)
+    master: int = pick("seed", DEFAULT_SEED)
+    transport: str = pick("transport", "tcp")
+    unit: str = pick("unit", "seed")
+    allin: bool = pick("allin_ev", False)
+    jobs: int = pick("jobs", os.cpu_count() or 1)
     groups = make_groups(variants, game.num_players, args.pair)
     used = {name for g in groups for name in g}
     variants = [v for v in variants if v.name in used]
@@ -363,16 +389,10 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
               file=sys.stderr)
         return 2
     from dealer.match.schedule import make_groups
-    from dealer.match.variants import Variant, load_toml, parse_variant
 
     try:
-        variants: list[Variant] = []
-        toml_game = None
-        if args.variants is not None:
-            variants, settings = load_toml(args.variants)
-            toml_game = settings.get("game")
-        variants += [parse_variant(text) for text in args.variant]
-        game_text = args.game or toml_game
+        variants, settings, _ = _load_variants(args, default_ok=False)
+        game_text = args.game or _toml_game(args, settings)
         if game_text is None or not variants:
             raise CliError("expected --game and variants (-v NAME=SPEC) with --exact")
         game = load_game(_resolve_game_spec(str(game_text)))
@@ -430,28 +450,18 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     from dealer.match.estimator import estimate_run, format_rows, rows_json
     from dealer.match.schedule import make_groups
-    from dealer.match.variants import Variant, load_toml, parse_variant
 
     try:
-        variants: list[Variant] = []
-        toml: dict[str, Any] = {}
-        if args.variants is not None:
-            variants, toml = load_toml(args.variants)
-        variants += [parse_variant(text) for text in args.variant]
-        default: DefaultSetup | None = None
-        if not variants:
-            default = default_setup()
-            variants = [parse_variant(text) for text in default.variants]
-            if not args.quiet:
-                print(f"{PROG}: default: {default.why}", file=sys.stderr)
-        game_text = args.game or toml.get("game") or (default or default_setup()).game
+        variants, toml, default = _load_variants(args, announce=not args.quiet)
+        game_text = args.game or _toml_game(args, toml) or (default or default_setup()).game
         game = load_game(_resolve_game_spec(str(game_text)))
         if game.num_players != 2:
             raise CliError(f"expected a heads-up game with --estimator {args.estimator}, got "
                            f"{game.num_players} players in {game_text}")
-        hands = int(args.hands or toml.get("hands") or DEFAULT_HANDS)
-        matches = int(args.matches or toml.get("matches") or DEFAULT_MATCHES)
-        master = int(args.seed if args.seed is not None else toml.get("seed", DEFAULT_SEED))
+        # checked where they came from (argparse type= or load_toml)
+        hands: int = args.hands or toml.get("hands", DEFAULT_HANDS)
+        matches: int = args.matches or toml.get("matches", DEFAULT_MATCHES)
+        master: int = args.seed if args.seed is not None else toml.get("seed", DEFAULT_SEED)
         groups = make_groups(variants, 2, args.pair)
         start = time.process_time()
         sample = args.estimator == "sampled-agents"

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dealer.match.variants import Variant, VariantError
+from dealer.match.variants import Variant, VariantError, excerpt
 
 
 def derive_seed(*parts: object, bits: int = 32) -> int:
@@ -97,13 +98,19 @@ class MatchJob:
         )
 
 
+MAX_GROUPS = 10_000
+"""A run plays at most 10,000 groups (a round robin of 141 variants heads-up): every match
+is planned before the first is played."""
+
+
 def make_groups(
     variants: Sequence[Variant], num_players: int, pairs: Sequence[str] = ()
 ) -> list[tuple[str, ...]]:
     """The groups to play: ``pairs`` (``A:B[:C..]``) if given, else round robin.
 
     Raises:
-        VariantError: for an unknown name, a group of the wrong size, a repeated name.
+        VariantError: for an unknown name, a group of the wrong size, a repeated name,
+            more than :data:`MAX_GROUPS` groups.
     """
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
@@ -115,22 +122,31 @@ def make_groups(
                 f"expected at least {num_players} variants for a {num_players}-player game, "
                 f"got {len(names)}: {', '.join(names) or 'none'}"
             )
+        count = math.comb(len(names), num_players)
+        if count > MAX_GROUPS:
+            raise VariantError(
+                f"expected at most {MAX_GROUPS:,} groups, got {count:,} (a round robin of "
+                f"{len(names)} variants, {num_players} a group); choose groups with --pair"
+            )
         return list(itertools.combinations(names, num_players))
+    if len(pairs) > MAX_GROUPS:
+        raise VariantError(f"expected at most {MAX_GROUPS:,} groups, got {len(pairs):,} --pair")
     groups: list[tuple[str, ...]] = []
     for text in pairs:
         group = tuple(x.strip() for x in text.split(":"))
         if len(group) != num_players:
             raise VariantError(
-                f"expected --pair with {num_players} variant names joined by ':', got {text!r}"
+                f"expected --pair with {num_players} variant names joined by ':', got "
+                f"{excerpt(text)}"
             )
         for name in group:
             if name not in names:
                 raise VariantError(
-                    f"variant {name!r} in --pair {text!r} is not defined (known: "
-                    f"{', '.join(names)})"
+                    f"variant {excerpt(name)} in --pair {excerpt(text)} is not defined (known: "
+                    f"{excerpt(', '.join(names))})"
                 )
         if len(set(group)) != len(group):
-            raise VariantError(f"expected distinct variants in --pair {text!r}")
+            raise VariantError(f"expected distinct variants in --pair {excerpt(text)}")
         if group not in groups:
             groups.append(group)
     return groups

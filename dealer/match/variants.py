@@ -24,21 +24,31 @@ sizes=real,seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
     [variants.ext]
     cmd = ["./startme.sh", "--fast"]      # or one string, split like a shell
 
+The file is an input like the command line and is checked like it: at most
+:data:`MAX_TOML_BYTES` bytes and :data:`MAX_TOML_DEPTH` levels of ``[``/``{`` nesting
+(both checked before ``tomllib`` parses it); every run setting by the same
+:class:`Setting` that is the argparse ``type=`` of its flag (same types, ranges and
+messages; a TOML value must have the TOML type: ``hands = "5"``, ``matches = 2.5`` and
+``allin_ev = "false"`` are errors); every text at most :data:`MAX_TEXT_CHARS` characters.
+Messages quote at most :data:`EXCERPT_CHARS` characters of a value (:func:`excerpt`).
+
 Imports only the stdlib and :mod:`agent.acpc.errors` (agent code is imported lazily by
 :func:`check_variant`).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
 import shlex
 import shutil
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agent.acpc.errors import AcpcError
 
@@ -46,12 +56,171 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
 
 OPTION_KEYS = ("mapping", "purify", "sizes", "seed")
-SETTINGS_KEYS = ("game", "hands", "matches", "seed", "transport", "unit", "allin_ev", "jobs")
-"""Run settings a TOML file may give (the command line overrides them)."""
+
+MAX_TOML_BYTES = 1 << 20
+"""A ``--variants`` file is at most 1 MiB (a run configuration is a few hundred bytes)."""
+MAX_TOML_DEPTH = 32
+"""At most 32 ``[``/``{`` open at once in a ``--variants`` file (counted outside strings
+and comments before parsing: ``tomllib`` recurses once per level)."""
+MAX_TEXT_CHARS = 4096
+"""At most 4,096 characters (Linux's PATH_MAX) in any text value: a game, a strategy, a
+mapping, a command argument..."""
+EXCERPT_CHARS = 80
+"""Messages quote at most this many characters of a value, then its length."""
+
+HANDS_MAX = 2**32 - 1
+"""``--hands`` at most acpc-dealer's HANDS limit (a uint32, as the reference dealer)."""
+MATCHES_MAX = 100_000
+"""``--matches`` at most 100,000 duplicate units (every match is planned before the first)."""
+JOBS_MAX = 1024
+SEED_MAX = 2**63 - 1
 
 
 class VariantError(AcpcError, ValueError):
     """A variant cannot be used; the message names it."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` for a message: a text longer than ``limit`` is cut to its first
+    ``limit`` characters and its length is given; other values' ``repr`` likewise."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    try:
+        text = repr(value)
+    except ValueError:  # an int over the interpreter's 4,300-digit conversion limit
+        return f"an integer of {value.bit_length() if isinstance(value, int) else '?'} bits"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+T = TypeVar("T")
+
+
+class Setting(Generic[T]):
+    """How one value is checked, on the command line and in a TOML file alike.
+
+    Called with the command line's text (it is the argparse ``type=``), :meth:`from_toml`
+    with a TOML value (which must already have the TOML type: no text for a number, no
+    float for an int, no text for a bool). Both raise :class:`argparse.ArgumentTypeError`
+    with the same one-line message, ``expected <what>, got <excerpt>``."""
+
+    expected = "a value"
+
+    def fail(self, got: object) -> argparse.ArgumentTypeError:
+        """The one-line error for ``got``."""
+        return argparse.ArgumentTypeError(f"expected {self.expected}, got {excerpt(got)}")
+
+    def __call__(self, text: str) -> T:
+        raise NotImplementedError
+
+    def from_toml(self, value: object) -> T:
+        raise NotImplementedError
+
+
+class IntSetting(Setting[int]):
+    """An integer in ``lo..hi``."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+        self.expected = f"an integer {lo}..{hi}"
+
+    def _check(self, value: int, got: object) -> int:
+        if not self.lo <= value <= self.hi:
+            raise self.fail(got)
+        return value
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)  # over 4,300 digits: ValueError, before any conversion
+        except ValueError:
+            raise self.fail(text) from None
+        return self._check(value, text)
+
+    def from_toml(self, value: object) -> int:
+        if type(value) is not int:  # not bool, not float
+            raise self.fail(value)
+        return self._check(value, value)
+
+
+class TextSetting(Setting[str]):
+    """Text of 1..:data:`MAX_TEXT_CHARS` characters without NUL (a path, a name)."""
+
+    def __init__(self, what: str = "text") -> None:
+        self.expected = f"{what} of 1..{MAX_TEXT_CHARS} characters"
+
+    def __call__(self, text: str) -> str:
+        if not 0 < len(text) <= MAX_TEXT_CHARS or "\0" in text:
+            raise self.fail(text)
+        return text
+
+    def from_toml(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise self.fail(value)
+        return self(value)
+
+
+class ChoiceSetting(Setting[str]):
+    """One of a few words."""
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+        self.expected = f"one of {', '.join(choices)}"
+
+    def __call__(self, text: str) -> str:
+        if text not in self.choices:
+            raise self.fail(text)
+        return text
+
+    def from_toml(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise self.fail(value)
+        return self(value)
+
+
+class FlagSetting(Setting[bool]):
+    """A switch: a flag on the command line (no value), ``true``/``false`` in TOML."""
+
+    expected = "true or false"
+
+    def __call__(self, text: str) -> bool:
+        raise self.fail(text)  # a flag takes no text; argparse never calls this
+
+    def from_toml(self, value: object) -> bool:
+        if type(value) is not bool:
+            raise self.fail(value)
+        return value
+
+
+TRANSPORTS = ("tcp", "inproc")
+UNITS = ("seed", "hand")
+SEED = IntSetting(0, SEED_MAX)
+"""The master seed, and a variant's ``seed`` option."""
+TEXT = TextSetting()
+RUN_SETTINGS: dict[str, Setting[Any]] = {
+    "game": TextSetting("a game file or bundled game name"),
+    "hands": IntSetting(1, HANDS_MAX),
+    "matches": IntSetting(1, MATCHES_MAX),
+    "seed": SEED,
+    "transport": ChoiceSetting(TRANSPORTS),
+    "unit": ChoiceSetting(UNITS),
+    "allin_ev": FlagSetting(),
+    "jobs": IntSetting(1, JOBS_MAX),
+}
+"""Run settings a TOML file may give, each checked by its flag's argparse ``type=``
+(``acpc-match --hands`` is ``type=RUN_SETTINGS["hands"]``); the command line overrides
+them."""
+SETTINGS_KEYS = tuple(RUN_SETTINGS)
+
+
+def exists(path: Path) -> bool:
+    """``path.exists()``, False for a name the system refuses (too long, ...)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +297,26 @@ class Variant:
         return out
 
 
-def _check_name(name: str, spec: str) -> None:
+def _check_name(name: str, spec: str, toml_file: Path | None = None) -> None:
+    """The name is :data:`NAME_PATTERN`; the message quotes ``spec`` (a command-line
+    variant) or names ``toml_file``."""
     if not NAME_PATTERN.fullmatch(name):
+        where = f"{toml_file}: [variants]: " if toml_file is not None else ""
+        given = "" if toml_file is not None else f" in {excerpt(spec)}"
         raise VariantError(
-            f"variant {name!r}: expected a name of letters, digits and _.+- (at most 40, "
-            f"starting with a letter or digit), got {name!r} in {spec!r}"
+            f"{where}expected a name of letters, digits and _.+- (at most 40, starting with "
+            f"a letter or digit), got {excerpt(name)}{given}"
         )
+
+
+def _option(where: str, key: str, setting: Setting[T], value: object, toml: bool) -> T:
+    """A variant option checked by ``setting`` (text from a spec, a value from TOML)."""
+    try:
+        if toml:
+            return setting.from_toml(value)
+        return setting(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise VariantError(f"{where}: {key}: {exc}") from None
 
 
 def _make(
@@ -144,50 +327,48 @@ def _make(
     strategy: str | None,
     options: dict[str, Any],
     cmd: list[str] | None,
+    toml_file: Path | None = None,
 ) -> Variant:
-    _check_name(name, spec)
+    """A variant; ``options`` are text from a spec, or TOML values from ``toml_file``
+    (then messages start with the file and ``[variants.NAME]``)."""
+    _check_name(name, spec, toml_file)
+    toml = toml_file is not None
+    where = f"{toml_file}: [variants.{name}]" if toml else f"variant {name!r}"
+    given = "" if toml else f" in {excerpt(spec)}"
     if cmd is not None:
         if strategy is not None or options:
-            raise VariantError(
-                f"variant {name!r}: expected either a strategy or cmd=, got both in {spec!r}"
-            )
+            raise VariantError(f"{where}: expected either a strategy or cmd, got both{given}")
         if not cmd:
-            raise VariantError(f"variant {name!r}: expected a command after cmd=, got nothing")
+            raise VariantError(f"{where}: expected a command after cmd=, got nothing")
+        cmd = [_option(where, "cmd", TEXT, arg, toml) for arg in cmd]
         return Variant(name, cmd=tuple(cmd), cwd=str(base.resolve()), spec=spec)
     if not strategy:
         raise VariantError(
-            f"variant {name!r}: expected a strategy file, builtin:NAME or cmd=COMMAND, "
-            f"got {spec!r}"
+            f"{where}: expected a strategy file, builtin:NAME or cmd=COMMAND, "
+            f"got {excerpt(strategy if toml else spec)}"
         )
+    strategy = _option(where, "strategy", TEXT, strategy, toml)
     unknown = sorted(set(options) - set(OPTION_KEYS))
     if unknown:
         raise VariantError(
-            f"variant {name!r}: expected options among {', '.join(OPTION_KEYS)}, got "
-            f"{', '.join(unknown)} in {spec!r}"
+            f"{where}: expected options among {', '.join(OPTION_KEYS)}, got "
+            f"{excerpt(', '.join(unknown))}{given}"
         )
-    seed = options.get("seed")
-    if seed is not None:
-        try:
-            seed = int(seed)
-        except (TypeError, ValueError):
-            raise VariantError(
-                f"variant {name!r}: expected seed=<integer>, got seed={seed!r}"
-            ) from None
-        if seed < 0:
-            raise VariantError(f"variant {name!r}: expected a seed >= 0, got {seed}")
-    mapping = options.get("mapping")
-    purify = options.get("purify")
-    sizes = options.get("sizes")
+    seed = None if options.get("seed") is None else _option(where, "seed", SEED,
+                                                            options["seed"], toml)
+    mapping, purify, sizes = (
+        None if options.get(key) is None else _option(where, key, TEXT, options[key], toml)
+        for key in ("mapping", "purify", "sizes"))
     if sizes is not None:
         from agent.abstraction.convention import parse_size_convention
 
         try:
-            sizes = parse_size_convention(str(sizes))
+            sizes = parse_size_convention(sizes)
         except AcpcError as exc:
-            raise VariantError(f"variant {name!r}: {exc} (sizes=)") from None
+            raise VariantError(f"{where}: {exc} (sizes=)") from None
     if not strategy.startswith("builtin:"):
         local = (base / strategy).resolve()
-        if not local.exists() and "/" not in strategy:
+        if not exists(local) and "/" not in strategy:
             from agent.agents import BUNDLED_STRATEGIES, bundled_strategies
 
             if strategy in bundled_strategies():  # a bundled file by name, like games
@@ -195,14 +376,14 @@ def _make(
         strategy = str(local)
     elif mapping is not None or purify is not None or sizes is not None:
         raise VariantError(
-            f"variant {name!r}: mapping=, purify= and sizes= apply to strategy files, not "
-            f"{strategy}"
+            f"{where}: mapping=, purify= and sizes= apply to strategy files, not "
+            f"{excerpt(strategy)}"
         )
     return Variant(
         name,
         strategy=strategy,
-        mapping=None if mapping is None else str(mapping),
-        purify=None if purify is None else str(purify),
+        mapping=mapping,
+        purify=purify,
         sizes=sizes,
         seed=seed,
         cwd=str(base.resolve()),
@@ -225,14 +406,16 @@ def parse_variant(text: str, base: Path | None = None) -> Variant:
     if not eq or not name:
         raise VariantError(
             f"expected a variant as NAME=STRATEGY[,mapping=M][,purify=P][,sizes=Z][,seed=S] or "
-            f"NAME=cmd=COMMAND, got {text!r}"
+            f"NAME=cmd=COMMAND, got {excerpt(text)}"
         )
+    _check_name(name, text)
     rest = rest.strip()
     if rest.startswith("cmd="):
         try:
             cmd = shlex.split(rest[4:])
         except ValueError as exc:
-            raise VariantError(f"variant {name!r}: bad command {rest[4:]!r}: {exc}") from None
+            raise VariantError(
+                f"variant {name!r}: bad command {excerpt(rest[4:])}: {exc}") from None
         return _make(name, text, base, strategy=None, options={}, cmd=cmd)
     head, *opts = rest.split(",")
     options: dict[str, Any] = {}
@@ -241,59 +424,132 @@ def parse_variant(text: str, base: Path | None = None) -> Variant:
         if not eq2 or not key.strip():
             raise VariantError(
                 f"variant {name!r}: expected KEY=VALUE options ({', '.join(OPTION_KEYS)}), "
-                f"got {opt!r}"
+                f"got {excerpt(opt)}"
             )
         options[key.strip()] = value.strip()
     return _make(name, text, base, strategy=head.strip(), options=options, cmd=None)
 
 
+_TOML_TOKENS = re.compile(
+    r'''"""(?:[^"\\]|\\.|"(?!""))*"{3,5}'''  # multi-line basic string
+    r"|'''.*?'{3,5}"  # multi-line literal string
+    r'''|"(?:[^"\\\n]|\\.)*"'''  # basic string
+    r"|'[^'\n]*'"  # literal string
+    r"|#[^\n]*"  # comment
+    r"|[\[\]{}]",  # what nests
+    re.DOTALL,
+)
+
+
+def toml_depth(text: str) -> int:
+    """The deepest ``[``/``{`` nesting of a TOML text, counted outside strings and comments
+    by one regular-expression scan (linear; no parse). A text that is not TOML gets a
+    count too; ``tomllib`` then refuses it."""
+    depth = deepest = 0
+    for match in _TOML_TOKENS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table, its size and nesting bounded before parsing
+    (:data:`MAX_TOML_BYTES`, :data:`MAX_TOML_DEPTH`).
+
+    Raises:
+        VariantError: one line naming the file.
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TOML_BYTES + 1)
+    except OSError as exc:
+        raise VariantError(
+            f"could not read {excerpt(str(path))}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TOML_BYTES:
+        raise VariantError(f"{path}: expected a TOML file of at most {MAX_TOML_BYTES:,} "
+                           f"bytes, got more")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VariantError(f"{path}: expected UTF-8 TOML, got byte {raw[exc.start]:#04x} at "
+                           f"offset {exc.start}") from None
+    depth = toml_depth(text)
+    if depth > MAX_TOML_DEPTH:
+        raise VariantError(f"{path}: expected arrays and inline tables nested at most "
+                           f"{MAX_TOML_DEPTH} deep, got {depth}")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise VariantError(f"{path}: expected TOML, {exc}") from None
+    except ValueError:  # tomllib's int() of an integer over the interpreter's limit
+        raise VariantError(f"{path}: expected integers of at most "
+                           f"{sys.get_int_max_str_digits():,} digits, got a longer one") from None
+
+
 def load_toml(path: Path) -> tuple[list[Variant], dict[str, Any]]:
     """Variants and run settings from a TOML file (module docstring).
+
+    Settings come back checked, with their types (``RUN_SETTINGS``); a file may hold no
+    variant (the caller decides whether variants given elsewhere suffice).
 
     Raises:
         VariantError: if the file cannot be read or a variant or setting is wrong.
     """
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise VariantError(f"could not read {str(path)!r}: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise VariantError(f"{path}: expected TOML, {exc}") from None
+    data = read_toml(path)
     base = path.resolve().parent
     unknown = sorted(set(data) - set(SETTINGS_KEYS) - {"variants"})
     if unknown:
         raise VariantError(
             f"{path}: expected keys among variants, {', '.join(SETTINGS_KEYS)}; got "
-            f"{', '.join(unknown)}"
+            f"{excerpt(', '.join(unknown))}"
         )
-    settings = {k: data[k] for k in SETTINGS_KEYS if k in data}
+    settings: dict[str, Any] = {}
+    for key, setting in RUN_SETTINGS.items():
+        if key in data:
+            try:
+                settings[key] = setting.from_toml(data[key])
+            except argparse.ArgumentTypeError as exc:
+                raise VariantError(f"{path}: {key}: {exc}") from None
     table = data.get("variants", {})
     if not isinstance(table, dict):
-        raise VariantError(f"{path}: expected a [variants.NAME] table, got {table!r}")
+        raise VariantError(f"{path}: variants: expected [variants.NAME] tables, got "
+                           f"{excerpt(table)}")
     variants: list[Variant] = []
     for name, entry in table.items():
+        _check_name(name, "", path)
         where = f"{path}: [variants.{name}]"
         if isinstance(entry, str):
-            variants.append(parse_variant(f"{name}={entry}", base))
+            try:
+                variants.append(parse_variant(f"{name}={entry}", base))
+            except VariantError as exc:
+                raise VariantError(f"{path}: [variants]: {exc}") from None
             continue
         if not isinstance(entry, dict):
-            raise VariantError(f"{where}: expected a table or a string, got {entry!r}")
+            raise VariantError(f"{where}: expected a table or a string, got {excerpt(entry)}")
         entry = dict(entry)
         cmd_value = entry.pop("cmd", None)
         strategy = entry.pop("strategy", None)
         cmd: list[str] | None = None
         if cmd_value is not None:
             if isinstance(cmd_value, str):
-                cmd = shlex.split(cmd_value)
+                try:
+                    cmd = shlex.split(cmd_value)
+                except ValueError as exc:
+                    raise VariantError(f"{where}: cmd: bad command {excerpt(cmd_value)}: "
+                                       f"{exc}") from None
             elif isinstance(cmd_value, list) and all(isinstance(x, str) for x in cmd_value):
                 cmd = list(cmd_value)
             else:
-                raise VariantError(f"{where}: expected cmd to be a string or a list of "
-                                   f"strings, got {cmd_value!r}")
+                raise VariantError(f"{where}: cmd: expected a string or a list of strings, "
+                                   f"got {excerpt(cmd_value)}")
         if strategy is not None and not isinstance(strategy, str):
-            raise VariantError(f"{where}: expected strategy to be a string, got {strategy!r}")
+            raise VariantError(f"{where}: strategy: expected a string, got {excerpt(strategy)}")
         variants.append(
-            _make(name, where, base, strategy=strategy, options=entry, cmd=cmd)
+            _make(name, where, base, strategy=strategy, options=entry, cmd=cmd, toml_file=path)
         )
     return variants, settings
 
@@ -319,7 +575,10 @@ def resolve_command(variant: Variant) -> str | None:
     exe = variant.cmd[0]
     if os.sep in exe or (os.altsep and os.altsep in exe):
         path = Path(variant.cwd) / exe
-        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+        try:
+            return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+        except (OSError, ValueError):  # a name the system refuses (too long, ...)
+            return None
     return shutil.which(exe)
 
 
@@ -340,7 +599,7 @@ def checksums(variant: Variant) -> dict[str, str]:
         except OSError as exc:
             raise VariantError(
                 f"variant {variant.name!r}: could not read strategy file "
-                f"{variant.strategy!r}: {exc.strerror or exc}"
+                f"{excerpt(variant.strategy)}: {exc.strerror or exc}"
             ) from None
     if kind != "cmd":
         return {}
@@ -380,14 +639,19 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
             )
         if resolve_command(variant) is None:
             raise VariantError(
-                f"variant {name!r}: command {variant.cmd[0]!r} not found (or not executable) "
-                f"in {variant.cwd}"
+                f"variant {name!r}: command {excerpt(variant.cmd[0])} not found (or not "
+                f"executable) in {variant.cwd}"
             )
         return
     assert variant.strategy is not None
     if kind == "file":
-        if not Path(variant.strategy).is_file():
-            raise VariantError(f"variant {name!r}: strategy file {variant.strategy!r} not found")
+        try:
+            found = Path(variant.strategy).is_file()
+        except (OSError, ValueError):  # a name the system refuses (too long, ...)
+            found = False
+        if not found:
+            raise VariantError(
+                f"variant {name!r}: strategy file {excerpt(variant.strategy)} not found")
     else:
         from agent.agents import check_builtin
 

@@ -110,7 +110,7 @@ def test_variant_specs(tmp_path: Path) -> None:
         "x=s.strat,color=red": "expected options among mapping, purify, sizes, seed",
         "x=s.strat,sizes=chips": "expected a size convention .abstract, real.",
         "x=builtin:call,sizes=real": "apply to strategy files",
-        "x=s.strat,seed=many": "expected seed=<integer>",
+        "x=s.strat,seed=many": "seed: expected an integer 0..9223372036854775807, got .many.",
         "x=cmd=": "expected a command after cmd=",
         "x=": "expected a strategy file, builtin:NAME or cmd=COMMAND",
     }
