@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dealer.match.variants import Variant, VariantError, excerpt
+from agent.acpc.limits import excerpt
+from dealer.match.variants import Variant, VariantError
 
 
 def derive_seed(*parts: object, bits: int = 32) -> int:

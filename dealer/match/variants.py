@@ -30,10 +30,11 @@ The file is an input like the command line and is checked like it: at most
 :class:`Setting` that is the argparse ``type=`` of its flag (same types, ranges and
 messages; a TOML value must have the TOML type: ``hands = "5"``, ``matches = 2.5`` and
 ``allin_ev = "false"`` are errors); every text at most :data:`MAX_TEXT_CHARS` characters.
-Messages quote at most :data:`EXCERPT_CHARS` characters of a value (:func:`excerpt`).
+Messages quote at most :data:`agent.acpc.limits.EXCERPT_CHARS` characters of a value
+(:func:`agent.acpc.limits.excerpt`).
 
-Imports only the stdlib and :mod:`agent.acpc.errors` (agent code is imported lazily by
-:func:`check_variant`).
+Imports only the stdlib, :mod:`agent.acpc.errors` and :mod:`agent.acpc.limits` (agent code
+is imported lazily by :func:`check_variant`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from agent.acpc.errors import AcpcError
+from agent.acpc.limits import excerpt
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
@@ -65,7 +67,6 @@ and comments before parsing: ``tomllib`` recurses once per level)."""
 MAX_TEXT_CHARS = 4096
 """At most 4,096 characters (Linux's PATH_MAX) in any text value: a game, a strategy, a
 mapping, a command argument..."""
-EXCERPT_CHARS = 80
 """Messages quote at most this many characters of a value, then its length."""
 
 HANDS_MAX = 2**32 - 1
@@ -78,22 +79,6 @@ SEED_MAX = 2**63 - 1
 
 class VariantError(AcpcError, ValueError):
     """A variant cannot be used; the message names it."""
-
-
-def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """``repr(value)`` for a message: a text longer than ``limit`` is cut to its first
-    ``limit`` characters and its length is given; other values' ``repr`` likewise."""
-    if isinstance(value, str):
-        if len(value) <= limit:
-            return repr(value)
-        return f"{value[:limit]!r}... ({len(value):,} characters)"
-    try:
-        text = repr(value)
-    except ValueError:  # an int over the interpreter's 4,300-digit conversion limit
-        return f"an integer of {value.bit_length() if isinstance(value, int) else '?'} bits"
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 T = TypeVar("T")
