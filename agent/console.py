@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TextIO
 
+from agent.acpc.limits import excerpt
+
 __all__ = ["PlainLine", "Progress", "compile_notice", "is_cached", "make_progress",
            "port_number", "positive_int", "ticking"]
 
@@ -36,9 +38,10 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, got {excerpt(text)}") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {excerpt(text)}")
     return value
 
 
@@ -47,10 +50,10 @@ def port_number(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, got {text!r}"
-                                         ) from None
+        raise argparse.ArgumentTypeError(
+            f"expected a port number 1..65535, got {excerpt(text)}") from None
     if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, got {excerpt(text)}")
     return value
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import re
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
-from agent.console import compile_notice, is_cached, ticking
+from agent.console import compile_notice, is_cached, port_number, positive_int, ticking
 
 
 def _fake(index: Path) -> object:
@@ -86,3 +88,14 @@ def test_a_long_step_says_it_is_still_running_and_stops_saying_so_after() -> Non
     assert ticks >= 1 and all(re.fullmatch(r"\.\.\. learning \(\d+ s\)", t) for t in said)
     time.sleep(0.2)
     assert len(said) == ticks  # the ticker ended with the block
+
+
+@pytest.mark.parametrize("parse", [positive_int, port_number])
+def test_number_options_quote_a_long_value_as_an_excerpt(parse: Any) -> None:
+    """A 5,000-digit (or 5,000-letter) value is quoted cut, with its length, in one short
+    line, not echoed whole."""
+    for text in ("9" * 5000, "x" * 5000):
+        with pytest.raises(argparse.ArgumentTypeError) as info:
+            parse(text)
+        message = str(info.value)
+        assert len(message) < 200 and "5,000 characters" in message, message
