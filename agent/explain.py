@@ -65,7 +65,47 @@ def iter_trace(path: Path) -> Iterator[dict[str, Any]]:
                 raise UsageError(
                     f"expected a JSON object with an integer 'hand' per line of {what} at "
                     f"{where}, got {excerpt(line.strip())}")
+            _check_fields(record, where)
             yield record
+
+
+_TEXT_LISTS = ("legal", "actions", "hole_cards")
+"""Record fields told by joining their items: lists of strings (or null)."""
+_NUMBER_LISTS = ("raw", "purified")
+"""Record fields computed with: lists of numbers (or null)."""
+_NUMBERS = ("seconds",)
+"""Record fields computed with when present: numbers."""
+
+
+def _check_fields(record: dict[str, Any], where: str) -> None:
+    """The fields :func:`tell_hand` computes with have the types it needs (the others are
+    printed as they are).
+
+    Raises:
+        UsageError: naming the line and field, with an excerpt of what came.
+    """
+    def bad(field: str, expected: str) -> UsageError:
+        return UsageError(f"{where}: expected '{field}' to be {expected}, got "
+                          f"{excerpt(record[field])}")
+
+    for field in _TEXT_LISTS:
+        value = record.get(field)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(isinstance(v, str) for v in value)):
+            raise bad(field, "a list of strings")
+    for field in _NUMBER_LISTS:
+        value = record.get(field)
+        if value is not None and (not isinstance(value, list) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+            raise bad(field, "a list of numbers")
+    for field in _NUMBERS:
+        if field in record and (not isinstance(record[field], int | float)
+                                or isinstance(record[field], bool)):
+            raise bad(field, "a number")
+    translations = record.get("translations")
+    if translations is not None and (not isinstance(translations, list)
+                                     or not all(isinstance(t, dict) for t in translations)):
+        raise bad("translations", "a list of objects")
 
 
 def hands(records: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:

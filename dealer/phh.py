@@ -138,7 +138,7 @@ def _toml(value: object) -> str:
         return json.dumps(value)  # a TOML basic string is a JSON string for ASCII text
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
-    raise PhhError(f"expected an int, float, string or list for a PHH field, got {value!r}")
+    raise PhhError(f"expected an int, float, string or list for a PHH field, got {excerpt(value)}")
 
 
 class _StreetRules:
@@ -220,7 +220,7 @@ def phh_actions(hand: Hand, *, check: bool = True) -> list[str]:
                 why = rules.raise_refused(state, to) if check else None
                 if why is not None:
                     raise PhhError(f"expected a hand PHH (pokerkit) can replay, got hand "
-                                   f"{hand.number} ({final.betting!r}) with {why}")
+                                   f"{hand.number} ({excerpt(final.betting)}) with {why}")
                 rules.raised(p, to - state.max_spent, all_in=to >= game.stack[p])
                 out.append(f"{label} cbr {to - state.round_start_spent[p]}")
                 state = after
@@ -302,7 +302,7 @@ def log_hands(game: Game, lines: Iterable[str], source: str = "<log>") -> list[H
         _, number, betting, cards, values, names = parts
         try:
             state = parse_betting(game, betting)
-        except ValueError as exc:
+        except (AcpcError, ValueError) as exc:  # RemoteProtocolError is no ValueError
             raise PhhError(f"{where}: expected a legal betting, got {excerpt(betting)}: {exc}"
                            ) from None
         if not state.finished:

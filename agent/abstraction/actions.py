@@ -39,6 +39,7 @@ Imports the stdlib and :mod:`agent.acpc` only.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import os
 import re
@@ -178,6 +179,11 @@ MAX_SPEC_CHARS = 1 << 20
 """Longest betting spec read, inline or from a file (1 MiB; learned specs are a few KB)."""
 MAX_RAISES_CAP = 255
 """Largest ``max_raises`` entry (the game file's own cap, ``maxRaises``, has the same)."""
+MAX_SIZES = 16
+"""Most pot fractions in one list of a spec (a round's depth, a sequence; the presets have
+at most 3, learned specs 1): counting a hostile tree of 16 sizes and 255 raises per round
+takes under a second, one of 1,000 took minutes."""
+"""Largest ``max_raises`` entry (the game file's own cap, ``maxRaises``, has the same)."""
 
 
 def parse_betting_abstraction(spec: str | dict[str, Any],
@@ -304,6 +310,9 @@ def _check_sizes(value: Any, where: str, *, allow_empty: bool = True) -> tuple[f
     if not isinstance(value, list | tuple):
         raise AbstractionError(f"expected a list of pot fractions at {where}, got "
                                f"{excerpt(value)}")
+    if len(value) > MAX_SIZES:
+        raise AbstractionError(f"expected at most {MAX_SIZES} pot fractions at {where}, got "
+                               f"{len(value):,}: {excerpt(list(value))}")
     sizes = tuple(float(x) for x in value)
     if any(not (x > 0.0) or x != x or x == float("inf") for x in sizes) or (
         list(sizes) != sorted(set(sizes))
@@ -389,31 +398,47 @@ def node_actions(
 ) -> tuple[AbstractAction, ...]:
     """The abstract actions at ``state`` (canonical order: fold, call, raises by size);
     ``history`` is the node's sized sequence key, for the ``sequences`` overrides."""
-    out: list[AbstractAction] = []
+    moves = node_moves(state, abstraction, depth, history)
+    if moves[-1][0] == LIMIT_RAISE:
+        bounds = state.raise_bounds()
+        assert bounds is not None  # a limit raise was found legal
+        return (*(AbstractAction(a, f, f) for a, f in moves[:-1]),
+                AbstractAction(LIMIT_RAISE, 1.0, pot_fraction(state, bounds[0])))
+    return tuple(AbstractAction(a, f, f if a.kind is not ActionKind.RAISE
+                                else pot_fraction(state, a.raise_to)) for a, f in moves)
+
+
+def node_moves(
+    state: BettingState, abstraction: BettingAbstraction, depth: int,
+    history: str | None = None,
+) -> list[tuple[Action, float]]:
+    """:func:`node_actions` without the real sizes: ``(action, nominal fraction)`` (-2 the
+    fold, 0 the call, 1 a limit raise, :data:`ALL_IN`), what counting the tree needs."""
+    out: list[tuple[Action, float]] = []
     if abstraction.fold and state.can_fold():
-        out.append(AbstractAction(FOLD, -2.0, -2.0))
-    out.append(AbstractAction(CALL, 0.0, 0.0))
+        out.append((FOLD, -2.0))
+    out.append((CALL, 0.0))
     bounds = state.raise_bounds()
     if bounds is None or depth >= abstraction.raise_cap(state.round):
-        return tuple(out)
-    game = state.game
-    if not game.is_nolimit:
-        to = bounds[0]
-        out.append(AbstractAction(LIMIT_RAISE, 1.0, pot_fraction(state, to)))
-        return tuple(out)
+        return out
+    if not state.game.is_nolimit:
+        out.append((LIMIT_RAISE, 1.0))
+        return out
     lo, hi = bounds
     seen: dict[int, float] = {}
     for frac in abstraction.sizes(state.round, depth, state.player, history):
         to = round_raise_to(raise_to_from_pot_fraction(state, frac))
         to = min(max(to, lo), hi)
-        if to == hi and abstraction.all_in:
-            continue  # the all-in below stands for it
+        if to == hi:
+            if not abstraction.all_in:
+                seen.setdefault(to, frac)
+            break  # the sizes increase: the rest are all-ins too (the all-in stands for them)
         seen.setdefault(to, frac)
     if abstraction.all_in:
         seen.setdefault(hi, ALL_IN)
     for to in sorted(seen):
-        out.append(AbstractAction(Action(ActionKind.RAISE, to), seen[to], pot_fraction(state, to)))
-    return tuple(out)
+        out.append((Action(ActionKind.RAISE, to), seen[to]))
+    return out
 
 
 @dataclass
@@ -516,10 +541,15 @@ def count_tree_nodes(game: Game, abstraction: BettingAbstraction, limit: int | N
                      max_transitions: int | None = None) -> int:
     """The number of nodes :func:`build_tree` would build, counted without building them.
 
-    Memoised on :func:`betting_key` (and the sequence key when ``sequences`` are used), so
+    Forward, on the merged states: a state (:func:`betting_key`, with the sequence key when
+    ``sequences`` are used) is expanded once, after every state that leads to it, carrying
+    the number of tree nodes it stands for (its paths from the root); its children add that
+    number times its action count to the total. States are taken in increasing order of
+    (chips in the pot, folds, round, actions this round), which every action increases, so
     the work is one child state per action at each *distinct* state, not the tree's size
-    (the bundled hold'em tree: 35,610 nodes, 1,765 transitions, 0.05 s). The count stops as
-    soon as a partial sum passes ``limit`` (default :func:`max_tree_nodes`) or the work
+    (the bundled hold'em tree: 35,610 nodes, 1,765 transitions, 0.05 s), and the total only
+    grows: a tree too large passes ``limit`` (default :func:`max_tree_nodes`) as soon as its
+    many paths meet, not after its states are all seen. The count also stops once the work
     passes ``max_transitions`` (default the larger of :data:`MIN_COUNT_TRANSITIONS` and a
     quarter of the limit; distinct states are never more than nodes).
 
@@ -533,8 +563,6 @@ def count_tree_nodes(game: Game, abstraction: BettingAbstraction, limit: int | N
     if root.finished:
         return 1
     by_sequence = bool(abstraction.sequences)
-    memo: dict[Any, int] = {}
-    work = 0
 
     def too_large(got: str) -> AbstractionError:
         return AbstractionError(
@@ -543,54 +571,50 @@ def count_tree_nodes(game: Game, abstraction: BettingAbstraction, limit: int | N
             f"on a {game.num_players}-player {game.betting_type.value} game: cap raises "
             f"with max_raises or use fewer sizes")
 
-    def expand(state: BettingState, history: str) -> list[tuple[BettingState, str]]:
-        nonlocal work
+    def order(state: BettingState) -> tuple[int, int, int, int]:
+        return (sum(state.spent), sum(state.folded), state.round,
+                len(state.actions[state.round]))
+
+    # pending[memo key] = [paths to it, state, sequence key]; heap of (order, serial, key)
+    pending: dict[Any, list[Any]] = {}
+    heap: list[tuple[tuple[int, int, int, int], int, Any]] = []
+    total = 1
+    work = 0
+    seen = 0
+    state, history, paths = root, "", 1
+    while True:
         depth = state.num_raises()
-        acts = node_actions(state, abstraction, depth, history if by_sequence else None)
+        acts = node_moves(state, abstraction, depth, history if by_sequence else None)
         work += len(acts)
         if work > budget:
-            raise too_large(f"a tree too large to count in {budget:,} steps ({len(memo):,} "
-                            f"distinct states so far)")
-        kids = []
-        for act in acts:
-            child = state._apply_unchecked(act.action)  # legal by construction
+            raise too_large(f"a tree too large to count in {budget:,} steps ({seen:,} "
+                            f"distinct states so far, {total:,} nodes)")
+        total += paths * len(acts)
+        if total > cap:
+            raise too_large(f"more than {cap:,}")
+        for action, fraction in acts:
+            child = state._apply_unchecked(action)  # legal by construction
+            if child.finished:
+                continue
             key = ""
             if by_sequence:
-                key = history + action_token(act, depth)
-                if child.round != state.round and not child.finished:
+                key = history + action_token(AbstractAction(action, fraction, 0.0), depth)
+                if child.round != state.round:
                     key += "/"
-            kids.append((child, key))
-        return kids
-
-    def memo_key(state: BettingState, history: str) -> Any:
-        return (betting_key(state), history) if by_sequence else betting_key(state)
-
-    # Iterative post-order: frames of [memo key, children left, nodes so far].
-    frames: list[list[Any]] = [[memo_key(root, ""), expand(root, ""), 1]]
-    while True:
-        frame = frames[-1]
-        kids = frame[1]
-        if kids:
-            child, key = kids.pop()
-            if child.finished:
-                frame[2] += 1
+                mkey: Any = (betting_key(child), key)
             else:
-                mkey = memo_key(child, key)
-                got = memo.get(mkey)
-                if got is None:
-                    frames.append([mkey, expand(child, key), 1])
-                    continue
-                frame[2] += got
-            if frame[2] > cap:
-                raise too_large(f"more than {cap:,}")
-            continue
-        frames.pop()
-        memo[frame[0]] = frame[2]
-        if not frames:
-            return int(frame[2])
-        frames[-1][2] += frame[2]
-        if frames[-1][2] > cap:
-            raise too_large(f"more than {cap:,}")
+                mkey = betting_key(child)
+            entry = pending.get(mkey)
+            if entry is None:
+                pending[mkey] = [paths, child, key]
+                heapq.heappush(heap, (order(child), len(pending) + seen, mkey))
+            else:
+                entry[0] += paths
+        if not heap:
+            return total
+        mkey = heapq.heappop(heap)[2]
+        paths, state, history = pending.pop(mkey)
+        seen += 1
 
 
 def build_tree(game: Game, abstraction: BettingAbstraction,

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from agent.acpc.cscan import scan_c_int
 from agent.acpc.errors import IllegalActionError, RemoteProtocolError, UsageError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 MAX_ACTIONS_PER_ROUND = 64
 """The reference ``MAX_NUM_ACTIONS``: a raise needs room for the raise and every call."""
@@ -122,7 +123,7 @@ def parse_action(text: str, game: Game) -> Action:
     got = parse_action_prefix(text, 0, game)
     if got is None or got[1] != len(text):
         form = "'f', 'c' or 'r<raise-to>'" if game.is_nolimit else "'f', 'c' or 'r'"
-        raise UsageError(f"expected an action {form}, got {text!r}")
+        raise UsageError(f"expected an action {form}, got {excerpt(text)}")
     return got[0]
 
 
@@ -641,7 +642,7 @@ def parse_betting_prefix(
             state.check_action(action)
         except IllegalActionError as exc:
             raise RemoteProtocolError(
-                f"illegal action {text[i:end]!r} at offset {i} of the betting: {exc}"
+                f"illegal action {excerpt(text[i:end])} at offset {i} of the betting: {exc}"
             ) from None
         state = state._apply_unchecked(action)
         i = end
@@ -656,5 +657,5 @@ def parse_betting(game: Game, text: str) -> BettingState:
     """
     state, end = parse_betting_prefix(game, text)
     if end != len(text):
-        raise RemoteProtocolError(f"expected only betting actions, got {text!r}")
+        raise RemoteProtocolError(f"expected only betting actions, got {excerpt(text)}")
     return state

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agent.acpc.errors import CardError
+from agent.acpc.limits import excerpt
 
 if TYPE_CHECKING:
     from agent.acpc.gamedef import Game
@@ -53,11 +54,11 @@ def parse_card(text: str) -> int:
         ValueError: if ``text`` is not exactly one card.
     """
     if len(text) != 2:
-        raise CardError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
+        raise CardError(f"expected a card like 'Ah' (rank + suit), got {excerpt(text)}")
     rank = _RANK_INDEX.get(text[0].upper())
     suit = _SUIT_INDEX.get(text[1].lower())
     if rank is None or suit is None:
-        raise CardError(f"expected a card like 'Ah' (rank + suit), got {text!r}")
+        raise CardError(f"expected a card like 'Ah' (rank + suit), got {excerpt(text)}")
     return make_card(rank, suit)
 
 
@@ -68,7 +69,7 @@ def format_card(card: int) -> str:
         ValueError: if ``card`` is not in ``0..51``.
     """
     if not 0 <= card < NUM_CARDS:
-        raise CardError(f"expected a card index in 0..51, got {card!r}")
+        raise CardError(f"expected a card index in 0..51, got {excerpt(card)}")
     return RANK_CHARS[card // NUM_SUITS] + SUIT_CHARS[card % NUM_SUITS]
 
 
@@ -79,7 +80,7 @@ def parse_cards(text: str) -> tuple[int, ...]:
         ValueError: if ``text`` is not a whole number of valid cards.
     """
     if len(text) % 2:
-        raise CardError(f"expected a run of two-character cards, got {text!r}")
+        raise CardError(f"expected a run of two-character cards, got {excerpt(text)}")
     return tuple(parse_card(text[i : i + 2]) for i in range(0, len(text), 2))
 
 

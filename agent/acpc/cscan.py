@@ -12,6 +12,8 @@ from __future__ import annotations
 C_SPACE = " \t\n\v\f\r"
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _U64_MAX = 2**64 - 1
+_MAX_DIGITS = 20
+"""Significant digits of the largest 64-bit magnitude (``2**64 - 1``)."""
 
 
 def scan_c_int(text: str, pos: int, *, unsigned: bool = False) -> tuple[int, int] | None:
@@ -34,7 +36,10 @@ def scan_c_int(text: str, pos: int, *, unsigned: bool = False) -> tuple[int, int
         i += 1
     if i == start:
         return None
-    magnitude = int(text[start:i])
+    # strtol saturates: past 20 significant digits only "too large" matters, and int() of
+    # thousands of digits would hit the interpreter's conversion limit (a ValueError)
+    digits = text[start:i].lstrip("0")
+    magnitude = int(digits or "0") if len(digits) <= _MAX_DIGITS else _U64_MAX + 1
     if unsigned:
         value = _U64_MAX if magnitude > _U64_MAX else (-magnitude & _U64_MAX if negative
                                                           else magnitude)

@@ -237,7 +237,7 @@ def info_sets(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction) -> di
         info = InfoSet(state.information_state_string(p), p, node_id, bucket, tuple(pairs))
         seen = out.setdefault(info.key, info)
         if seen != info:
-            raise InteropError(f"expected one row per OpenSpiel state, got {info.key!r} at "
+            raise InteropError(f"expected one row per OpenSpiel state, got {excerpt(info.key)} at "
                                f"rows {(seen.node, seen.bucket)} and {(node_id, bucket)}")
     return out
 
@@ -384,13 +384,13 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
     missing = sorted(set(sets) - set(policy))
     if missing:
         raise InteropError(f"{source}: expected every information state of {spiel.name}, "
-                           f"{len(missing)} missing such as {missing[0]!r}")
+                           f"{len(missing)} missing such as {excerpt(missing[0])}")
     for key, info in sets.items():
         given = {int(a): float(p) for a, p in policy[key]}
         legal = [a for a, _ in info.actions]
         if sorted(given) != sorted(legal):
-            raise InteropError(f"{source}: expected actions {legal} at {key!r}, got "
-                               f"{sorted(given)}")
+            raise InteropError(f"{source}: expected actions {legal} at {excerpt(key)}, got "
+                               f"{excerpt(sorted(given))}")
         total = sum(given.values())
         k = int(layout.num_actions[info.node])
         start = int(layout.offsets[info.node]) + info.bucket * k
@@ -422,7 +422,7 @@ def tabular_policy(doc: Mapping[str, Any]) -> Any:
     for key, row in doc["policy"].items():
         index = tabular.state_lookup.get(key)
         if index is None:
-            raise InteropError(f"expected information states of {spiel.name}, got {key!r}")
+            raise InteropError(f"expected information states of {spiel.name}, got {excerpt(key)}")
         probs = tabular.action_probability_array[index]
         probs[:] = 0.0
         for action, p in row:

@@ -172,6 +172,17 @@ def test_explain_errors_are_one_line(tmp_path: Path) -> None:
          ":1: expected an agent trace (acpc-agent --trace) with lines of at most 1,048,576 "
          "bytes, got a longer line"),
         (b'{"hand": 0, "x": "' + b"y" * 5000 + b'"\n', "(5,019 characters)"),
+        # fields explain computes with, wrongly typed, were a TypeError (fuzz trace:1:38)
+        (b'{"hand": 0, "event": "result", "hole_cards": [7, 8]}\n',
+         ":1: expected 'hole_cards' to be a list of strings, got [7, 8]"),
+        (b'{"hand": 0, "legal": [' + b"1, " * 2000 + b'1]}\n',
+         ":1: expected 'legal' to be a list of strings, got [1, 1, 1, "),
+        (b'{"hand": 0, "raw": 0.5}\n', ":1: expected 'raw' to be a list of numbers, got 0.5"),
+        (b'{"hand": 0, "purified": ["a"]}\n',
+         ":1: expected 'purified' to be a list of numbers, got ['a']"),
+        (b'{"hand": 0, "seconds": "fast"}\n', ":1: expected 'seconds' to be a number, got 'fast'"),
+        (b'{"hand": 0, "translations": [1]}\n',
+         ":1: expected 'translations' to be a list of objects, got [1]"),
     ],
 )
 def test_hostile_traces_are_one_short_line(tmp_path: Path, content: bytes, needle: str) -> None:

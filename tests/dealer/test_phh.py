@@ -330,3 +330,19 @@ def test_a_real_agent_trace_exports_the_logged_hands(tmp_path: Path) -> None:
         got = [t for t in tokens if t != "/"]
         assert got == [t for t in want if t != "/"][: len(got)], (line, hh.actions)
         assert len(got) >= 1
+
+
+def test_long_cards_and_raises_in_a_log_are_quoted_as_an_excerpt() -> None:
+    # "expected cards, got '3h9000...'" quoted the card parser's message whole (5k
+    # characters)
+    game = load_game("leduc.nolimit.2p.game")
+    for line, needle in (
+        ("STATE:0:r12c/:3h" + "9" * 4999 + "|Qs/Qh:-12|12:a|b", "expected cards, got '3h99"),
+        ("STATE:0:r" + "9" * 5000 + "c/:Ks|Qs/Qh:-12|12:a|b", "expected a legal betting"),
+        # an illegal raise was a RemoteProtocolError out of log_hands, not a PhhError
+        ("STATE:0:r5000c/:Ks|Qs/Qh:-12|12:a|b", "expected a legal betting, got 'r5000c/'"),
+    ):
+        with pytest.raises(PhhError) as info:
+            log_hands(game, [line], "m.log")
+        message = str(info.value)
+        assert message.startswith("m.log:1: " + needle) and len(message) < 400, message

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from agent.acpc.betting import parse_betting
 from agent.acpc.cards import parse_cards
+from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
 from dealer import logtool
 from dealer.match.allin import AllinEvaluator, allin_round, parse_state_line, summarize_log
@@ -161,3 +162,16 @@ def test_acpc_log_allin_ev(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert " -12 " in out and " 6 " in out and "+6000.0" in out
     assert logtool.main(["allin-ev", "leduc.nolimit.2p.game", str(tmp_path / "no")]) == 1
     assert "acpc-log: error: could not read log" in capsys.readouterr().err
+
+
+def test_long_cards_in_a_state_line_are_quoted_as_an_excerpt() -> None:
+    # the card parser quoted the whole field: 5,253 characters for a 5,000-digit card
+    # field (fuzz log:1:9); a 5,000-digit raise was a ValueError (fuzz log:1:142)
+    game = load_game("leduc.nolimit.2p.game")
+    for line in ("STATE:0:r12c/:K" + "9" * 5000 + "|Qs/Qh:-12|12:a|b",
+                 "STATE:0:r" + "9" * 5000 + "c/:Ks|Qs/Qh:-12|12:a|b"):
+        with pytest.raises(UsageError) as info:
+            parse_state_line(line, game, "m.log:3")
+        message = str(info.value)
+        assert message.startswith("m.log:3: bad ") and len(message) < 400, message
+        assert "(5,0" in message

@@ -7,6 +7,7 @@ import pytest
 import agent.abstraction.actions as actions_module
 from agent.abstraction.actions import (
     ALL_IN,
+    MAX_SIZES,
     MAX_SPEC_CHARS,
     MAX_TREE_NODES,
     PRESETS,
@@ -22,7 +23,7 @@ from agent.abstraction.actions import (
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import ActionKind, BettingState, parse_betting
 from agent.acpc.errors import AbstractionError
-from agent.acpc.gamedef import Game
+from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
 from tests.support import perft
 
@@ -221,8 +222,9 @@ def test_deep_nesting_is_one_short_line_inline_and_in_a_file(tmp_path: Path) -> 
 def test_long_invalid_specs_are_quoted_as_an_excerpt() -> None:
     long = '{"fractions": [[[' + ", ".join(["0.5"] * 1500) + "]]]}"
     with pytest.raises(AbstractionError) as info:
-        parse_betting_abstraction(long)  # sizes not increasing: a field error
-    assert "expected increasing positive pot fractions at fractions[0][0]" in str(info.value)
+        parse_betting_abstraction(long)  # too many sizes: a field error
+    assert "expected at most 16 pot fractions at fractions[0][0], got 1,500: [0.5, " in str(
+        info.value)
     assert len(str(info.value)) < 300
     with pytest.raises(AbstractionError) as info:
         parse_betting_abstraction(long[:-1])  # not JSON
@@ -305,7 +307,38 @@ def test_a_huge_tree_is_refused_before_any_node_is_built(
                               "ACPC_ARENA_MAX_TREE_NODES to allow more), got ")
     assert "for 'h' on a 2-player nolimit game" in message
     with pytest.raises(AbstractionError, match="too large to count in 100 steps"):
-        count_tree_nodes(game, _hostile(20), max_transitions=100)
+        count_tree_nodes(game, _hostile(12), max_transitions=100)
+
+
+def test_a_size_list_holds_at_most_16_sizes() -> None:
+    assert MAX_SIZES == 16
+    assert _hostile(16).fractions[0][0][-1] == 1.6
+    with pytest.raises(AbstractionError, match=r"betting abstraction: expected at most 16 pot "
+                       r"fractions at fractions\[0\]\[0\], got 17: \[0\.1, 0\.2, "):
+        _hostile(17)
+    spec = {"fractions": [[[1.0]]], "sequences": {"c": [0.5 + i for i in range(64)]}}
+    with pytest.raises(AbstractionError, match=r"at most 16 pot fractions at sequences\['c'\], "
+                       r"got 64"):
+        parse_betting_abstraction(spec)
+
+
+_DEEP_LEDUC = parse_gamedef("GAMEDEF\nnolimit\nnumPlayers = 2\nnumRounds = 2\n"
+                            "stack = 400 400\nblind = 1 1\nnumSuits = 2\nnumRanks = 3\n"
+                            "numHoleCards = 1\nnumBoardCards = 0 1\nEND GAMEDEF\n")
+
+
+def test_a_hostile_tree_passes_the_cap_long_before_its_states_are_all_seen() -> None:
+    # 16 sizes from 1/16 pot, 255 raises a round, 400 big blinds deep: counted forward, the
+    # node total passes the cap within 80,000 steps; on main (counted depth first, subtrees
+    # summed only once finished) it took the whole 250,000-step budget (fuzz betting:1:5).
+    hostile = BettingAbstraction("h", ((tuple(i / 16 for i in range(1, 17)),),),
+                                 max_raises=(255, 255))
+    with pytest.raises(AbstractionError, match="got more than 1,000,000 for 'h'"):
+        count_tree_nodes(_DEEP_LEDUC, hostile, max_transitions=80_000)
+    # and a deep tree under the cap is still counted exactly
+    wide = BettingAbstraction("w", ((tuple(i / 2 for i in range(1, 5)),),),
+                              max_raises=(255, 255))
+    assert count_tree_nodes(_DEEP_LEDUC, wide) == 176_017
 
 
 def test_the_node_cap_is_overridable_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:

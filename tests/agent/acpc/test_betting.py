@@ -19,6 +19,7 @@ from agent.acpc.betting import (
     parse_action_prefix,
     parse_betting,
 )
+from agent.acpc.cscan import scan_c_int
 from agent.acpc.errors import IllegalActionError, RemoteProtocolError
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
@@ -293,6 +294,18 @@ def test_raise_size_reads_like_glibc_scanf(nl2: Game) -> None:
     assert parse_action("r-5", nl2) == r(-5)
     assert parse_action("r 300", nl2) == r(300)
     assert parse_action("r99999999999999999999", nl2) == r(-1)
+    # thousands of digits saturate the same way (no int() of them: the interpreter's
+    # 4,300-digit conversion limit raised ValueError), leading zeros do not count
+    assert parse_action("r" + "9" * 5000, nl2) == r(-1)
+    assert parse_action("r-" + "9" * 5000, nl2) == r(0)
+    assert parse_action("r" + "0" * 5000 + "300", nl2) == r(300)
+    assert scan_c_int("1" + "0" * 5000, 0, unsigned=True) == (0xFFFFFFFF, 5001)
+    assert scan_c_int("-" + "7" * 5000, 0, unsigned=True) == (0xFFFFFFFF, 5001)
+    with pytest.raises(RemoteProtocolError) as info:
+        parse_betting(nl2, "r" + "9" * 5000)
+    assert str(info.value).startswith("illegal action 'r99999")
+    assert "(5,001 characters) at offset 0 of the betting" in str(info.value)
+    assert len(str(info.value)) < 300
 
 
 @given(st.sampled_from("fFcCkKrRbB"), st.integers(-(2**31), 2**31 - 1), st.booleans())
