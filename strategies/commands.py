@@ -25,6 +25,7 @@ from agent.abstraction.holdem_spec import FLOP_RIVERS_PER_TURN
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import check_json, excerpt
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.defaults import (
@@ -187,6 +188,9 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
 
 
 CARDS_KEYS = {"kind", "buckets", "samples", "pool_deals", "discount_interval", "discount_until"}
+MAX_CARDS_CHARS = 4096
+"""Longest ``solve --cards`` JSON accepted (a real one is under 200 characters); its nesting
+is bounded by :data:`agent.acpc.limits.MAX_JSON_DEPTH`."""
 
 
 def parse_cards_option(text: str | None) -> dict[str, Any]:
@@ -200,24 +204,28 @@ def parse_cards_option(text: str | None) -> dict[str, Any]:
     """
     if text is None or text.strip() == "lossless":
         return {"kind": "lossless"}
+    check_json(text, where="--cards", what="a JSON card spec", max_chars=MAX_CARDS_CHARS,
+               error=UsageError)
     try:
         spec = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # JSONDecodeError, or an integer over the conversion limit
         raise UsageError(f"expected --cards lossless or a JSON object such as "
                          f"'{{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, 8]}}', got "
-                         f"{text!r}") from None
+                         f"{excerpt(text)}") from None
     if not isinstance(spec, dict) or spec.get("kind") not in ("lossless", "holdem"):
-        raise UsageError(f"expected --cards with kind 'lossless' or 'holdem', got {text!r}")
+        raise UsageError(f"expected --cards with kind 'lossless' or 'holdem', got "
+                         f"{excerpt(text)}")
     unknown = sorted(set(spec) - CARDS_KEYS)
     if unknown:
-        raise UsageError(f"expected --cards keys {sorted(CARDS_KEYS)}, got unknown {unknown!r}")
+        raise UsageError(f"expected --cards keys {sorted(CARDS_KEYS)}, got unknown "
+                         f"{excerpt(unknown)}")
     if spec["kind"] == "lossless":
         return {"kind": "lossless"}
     buckets = spec.get("buckets")
     if (not isinstance(buckets, list) or len(buckets) != 4 or buckets[0] != 169
             or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in buckets)):
         raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (positive integers), "
-                         f"got {buckets!r}")
+                         f"got {excerpt(buckets)}")
     out: dict[str, Any] = {"kind": "holdem", "buckets": tuple(buckets)}
     for key, default in (("samples", 50_000), ("pool_deals", 200_000),
                          ("discount_interval", 0), ("discount_until", 0)):
@@ -226,7 +234,7 @@ def parse_cards_option(text: str | None) -> dict[str, Any]:
             key in ("samples", "pool_deals") and value == 0
         ):
             kind = "positive" if key in ("samples", "pool_deals") else "non-negative"
-            raise UsageError(f"expected a {kind} integer --cards {key!r}, got {value!r}")
+            raise UsageError(f"expected a {kind} integer --cards {key!r}, got {excerpt(value)}")
         out[key] = value
     return out
 

@@ -5,6 +5,7 @@ bounded and checked once, its whole header is covered by a checksum, and every r
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import struct
 import tracemalloc
@@ -302,3 +303,52 @@ def test_a_byte_changed_without_changing_a_value_is_refused(strat: Path) -> None
         load_strategy(strat)
     strat.write_bytes(good)
     load_strategy(strat)
+
+
+# ------------------------------------------------------------------ messages quote excerpts
+
+LONG = "x" * 100_000
+EXCERPT = re.compile(r"\(\d[\d,]* characters\)")
+
+
+@pytest.mark.parametrize("change", [
+    {"cards": LONG},
+    {"cards": {"kind": LONG, "buckets": [3, 15]}},
+    {"cards": {"kind": "lossless", "buckets": [3] * 30_000}},
+    {"cards": {"kind": "lossless", "buckets": [3, 15], LONG: 1}},
+    {"cards": {"kind": "rank-groups", "groups": [LONG], "buckets": [1, 2]}},
+    {"cards": {"kind": "graft", "base": LONG, "grafts": [], "buckets": [3, 15]}},
+    {"cards": {"kind": "graft", "base": CARDS, "grafts": [LONG], "buckets": [3, 15]}},
+    {"format": LONG},
+    {"dtype": LONG},
+    {"checksum_algorithm": LONG},
+    {"default_mapping": LONG},
+    {"meta": LONG},
+    {LONG: 1},
+])
+def test_header_values_are_quoted_as_short_excerpts(strat: Path, change: dict[str, Any],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 (the fuzzer): a message about a header value quotes at most ~80 characters
+    of it with its length, never the whole value (100,000 characters here)."""
+    rewrite(strat, change)
+    status, err = inspect_cli(strat, capsys)
+    assert status == 1
+    (line,) = err.splitlines()
+    assert "x" * 81 not in line and len(line) < 600 and EXCERPT.search(line), line
+
+
+def test_holdem_spec_values_are_quoted_as_short_excerpts() -> None:
+    from agent.abstraction.buckets import check_card_spec
+    from agent.acpc.errors import AbstractionError
+    from agent.acpc.gamefiles import load_game
+
+    holdem = load_game("holdem.nolimit.2p.reverse_blinds.game")
+    good = {"kind": "holdem", "metric": "ehs2", "buckets": [169, 2, 2, 2],
+            "thresholds": [[0.5], [0.5], [0.5]]}
+    for change in ({"thresholds": [[0.5], [LONG], [0.5]]}, {"metric": LONG},
+                   {"thresholds": [[0.5] * 20_000, [0.5], [0.5]], "buckets": LONG},
+                   {"samples": LONG}, {"flop_rivers_per_turn": LONG}):
+        with pytest.raises(AbstractionError) as info:
+            check_card_spec(holdem, {**good, **change})
+        text = str(info.value)
+        assert "x" * 81 not in text and len(text) < 300 and EXCERPT.search(text), change
