@@ -53,31 +53,30 @@ def _game_for_strategy(strategy: Strategy) -> AbstractGame:
         ValueError: if its card abstraction cannot be rebuilt or its deals enumerated.
     """
     check_enumerable(strategy.game)  # before rebuilding possibly costly card tables
-    cards = card_abstraction_from_spec(strategy.game, strategy.cards)
+    cards = card_abstraction_from_spec(strategy.game, strategy.cards, strategy.checked_cards)
     return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
 
 
-def _describe_cards(cards: dict[str, Any]) -> str:
-    """The card abstraction in a line: hold'em thresholds summarised per round (a file has
-    one per bucket boundary: 150 numbers for 50 buckets a round); potential-aware tables by
+def _describe_cards(strategy: Strategy) -> str:
+    """The card abstraction in a line, from what the load's card check accepted and decoded
+    (``Strategy.checked_cards``): hold'em thresholds summarised per round (a file has one
+    per bucket boundary: 150 numbers for 50 buckets a round); potential-aware tables by
     their size."""
-    if cards.get("kind") == "holdem-pa":
-        small = {k: v for k, v in cards.items()
-                 if k in ("kind", "buckets", "clusters", "recall", "bins", "samples", "seed")}
-        flop = cards.get("flop")
-        shape = flop.get("shape") if isinstance(flop, dict) else None
-        return (f"{small}; flop table {shape} (sha256 "
-                f"{str(flop.get('sha256', ''))[:16] if isinstance(flop, dict) else ''}), "
-                f"{len(cards.get('turn_weights', []))} turn centroids, "
-                f"{len(cards.get('river_thresholds', []))} river thresholds")
-    if cards.get("kind") != "holdem":
+    cards = strategy.cards
+    checked = strategy.checked_cards
+    parts = checked.parts_for(strategy.game, cards) if checked is not None else None
+    if parts is None:  # not a hold'em kind (or not from load_strategy): its spec as is
         return str(cards)
+    if cards["kind"] == "holdem-pa":
+        small = {"kind": "holdem-pa", "buckets": list(checked.buckets) if checked else [],
+                 "clusters": list(parts["clusters"]), "recall": parts["recall"],
+                 "bins": parts["bins"], "samples": parts["samples"], "seed": parts["seed"]}
+        return (f"{small}; flop table {list(parts['flop'].shape)} (sha256 "
+                f"{cards['flop']['sha256'][:16]}), {len(parts['turn_weights'])} turn "
+                f"centroids, {len(parts['river_thresholds'])} river thresholds")
     rest = {k: v for k, v in cards.items() if k != "thresholds"}
-    rounds = []
-    for r, values in enumerate(cards.get("thresholds", []), start=1):
-        if values:
-            rounds.append(f"round {r}: {len(values)} from {min(values):.4f} to "
-                          f"{max(values):.4f}")
+    rounds = [f"round {r}: {len(values)} from {min(values):.4f} to {max(values):.4f}"
+              for r, values in enumerate(parts["thresholds"], start=1) if values]
     return f"{rest}; E[HS^2] thresholds: {'; '.join(rounds)}"
 
 
@@ -267,7 +266,7 @@ def inspect(args: argparse.Namespace) -> int:
           f"table)", file=out)
     print(f"game: {_describe_game(game)} (fingerprint {game.fingerprint[:12]})", file=out)
     print(f"betting: {strategy.betting.name} {strategy.betting.to_json()}", file=out)
-    print(f"cards: {_describe_cards(strategy.cards)}", file=out)
+    print(f"cards: {_describe_cards(strategy)}", file=out)
     layout = strategy.layout
     decision = int((layout.offsets >= 0).sum())
     print(f"table: {layout.total} values, {int(layout.rows.sum())} information sets, "

@@ -320,10 +320,13 @@ EXCERPT = re.compile(r"\(\d[\d,]* characters\)")
     {"cards": {"kind": "graft", "base": LONG, "grafts": [], "buckets": [3, 15]}},
     {"cards": {"kind": "graft", "base": CARDS, "grafts": [LONG], "buckets": [3, 15]}},
     {"format": LONG},
+    {"game_fingerprint": [1] * 30_000},
+    {"checksum": LONG},
     {"dtype": LONG},
     {"checksum_algorithm": LONG},
     {"default_mapping": LONG},
     {"meta": LONG},
+    {"default_purification": LONG},
     {LONG: 1},
 ])
 def test_header_values_are_quoted_as_short_excerpts(strat: Path, change: dict[str, Any],
@@ -352,3 +355,37 @@ def test_holdem_spec_values_are_quoted_as_short_excerpts() -> None:
             check_card_spec(holdem, {**good, **change})
         text = str(info.value)
         assert "x" * 81 not in text and len(text) < 300 and EXCERPT.search(text), change
+
+
+# ------------------------------------------------------------------ the card spec checked once
+
+
+def test_the_agent_decodes_a_potential_aware_spec_once(pa_file: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a file for the agent checks its card spec once (``load_strategy``) and builds
+    from what that check decoded; a spec not from that check is still checked in full."""
+    from agent.abstraction import holdem_pa_spec
+    from agent.abstraction.buckets import card_abstraction_from_spec
+    from agent.abstraction.deferred import deferred_card_abstraction
+    from agent.acpc.errors import AbstractionError
+    from agent.strategy.hotswap import load_for_game
+
+    decoded: list[str] = []
+    real = holdem_pa_spec.decode_table
+
+    def counting(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> Any:
+        decoded.append(where)
+        return real(spec, where, shape, limit)
+
+    monkeypatch.setattr(holdem_pa_spec, "decode_table", counting)
+    strategy = load_strategy(pa_file)
+    assert len(decoded) == 1
+    game = strategy.game
+    loaded = load_for_game(pa_file, game, defer_cards=True)
+    assert len(decoded) == 2  # load_strategy's check, nothing more
+    assert loaded.cards.buckets == tuple(strategy.cards["buckets"])
+    copy = dict(strategy.cards)  # equal, but not the dict that was checked: checked again
+    deferred_card_abstraction(game, copy, strategy.checked_cards)
+    assert len(decoded) == 3
+    with pytest.raises(AbstractionError, match="bins"):
+        card_abstraction_from_spec(game, {**copy, "bins": 1}, strategy.checked_cards)
