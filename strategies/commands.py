@@ -190,6 +190,12 @@ CARDS_KEYS = {"kind", "buckets", "samples", "pool_deals", "discount_interval", "
 MAX_CARDS_CHARS = 4096
 """Longest ``solve --cards`` JSON accepted (a real one is under 200 characters); its nesting
 is bounded by :data:`agent.acpc.limits.MAX_JSON_DEPTH`."""
+MAX_CARDS_BUCKETS = 10_000
+"""Most E[HS^2] buckets a postflop round a ``--cards`` spec may ask for (the bundled recipe
+has 50; a larger table is the solver's memory: 60,000 a round needs 1.5 GB for one array)."""
+MAX_CARDS_DEALS = 10_000_000
+"""Most ``samples`` and ``pool_deals`` of a ``--cards`` spec (the bundled recipe: 50,000
+and 2,000,000; a pool deal is 56 bytes)."""
 
 
 def parse_cards_option(text: str | None) -> dict[str, Any]:
@@ -222,18 +228,20 @@ def parse_cards_option(text: str | None) -> dict[str, Any]:
         return {"kind": "lossless"}
     buckets = spec.get("buckets")
     if (not isinstance(buckets, list) or len(buckets) != 4 or buckets[0] != 169
-            or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in buckets)):
-        raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (positive integers), "
-                         f"got {excerpt(buckets)}")
+            or any(not isinstance(b, int) or isinstance(b, bool) or not 1 <= b <= MAX_CARDS_BUCKETS
+                   for b in buckets)):
+        raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (integers in "
+                         f"1..{MAX_CARDS_BUCKETS:,}), got {excerpt(buckets)}")
     out: dict[str, Any] = {"kind": "holdem", "buckets": tuple(buckets)}
     for key, default in (("samples", 50_000), ("pool_deals", 200_000),
                          ("discount_interval", 0), ("discount_until", 0)):
         value = spec.get(key, default)
+        deals = key in ("samples", "pool_deals")
         if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
-            key in ("samples", "pool_deals") and value == 0
+            deals and not 1 <= value <= MAX_CARDS_DEALS
         ):
-            kind = "positive" if key in ("samples", "pool_deals") else "non-negative"
-            raise UsageError(f"expected a {kind} integer --cards {key!r}, got {excerpt(value)}")
+            kind = f"an integer in 1..{MAX_CARDS_DEALS:,}" if deals else "a non-negative integer"
+            raise UsageError(f"expected {kind} as --cards {key!r}, got {excerpt(value)}")
         out[key] = value
     return out
 

@@ -393,6 +393,19 @@ def test_custom_solve_errors_are_one_line(tmp_path: Path, args: list[str],
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
+@pytest.mark.parametrize("change", [{"samples": 100_000_000_000}, {"pool_deals": 10**11},
+                                    {"buckets": [169, 8, 60_000, 8]}])
+def test_cards_option_numbers_are_bounded(change: dict[str, object]) -> None:
+    """``solve --cards`` with 10^11 pool deals made the solver ask numpy for 5 TiB (a
+    MemoryError traceback); the sizes are bounded where the option is read."""
+    from agent.acpc.errors import UsageError
+    from strategies.commands import parse_cards_option
+
+    spec = {"kind": "holdem", "buckets": [169, 8, 8, 8], **change}
+    with pytest.raises(UsageError, match=r"in 1\.\.10,000"):
+        parse_cards_option(json.dumps(spec))
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("[" * 2000 + "]" * 2000, "nested at most"),  # a RecursionError in json.loads on main
     ('{"kind": "holdem", "buckets": [169, 8, 8, 8], "x": "' + "y" * 5000 + '"}',
