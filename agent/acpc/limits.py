@@ -34,7 +34,10 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
             return repr(value)
         unit = "bytes" if isinstance(value, bytes) else "characters"
         return f"{value[:limit]!r}... ({len(value):,} {unit})"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int over the interpreter's 4,300-digit conversion limit
+        return f"an integer of {value.bit_length() if isinstance(value, int) else '?'} bits"
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text):,} characters)"
