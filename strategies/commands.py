@@ -25,6 +25,7 @@ from agent.abstraction.holdem_spec import FLOP_RIVERS_PER_TURN
 from agent.acpc.betting import ActionKind
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import check_json, excerpt
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.defaults import (
@@ -52,31 +53,30 @@ def _game_for_strategy(strategy: Strategy) -> AbstractGame:
         ValueError: if its card abstraction cannot be rebuilt or its deals enumerated.
     """
     check_enumerable(strategy.game)  # before rebuilding possibly costly card tables
-    cards = card_abstraction_from_spec(strategy.game, strategy.cards)
+    cards = card_abstraction_from_spec(strategy.game, strategy.cards, strategy.checked_cards)
     return build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
 
 
-def _describe_cards(cards: dict[str, Any]) -> str:
-    """The card abstraction in a line: hold'em thresholds summarised per round (a file has
-    one per bucket boundary: 150 numbers for 50 buckets a round); potential-aware tables by
+def _describe_cards(strategy: Strategy) -> str:
+    """The card abstraction in a line, from what the load's card check accepted and decoded
+    (``Strategy.checked_cards``): hold'em thresholds summarised per round (a file has one
+    per bucket boundary: 150 numbers for 50 buckets a round); potential-aware tables by
     their size."""
-    if cards.get("kind") == "holdem-pa":
-        small = {k: v for k, v in cards.items()
-                 if k in ("kind", "buckets", "clusters", "recall", "bins", "samples", "seed")}
-        flop = cards.get("flop")
-        shape = flop.get("shape") if isinstance(flop, dict) else None
-        return (f"{small}; flop table {shape} (sha256 "
-                f"{str(flop.get('sha256', ''))[:16] if isinstance(flop, dict) else ''}), "
-                f"{len(cards.get('turn_weights', []))} turn centroids, "
-                f"{len(cards.get('river_thresholds', []))} river thresholds")
-    if cards.get("kind") != "holdem":
+    cards = strategy.cards
+    checked = strategy.checked_cards
+    parts = checked.parts_for(strategy.game, cards) if checked is not None else None
+    if parts is None:  # not a hold'em kind (or not from load_strategy): its spec as is
         return str(cards)
+    if cards["kind"] == "holdem-pa":
+        small = {"kind": "holdem-pa", "buckets": list(checked.buckets) if checked else [],
+                 "clusters": list(parts["clusters"]), "recall": parts["recall"],
+                 "bins": parts["bins"], "samples": parts["samples"], "seed": parts["seed"]}
+        return (f"{small}; flop table {list(parts['flop'].shape)} (sha256 "
+                f"{cards['flop']['sha256'][:16]}), {len(parts['turn_weights'])} turn "
+                f"centroids, {len(parts['river_thresholds'])} river thresholds")
     rest = {k: v for k, v in cards.items() if k != "thresholds"}
-    rounds = []
-    for r, values in enumerate(cards.get("thresholds", []), start=1):
-        if values:
-            rounds.append(f"round {r}: {len(values)} from {min(values):.4f} to "
-                          f"{max(values):.4f}")
+    rounds = [f"round {r}: {len(values)} from {min(values):.4f} to {max(values):.4f}"
+              for r, values in enumerate(parts["thresholds"], start=1) if values]
     return f"{rest}; E[HS^2] thresholds: {'; '.join(rounds)}"
 
 
@@ -187,6 +187,15 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
 
 
 CARDS_KEYS = {"kind", "buckets", "samples", "pool_deals", "discount_interval", "discount_until"}
+MAX_CARDS_CHARS = 4096
+"""Longest ``solve --cards`` JSON accepted (a real one is under 200 characters); its nesting
+is bounded by :data:`agent.acpc.limits.MAX_JSON_DEPTH`."""
+MAX_CARDS_BUCKETS = 10_000
+"""Most E[HS^2] buckets a postflop round a ``--cards`` spec may ask for (the bundled recipe
+has 50; a larger table is the solver's memory: 60,000 a round needs 1.5 GB for one array)."""
+MAX_CARDS_DEALS = 10_000_000
+"""Most ``samples`` and ``pool_deals`` of a ``--cards`` spec (the bundled recipe: 50,000
+and 2,000,000; a pool deal is 56 bytes)."""
 
 
 def parse_cards_option(text: str | None) -> dict[str, Any]:
@@ -200,33 +209,39 @@ def parse_cards_option(text: str | None) -> dict[str, Any]:
     """
     if text is None or text.strip() == "lossless":
         return {"kind": "lossless"}
+    check_json(text, where="--cards", what="a JSON card spec", max_chars=MAX_CARDS_CHARS,
+               error=UsageError)
     try:
         spec = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # JSONDecodeError, or an integer over the conversion limit
         raise UsageError(f"expected --cards lossless or a JSON object such as "
                          f"'{{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, 8]}}', got "
-                         f"{text!r}") from None
+                         f"{excerpt(text)}") from None
     if not isinstance(spec, dict) or spec.get("kind") not in ("lossless", "holdem"):
-        raise UsageError(f"expected --cards with kind 'lossless' or 'holdem', got {text!r}")
+        raise UsageError(f"expected --cards with kind 'lossless' or 'holdem', got "
+                         f"{excerpt(text)}")
     unknown = sorted(set(spec) - CARDS_KEYS)
     if unknown:
-        raise UsageError(f"expected --cards keys {sorted(CARDS_KEYS)}, got unknown {unknown!r}")
+        raise UsageError(f"expected --cards keys {sorted(CARDS_KEYS)}, got unknown "
+                         f"{excerpt(unknown)}")
     if spec["kind"] == "lossless":
         return {"kind": "lossless"}
     buckets = spec.get("buckets")
     if (not isinstance(buckets, list) or len(buckets) != 4 or buckets[0] != 169
-            or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in buckets)):
-        raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (positive integers), "
-                         f"got {buckets!r}")
+            or any(not isinstance(b, int) or isinstance(b, bool) or not 1 <= b <= MAX_CARDS_BUCKETS
+                   for b in buckets)):
+        raise UsageError(f"expected hold'em 'buckets' [169, b1, b2, b3] (integers in "
+                         f"1..{MAX_CARDS_BUCKETS:,}), got {excerpt(buckets)}")
     out: dict[str, Any] = {"kind": "holdem", "buckets": tuple(buckets)}
     for key, default in (("samples", 50_000), ("pool_deals", 200_000),
                          ("discount_interval", 0), ("discount_until", 0)):
         value = spec.get(key, default)
+        deals = key in ("samples", "pool_deals")
         if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
-            key in ("samples", "pool_deals") and value == 0
+            deals and not 1 <= value <= MAX_CARDS_DEALS
         ):
-            kind = "positive" if key in ("samples", "pool_deals") else "non-negative"
-            raise UsageError(f"expected a {kind} integer --cards {key!r}, got {value!r}")
+            kind = f"an integer in 1..{MAX_CARDS_DEALS:,}" if deals else "a non-negative integer"
+            raise UsageError(f"expected {kind} as --cards {key!r}, got {excerpt(value)}")
         out[key] = value
     return out
 
@@ -259,7 +274,7 @@ def inspect(args: argparse.Namespace) -> int:
           f"table)", file=out)
     print(f"game: {_describe_game(game)} (fingerprint {game.fingerprint[:12]})", file=out)
     print(f"betting: {strategy.betting.name} {strategy.betting.to_json()}", file=out)
-    print(f"cards: {_describe_cards(strategy.cards)}", file=out)
+    print(f"cards: {_describe_cards(strategy)}", file=out)
     layout = strategy.layout
     decision = int((layout.offsets >= 0).sum())
     print(f"table: {layout.total} values, {int(layout.rows.sum())} information sets, "

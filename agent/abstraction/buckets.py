@@ -19,7 +19,10 @@ parameters and tables, with what :func:`card_abstraction_from_spec` would build,
 building it (no numba, no enumeration: a lossless spec's counts are computed by Burnside's
 lemma). :func:`agent.strategy.fileformat.load_strategy` runs it on every file it loads, so
 every reader accepts the same specs. A kind is one of the names above: a spec never names
-code.
+code. :func:`checked_card_spec` is the same check keeping what it decoded (the hold'em
+thresholds, a potential-aware spec's tables) as a :class:`CheckedCards`; given that record,
+:func:`card_abstraction_from_spec` builds those very spec objects from it instead of
+checking and decoding them again (a spec given without it is checked in full).
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 MAX_OBSERVATIONS = 2_000_000
 MAX_BUCKETS = 2**32
@@ -235,7 +240,7 @@ def check_buckets(game: Game, buckets: Any, where: str = "cards") -> tuple[int, 
     ):
         raise AbstractionError(
             f"{where}.buckets: expected {game.num_rounds} ints in 1..{MAX_BUCKETS} (one per "
-            f"round), got {buckets!r:.80}"
+            f"round), got {excerpt(buckets)}"
         )
     return tuple(int(b) for b in buckets)
 
@@ -259,6 +264,32 @@ class _Checked:
         raise AbstractionError("a checked card spec does not bucket cards")
 
 
+@dataclass(frozen=True, eq=False)
+class CheckedCards:
+    """A card spec as :func:`checked_card_spec` accepted it for ``game``: its buckets, and
+    the constructor arguments it decoded for each hold'em (``holdem``, ``holdem-pa``) spec
+    inside it, the spec itself or a graft's part, keyed by that spec dict's identity.
+
+    Only the very dicts that were checked are trusted (``is``, not ``==``): a spec built or
+    copied elsewhere is checked again. The dicts must not be changed after the check (a
+    loaded :class:`~agent.strategy.fileformat.Strategy`'s ``cards`` never are)."""
+
+    game: Game
+    spec: dict[str, Any]
+    buckets: tuple[int, ...]
+    decoded: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = field(default=(), repr=False)
+
+    def parts_for(self, game: Game, spec: Any) -> dict[str, Any] | None:
+        """The checked constructor arguments of ``spec`` if it is one of the dicts checked
+        here for ``game``, else ``None``."""
+        if game != self.game:
+            return None
+        for checked, parts in self.decoded:
+            if checked is spec:
+                return parts
+        return None
+
+
 def check_card_spec(game: Game, spec: Any, where: str = "cards") -> tuple[int, ...]:
     """Validate a card abstraction spec read from a file for ``game`` (module docstring):
     accept exactly what :func:`card_abstraction_from_spec` builds, without building it (no
@@ -268,25 +299,37 @@ def check_card_spec(game: Game, spec: Any, where: str = "cards") -> tuple[int, .
     Raises:
         AbstractionError: naming ``where`` and the first bad key or value.
     """
+    return checked_card_spec(game, spec, where).buckets
+
+
+def checked_card_spec(game: Game, spec: Any, where: str = "cards") -> CheckedCards:
+    """:func:`check_card_spec`, keeping what the check decoded (:class:`CheckedCards`).
+
+    Raises:
+        AbstractionError: naming ``where`` and the first bad key or value.
+    """
+    decoded: list[tuple[dict[str, Any], dict[str, Any]]] = []
     try:
-        return _check_spec(game, spec, where)
+        buckets = _check_spec(game, spec, where, decoded)
     except AbstractionError as exc:
         text = str(exc)
         raise AbstractionError(text if text.startswith(where) else f"{where}: {text}") from None
+    return CheckedCards(game, spec, buckets, tuple(decoded))
 
 
-def _check_spec(game: Game, spec: Any, where: str) -> tuple[int, ...]:
+def _check_spec(game: Game, spec: Any, where: str,
+                decoded: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[int, ...]:
     if not isinstance(spec, dict):
-        raise AbstractionError(f"expected a card abstraction spec (a map), got {spec!r:.80}")
+        raise AbstractionError(f"expected a card abstraction spec (a map), got {excerpt(spec)}")
     kind = spec.get("kind")
     if kind not in KINDS:
         raise AbstractionError(f"expected card abstraction kind {', '.join(map(repr, KINDS))}, "
-                               f"got {kind!r:.80}")
+                               f"got {excerpt(kind)}")
     buckets = check_buckets(game, spec.get("buckets"), where)
     allowed = _KEYS.get(str(kind))
     if allowed is not None and set(spec) - allowed:
         raise AbstractionError(f"expected {kind} card spec keys among {sorted(allowed)}, got "
-                               f"unknown {sorted(map(str, set(spec) - allowed))!r:.80}")
+                               f"unknown {excerpt(sorted(map(str, set(spec) - allowed)))}")
     want: tuple[int, ...]
     if kind == "lossless":
         want = lossless_counts(game)
@@ -295,12 +338,13 @@ def _check_spec(game: Game, spec: Any, where: str) -> tuple[int, ...]:
     elif kind == "holdem":
         from agent.abstraction.holdem_spec import check_holdem_spec
 
-        check_holdem_spec(game, spec)
+        decoded.append((spec, check_holdem_spec(game, spec)))
         want = buckets
     elif kind == "holdem-pa":
         from agent.abstraction.holdem_pa_spec import buckets_for, check_pa_spec
 
         parts = check_pa_spec(game, spec)
+        decoded.append((spec, parts))
         want = buckets_for(parts["clusters"], parts["recall"])
     elif kind == "rank-groups":
         from agent.abstraction.rank_cards import RankGroupCards
@@ -310,7 +354,7 @@ def _check_spec(game: Game, spec: Any, where: str) -> tuple[int, ...]:
         from agent.abstraction.graft_cards import GraftCards
 
         def inner(game: Game, inner_spec: dict[str, Any]) -> _Checked:
-            return _Checked(inner_spec, _check_spec(game, inner_spec, where))
+            return _Checked(inner_spec, _check_spec(game, inner_spec, where, decoded))
 
         want = GraftCards.from_spec(game, spec, inner).buckets
     if want != buckets:
@@ -319,14 +363,19 @@ def _check_spec(game: Game, spec: Any, where: str) -> tuple[int, ...]:
     return buckets
 
 
-def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstraction:
-    """Rebuild the card abstraction a strategy file describes.
+def card_abstraction_from_spec(game: Game, spec: dict[str, Any],
+                               checked: CheckedCards | None = None) -> CardAbstraction:
+    """Rebuild the card abstraction a strategy file describes. With ``checked`` (what
+    :func:`checked_card_spec` kept, e.g. a loaded strategy's ``checked_cards``), the hold'em
+    specs it checked are built from what it decoded; any other spec is checked here.
 
     Raises:
         ValueError: for an unknown kind or a spec that does not match the game.
     """
+    parts = checked.parts_for(game, spec) if checked is not None else None
     if not isinstance(spec, dict):
-        raise AbstractionError(f"expected a card abstraction spec (a JSON object), got {spec!r}")
+        raise AbstractionError(f"expected a card abstraction spec (a JSON object), got "
+                               f"{excerpt(spec)}")
     kind = spec.get("kind")
     cards: CardAbstraction
     if kind == "lossless":
@@ -336,11 +385,12 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
     elif kind == "holdem":
         from agent.abstraction.holdem_buckets import HoldemCards  # numba: only when needed
 
-        cards = HoldemCards.from_spec(game, spec)
+        cards = HoldemCards(**parts) if parts is not None else HoldemCards.from_spec(game, spec)
     elif kind == "holdem-pa":
         from agent.abstraction.holdem_pa import PotentialAwareCards  # numba: only when needed
 
-        cards = PotentialAwareCards.from_spec(game, spec)
+        cards = (PotentialAwareCards(**parts) if parts is not None
+                 else PotentialAwareCards.from_spec(game, spec))
     elif kind == "rank-groups":
         from agent.abstraction.rank_cards import RankGroupCards
 
@@ -348,11 +398,14 @@ def card_abstraction_from_spec(game: Game, spec: dict[str, Any]) -> CardAbstract
     elif kind == "graft":
         from agent.abstraction.graft_cards import GraftCards
 
-        cards = GraftCards.from_spec(game, spec, card_abstraction_from_spec)
+        def build(game: Game, inner_spec: dict[str, Any]) -> CardAbstraction:
+            return card_abstraction_from_spec(game, inner_spec, checked)
+
+        cards = GraftCards.from_spec(game, spec, build)
     else:
         raise AbstractionError(
             f"expected card abstraction kind 'lossless', 'blind', 'holdem', 'holdem-pa', "
-            f"'rank-groups' or 'graft', got {kind!r}"
+            f"'rank-groups' or 'graft', got {excerpt(kind)}"
         )
     want = check_buckets(game, spec.get("buckets"))
     if want != cards.buckets:

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent.abstraction.buckets import CardAbstraction
+from agent.abstraction.buckets import CardAbstraction, CheckedCards
 from agent.abstraction.holdem_pa_spec import buckets_for, check_pa_spec, preflop_cluster
 from agent.abstraction.holdem_spec import _check_board, check_holdem_spec, preflop_class
 from agent.acpc.gamedef import Game
@@ -111,19 +111,23 @@ class DeferredCards:
         return getattr(self.wait(), name)
 
 
-def deferred_card_abstraction(game: Game, spec: dict[str, Any]) -> DeferredCards | None:
+def deferred_card_abstraction(game: Game, spec: dict[str, Any],
+                              checked: CheckedCards | None = None) -> DeferredCards | None:
     """A :class:`DeferredCards` for a hold'em spec, E[HS^2] or potential-aware (validated
-    now), or ``None`` for a kind that is not deferred (build it the usual way).
+    now, unless ``checked`` holds what :func:`~agent.abstraction.buckets.checked_card_spec`
+    decoded from this very spec), or ``None`` for a kind that is not deferred (build it the
+    usual way).
 
     Raises:
         ValueError: for a hold'em spec that is not valid for ``game``.
     """
     kind = spec.get("kind") if isinstance(spec, dict) else None
+    parts = checked.parts_for(game, spec) if checked is not None else None
     if kind == "holdem-pa":
-        return _deferred_pa(game, spec)
+        return _deferred_pa(game, spec, parts)
     if kind != "holdem":
         return None
-    kwargs = check_holdem_spec(game, spec)
+    kwargs = parts if parts is not None else check_holdem_spec(game, spec)
 
     def build() -> CardAbstraction:
         from agent.abstraction.holdem_buckets import HoldemCards
@@ -137,11 +141,12 @@ def deferred_card_abstraction(game: Game, spec: dict[str, Any]) -> DeferredCards
     return DeferredCards(spec, counts, preflop, build)
 
 
-def _deferred_pa(game: Game, spec: dict[str, Any]) -> DeferredCards:
-    """The potential-aware kind: the whole spec is checked now (no numba), the preflop
-    table answers round 0, and the thread builds
+def _deferred_pa(game: Game, spec: dict[str, Any],
+                 checked: dict[str, Any] | None) -> DeferredCards:
+    """The potential-aware kind: the whole spec is checked now (no numba) unless its
+    ``checked`` parts are given, the preflop table answers round 0, and the thread builds
     :class:`~agent.abstraction.holdem_pa.PotentialAwareCards` from the checked parts."""
-    parts = check_pa_spec(game, spec)
+    parts = checked if checked is not None else check_pa_spec(game, spec)
     table = parts["preflop"]
 
     def build() -> CardAbstraction:

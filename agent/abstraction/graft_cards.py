@@ -50,6 +50,7 @@ from agent.abstraction.rank_cards import check_ranks
 from agent.acpc.cards import RANK_CHARS, rank_of
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 KIND = "graft"
 
@@ -130,10 +131,10 @@ def check_classes(game: Game, classes: object, where: str) -> tuple[int, ...]:
         for c in classes
     ):
         raise AbstractionError(f"{where}: expected 'classes' to be a non-empty list of "
-                               f"preflop classes in 0..168, got {classes!r:.200}")
+                               f"preflop classes in 0..168, got {excerpt(classes)}")
     if len(set(classes)) != len(classes):
         raise AbstractionError(f"{where}: expected distinct preflop classes, got "
-                               f"{classes!r:.200}")
+                               f"{excerpt(classes)}")
     return tuple(sorted(int(c) for c in classes))
 
 
@@ -145,7 +146,8 @@ def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tu
         AbstractionError: for a missing or bad key, or two grafts sharing a rank or class.
     """
     if isinstance(parts, str) or not isinstance(parts, Sequence) or not parts:
-        raise AbstractionError(f"{where}: expected a non-empty list of grafts, got {parts!r}")
+        raise AbstractionError(f"{where}: expected a non-empty list of grafts, got "
+                               f"{excerpt(parts)}")
     out: list[GraftPart] = []
     seen: dict[str, int] = {}
     seen_class: dict[int, int] = {}
@@ -153,21 +155,21 @@ def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tu
         here = f"{where} {j}"
         if not isinstance(part, dict):
             raise AbstractionError(f"{here}: expected an object with 'ranks' (or 'classes') "
-                                   f"and 'from_round', got {part!r}")
+                                   f"and 'from_round', got {excerpt(part)}")
         extra = set(part) - {"ranks", "classes", "from_round", "cards"}
         if extra:
             raise AbstractionError(f"{here}: expected keys 'ranks' or 'classes', "
-                                   f"'from_round', 'cards', got {sorted(extra)!r}")
+                                   f"'from_round', 'cards', got {excerpt(sorted(map(str, extra)))}")
         if ("ranks" in part) == ("classes" in part):
             raise AbstractionError(f"{here}: expected exactly one of 'ranks' and 'classes', "
-                                   f"got {part!r:.200}")
+                                   f"got {excerpt(part)}")
         start = part.get("from_round", 0)
         if "classes" in part:
             classes = check_classes(game, part["classes"], here)
             if isinstance(start, bool) or not isinstance(start, int) \
                     or not 0 <= start < game.num_rounds:
                 raise AbstractionError(f"{here}: expected 'from_round' in "
-                                       f"0..{game.num_rounds - 1}, got {start!r}")
+                                       f"0..{game.num_rounds - 1}, got {excerpt(start)}")
             for index in classes:
                 if index in seen_class:
                     raise AbstractionError(f"{here}: preflop class {index} is already in "
@@ -180,7 +182,7 @@ def check_parts(game: Game, parts: Sequence[object], where: str = "graft") -> tu
         if isinstance(start, bool) or not isinstance(start, int) \
                 or not 0 <= start < game.num_rounds:
             raise AbstractionError(f"{here}: expected 'from_round' in 0..{game.num_rounds - 1}, "
-                                   f"got {start!r}")
+                                   f"got {excerpt(start)}")
         for c in ranks:
             if c in seen:
                 raise AbstractionError(f"{here}: rank {c!r} is already in graft {seen[c]}: "
@@ -245,7 +247,7 @@ class GraftCards:
         base_spec = spec.get("base")
         if not isinstance(base_spec, dict) or base_spec.get("kind") == KIND:
             raise AbstractionError(f"expected 'base' to be a card abstraction spec other than "
-                                   f"{KIND!r}, got {base_spec!r}")
+                                   f"{KIND!r}, got {excerpt(base_spec)}")
         base = build(game, base_spec)
         grafts = spec.get("grafts")
         parts = check_parts(game, grafts if isinstance(grafts, list) else [])
@@ -254,7 +256,7 @@ class GraftCards:
             cards = item.get("cards")
             if not isinstance(cards, dict) or cards.get("kind") == KIND:
                 raise AbstractionError(f"graft {j}: expected 'cards' to be a card abstraction "
-                                       f"spec other than {KIND!r}, got {cards!r}")
+                                       f"spec other than {KIND!r}, got {excerpt(cards)}")
             inner.append(build(game, cards))
         return cls(game, base, parts, inner)
 

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from agent.abstraction.holdem_spec import NUM_PREFLOP_CLASSES, check_holdem_game, preflop_class
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 __all__ = [
     "DEFAULT_BINS",
@@ -97,14 +98,14 @@ def decode_table(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> n
     if not isinstance(spec, dict) or set(spec) != {"dtype", "shape", "sha256", "zlib_b64"}:
         raise AbstractionError(
             f"expected {where} to be a table {{dtype, shape, sha256, zlib_b64}}, got "
-            f"{spec!r:.200}"
+            f"{excerpt(spec)}"
         )
     if spec["dtype"] not in ("uint8", "uint16"):
         raise AbstractionError(f"expected {where} dtype 'uint8' or 'uint16', got "
-                               f"{spec['dtype']!r:.80}")
+                               f"{excerpt(spec['dtype'])}")
     if not isinstance(spec["shape"], list | tuple) or list(spec["shape"]) != list(shape):
         raise AbstractionError(f"expected {where} shape {list(shape)}, got "
-                               f"{spec['shape']!r:.80}")
+                               f"{excerpt(spec['shape'])}")
     if not isinstance(spec["sha256"], str) or not isinstance(spec["zlib_b64"], str | bytes):
         raise AbstractionError(f"expected {where} sha256 and zlib_b64 to be strings")
     dtype = np.dtype(spec["dtype"]).newbyteorder("<")
@@ -115,7 +116,7 @@ def decode_table(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> n
         inflate = zlib.decompressobj()
         raw = inflate.decompress(base64.b64decode(spec["zlib_b64"], validate=True), size + 1)
     except (ValueError, TypeError, zlib.error) as exc:
-        raise AbstractionError(f"expected {where} zlib_b64 to decode, got {exc!r:.80}") from None
+        raise AbstractionError(f"expected {where} zlib_b64 to decode, got {excerpt(exc)}") from None
     if len(raw) != size or inflate.unconsumed_tail or not inflate.eof:
         raise AbstractionError(
             f"expected {where} to hold {math.prod(shape)} {spec['dtype']} values "
@@ -124,7 +125,7 @@ def decode_table(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> n
     digest = hashlib.sha256(raw).hexdigest()
     if digest != spec["sha256"]:
         raise AbstractionError(
-            f"expected {where} sha256 {spec['sha256']!r:.80}, the data has {digest!r}"
+            f"expected {where} sha256 {excerpt(spec['sha256'])}, the data has {digest!r}"
         )
     array = np.frombuffer(raw, dtype).reshape(shape).astype(np.dtype(spec["dtype"]))
     if array.size and int(array.max()) >= limit:
@@ -147,7 +148,7 @@ def int_list(value: Any, where: str, length: int, lo: int, hi: int) -> list[int]
                or not lo <= v <= hi for v in value)
     ):
         raise AbstractionError(
-            f"expected {where} to be {length} ints in {lo}..{hi}, got {value!r:.200}"
+            f"expected {where} to be {length} ints in {lo}..{hi}, got {excerpt(value)}"
         )
     return [int(v) for v in value]
 
@@ -163,7 +164,7 @@ def check_clusters(clusters: Any) -> tuple[int, int, int, int]:
     ):
         raise AbstractionError(
             f"expected 4 cluster counts [n0 <= 169, n1, n2, n3 <= 65535] (positive ints), "
-            f"got {clusters!r}"
+            f"got {excerpt(clusters)}"
         )
     return (int(clusters[0]), int(clusters[1]), int(clusters[2]), int(clusters[3]))
 
@@ -201,9 +202,9 @@ def check_pa_parts(
     """
     counts = check_clusters(list(clusters))
     if recall not in RECALLS:
-        raise AbstractionError(f"expected recall 'imperfect' or 'perfect', got {recall!r}")
+        raise AbstractionError(f"expected recall 'imperfect' or 'perfect', got {excerpt(recall)}")
     if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
-        raise AbstractionError(f"expected bins to be an int in 2..1981, got {bins!r}")
+        raise AbstractionError(f"expected bins to be an int in 2..1981, got {excerpt(bins)}")
     n0, n1, n2, n3 = counts
     pre = np.array(int_list(list(preflop), "preflop", NUM_PREFLOP_CLASSES, 0, n0 - 1), np.int64)
     shape = (NUM_FLOPS, NUM_PAIRS)
@@ -222,11 +223,11 @@ def check_pa_parts(
     if (weights < 1).any() or (sums < 0).any() or (sums > 46 * weights[:, None]).any():
         raise AbstractionError(
             "expected turn centroid weights >= 1 and sums in 0..46 x weight, got "
-            f"weights {weights.tolist()!r:.200}"
+            f"weights {excerpt(weights.tolist())}"
         )
     thresholds = int_list(list(river_thresholds), "river_thresholds", n3 - 1, 0, 1980)
     if thresholds != sorted(thresholds):
-        raise AbstractionError(f"expected sorted river_thresholds, got {thresholds!r:.200}")
+        raise AbstractionError(f"expected sorted river_thresholds, got {excerpt(thresholds)}")
     return {
         "clusters": counts,
         "recall": recall,
@@ -250,16 +251,16 @@ def check_pa_spec(game: Game, spec: Any) -> dict[str, Any]:
     """
     check_holdem_game(game)
     if not isinstance(spec, dict):
-        raise AbstractionError(f"expected a holdem-pa card spec (a dict), got {spec!r:.200}")
+        raise AbstractionError(f"expected a holdem-pa card spec (a dict), got {excerpt(spec)}")
     if spec.get("kind") != "holdem-pa":
         raise AbstractionError(
-            f"expected card spec kind 'holdem-pa', got {spec.get('kind')!r}"
+            f"expected card spec kind 'holdem-pa', got {excerpt(spec.get('kind'))}"
         )
     unknown = sorted(str(k) for k in set(spec) - SPEC_KEYS)
     if unknown:
         raise AbstractionError(
             f"expected holdem-pa card spec keys among {sorted(SPEC_KEYS)}, got unknown "
-            f"{unknown!r}"
+            f"{excerpt(unknown)}"
         )
     for key in _REQUIRED:
         if key not in spec:
@@ -268,7 +269,7 @@ def check_pa_spec(game: Game, spec: Any) -> dict[str, Any]:
     bins = spec["bins"]
     if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1981:
         raise AbstractionError(f"expected holdem-pa bins to be an int in 2..1981, got "
-                               f"{bins!r}")
+                               f"{excerpt(bins)}")
     n2 = clusters[2]
     sums = int_list(spec["turn_sums"], "turn_sums", n2 * (bins - 1), 0, 2**53)
     weights = int_list(spec["turn_weights"], "turn_weights", n2, 1, 2**53)
@@ -289,6 +290,6 @@ def check_pa_spec(game: Game, spec: Any) -> dict[str, Any]:
     if not isinstance(buckets, list | tuple) or list(buckets) != expected:
         raise AbstractionError(
             f"expected buckets {expected} (holdem-pa clusters {list(clusters)}, recall "
-            f"{parts['recall']!r}), got {buckets!r:.200}"
+            f"{parts['recall']!r}), got {excerpt(buckets)}"
         )
     return {**parts, "samples": spec.get("samples"), "seed": spec.get("seed")}

@@ -21,6 +21,7 @@ import numpy as np
 from agent.acpc.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 NUM_PREFLOP_CLASSES: Final = 169
 #: Board cards visible in rounds 0..3.
@@ -99,7 +100,7 @@ def check_rivers_per_turn(rivers_per_turn: int) -> None:
     ):
         raise AbstractionError(
             f"expected flop_rivers_per_turn to be an int in 1..{_MAX_RIVERS_PER_TURN}, "
-            f"got {rivers_per_turn!r}"
+            f"got {excerpt(rivers_per_turn)}"
         )
 
 
@@ -139,33 +140,34 @@ def _check_bucket_counts(buckets: Any) -> tuple[int, ...]:
         or len(buckets) != 4
         or any(isinstance(b, bool) or not isinstance(b, int) for b in buckets)
     ):
-        raise AbstractionError(f"expected holdem buckets [169, n1, n2, n3] (ints), got {buckets!r}")
+        raise AbstractionError(f"expected holdem buckets [169, n1, n2, n3] (ints), got "
+                               f"{excerpt(buckets)}")
     if buckets[0] != NUM_PREFLOP_CLASSES:
         raise AbstractionError(
-            f"expected 169 preflop buckets (the lossless classes), got {buckets[0]!r} in "
-            f"{list(buckets)!r}"
+            f"expected 169 preflop buckets (the lossless classes), got {excerpt(buckets[0])} in "
+            f"{excerpt(list(buckets))}"
         )
     if any(b < 1 for b in buckets):
-        raise AbstractionError(f"expected positive bucket counts, got {list(buckets)!r}")
+        raise AbstractionError(f"expected positive bucket counts, got {excerpt(list(buckets))}")
     return tuple(int(b) for b in buckets)
 
 
 def _check_thresholds(thresholds: Any) -> tuple[tuple[float, ...], ...]:
     if not isinstance(thresholds, list | tuple) or len(thresholds) != 3:
         raise AbstractionError(
-            f"expected thresholds to be 3 lists (flop, turn, river), got {thresholds!r:.200}"
+            f"expected thresholds to be 3 lists (flop, turn, river), got {excerpt(thresholds)}"
         )
     checked = []
     for r, values in enumerate(thresholds, start=1):
         if not isinstance(values, list | tuple):
             raise AbstractionError(f"expected a list of thresholds for round {r}, got "
-                                   f"{values!r:.200}")
+                                   f"{excerpt(values)}")
         row: list[float] = []
         for i, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise AbstractionError(f"expected a number as threshold {i} of round {r}, got "
-                                       f"{value!r}")
-            if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+                                       f"{excerpt(value)}")
+            if not (0 <= value <= 1 and math.isfinite(value)):
                 raise AbstractionError(f"expected threshold {i} of round {r} in [0, 1], got "
                                        f"{value!r}")
             if row and value < row[-1]:
@@ -191,21 +193,21 @@ def check_holdem_spec(game: Game, spec: Any) -> dict[str, Any]:
     """
     check_holdem_game(game)
     if not isinstance(spec, dict):
-        raise AbstractionError(f"expected a holdem card spec (a dict), got {spec!r}")
+        raise AbstractionError(f"expected a holdem card spec (a dict), got {excerpt(spec)}")
     if spec.get("kind") != "holdem":
-        raise AbstractionError(f"expected card spec kind 'holdem', got {spec.get('kind')!r}")
+        raise AbstractionError(f"expected card spec kind 'holdem', got {excerpt(spec.get('kind'))}")
     unknown = sorted(str(k) for k in set(spec) - SPEC_KEYS)
     if unknown:
         raise AbstractionError(
             f"expected holdem card spec keys among {sorted(SPEC_KEYS)}, got unknown "
-            f"{unknown!r}"
+            f"{excerpt(unknown)}"
         )
     for key in ("buckets", "metric", "thresholds"):
         if key not in spec:
             raise AbstractionError(f"expected holdem card spec key {key!r}, it is missing")
     if spec["metric"] != "ehs2":
         raise AbstractionError(f"expected holdem card spec metric 'ehs2', got "
-                               f"{spec['metric']!r}")
+                               f"{excerpt(spec['metric'])}")
     counts = _check_bucket_counts(spec["buckets"])
     thresholds = _check_thresholds(spec["thresholds"])
     for r in (1, 2, 3):
@@ -220,7 +222,7 @@ def check_holdem_spec(game: Game, spec: Any) -> dict[str, Any]:
             isinstance(value, bool) or not isinstance(value, int) or value < 0
         ):
             raise AbstractionError(
-                f"expected holdem card spec {key!r} to be a non-negative int, got {value!r}"
+                f"expected holdem card spec {key!r} to be a non-negative int, got {excerpt(value)}"
             )
     rivers = spec.get("flop_rivers_per_turn", FLOP_RIVERS_PER_TURN)
     check_rivers_per_turn(rivers)

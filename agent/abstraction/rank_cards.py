@@ -27,6 +27,7 @@ from typing import Any
 from agent.acpc.cards import RANK_CHARS, deck_for, rank_of
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 
 KIND = "rank-groups"
 
@@ -45,13 +46,13 @@ def check_ranks(game: Game, text: object, where: str) -> str:
     ranks = deck_ranks(game)
     if not isinstance(text, str) or not text:
         raise AbstractionError(f"{where}: expected a string of ranks from {ranks!r}, got "
-                               f"{text!r}")
+                               f"{excerpt(text)}")
     for c in text:
         if c not in ranks:
             raise AbstractionError(f"{where}: expected ranks from this game's deck "
-                                   f"{ranks!r}, got {c!r} in {text!r}")
+                                   f"{ranks!r}, got {c!r} in {excerpt(text)}")
     if len(set(text)) != len(text):
-        raise AbstractionError(f"{where}: expected distinct ranks, got {text!r}")
+        raise AbstractionError(f"{where}: expected distinct ranks, got {excerpt(text)}")
     return text
 
 
@@ -71,7 +72,7 @@ class RankGroupCards:
             )
         if isinstance(groups, str) or not isinstance(groups, Sequence) or not groups:
             raise AbstractionError(f"expected 'groups' to be a non-empty list of rank "
-                                   f"strings, got {groups!r}")
+                                   f"strings, got {excerpt(groups)}")
         self.game = game
         self.groups = tuple(check_ranks(game, g, f"{KIND} group {i}")
                             for i, g in enumerate(groups))
@@ -93,7 +94,7 @@ class RankGroupCards:
         """
         if "groups" not in spec:
             raise AbstractionError(f"expected a 'groups' list in the {KIND!r} spec, got "
-                                   f"keys {sorted(spec)}")
+                                   f"keys {excerpt(sorted(map(str, spec)))}")
         return cls(game, spec["groups"])
 
     @property

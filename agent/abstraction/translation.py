@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.acpc.errors import AbstractionError
+from agent.acpc.limits import excerpt
 
 MappingFn = Callable[[float, float, float], float]
 """``f(A, B, x)``: the probability of mapping ``x`` to ``A``."""
@@ -163,7 +164,7 @@ def get_mapping(spec: str, *, from_file: str | None = None) -> MappingFn:
     """
     if not isinstance(spec, str):
         raise AbstractionError(f"{from_file or 'mapping'}: expected a mapping name, got "
-                               f"{spec!r:.80}")
+                               f"{excerpt(spec)}")
     key = spec.strip().lower()
     if key in BUILTIN_MAPPINGS:
         return BUILTIN_MAPPINGS[key]
@@ -173,12 +174,13 @@ def get_mapping(spec: str, *, from_file: str | None = None) -> MappingFn:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise AbstractionError(
-                f"expected an importable module in mapping {spec!r}, got {exc}"
+                f"expected an importable module in mapping {excerpt(spec)}, got {exc}"
             ) from None
         fn = getattr(module, attr, None)
         if not callable(fn):
-            raise AbstractionError(f"expected a callable {attr!r} in module {module_name!r} for "
-                                   f"mapping {spec!r}")
+            raise AbstractionError(f"expected a callable {excerpt(attr)} in module "
+                                   f"{excerpt(module_name)} for "
+                                   f"mapping {excerpt(spec)}")
         return _checked(spec, fn)
     if ":" not in spec:
         from importlib.metadata import entry_points  # ~20 ms: only for a name not built in
@@ -189,12 +191,12 @@ def get_mapping(spec: str, *, from_file: str | None = None) -> MappingFn:
     if from_file is not None:
         raise AbstractionError(
             f"{from_file}: expected a built-in mapping ({', '.join(BUILTIN_MAPPINGS)}) or an "
-            f"installed entry point in {ENTRY_POINT_GROUP!r}, got {spec!r:.80} (a file cannot "
+            f"installed entry point in {ENTRY_POINT_GROUP!r}, got {excerpt(spec)} (a file cannot "
             f"name code: type module:function with --mapping instead)"
         )
     raise AbstractionError(
         f"expected a mapping name ({', '.join(BUILTIN_MAPPINGS)}), 'module:function' or an "
-        f"entry point in {ENTRY_POINT_GROUP!r}, got {spec!r}"
+        f"entry point in {ENTRY_POINT_GROUP!r}, got {excerpt(spec)}"
     )
 
 

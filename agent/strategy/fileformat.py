@@ -54,7 +54,7 @@ import struct
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +68,12 @@ from agent.abstraction.actions import (
     BettingTree,
     parse_betting_abstraction,
 )
-from agent.abstraction.buckets import check_card_spec
+from agent.abstraction.buckets import CheckedCards, check_card_spec, checked_card_spec
 from agent.abstraction.translation import get_mapping
 from agent.abstraction.treecache import load_tree, tree_shape
 from agent.acpc.errors import AbstractionError, GameDefError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
+from agent.acpc.limits import excerpt
 from agent.fileio import atomic_writer
 from agent.strategy.verified import SETTLE_NS, is_verified, mark_verified
 
@@ -129,7 +130,7 @@ def table_layout(tree: BettingTree, buckets: tuple[int, ...]) -> TableLayout:
     """
     rounds = tree.game.num_rounds
     if len(buckets) != rounds or any(b <= 0 for b in buckets):
-        raise UsageError(f"expected {rounds} positive bucket counts, got {list(buckets)!r}")
+        raise UsageError(f"expected {rounds} positive bucket counts, got {excerpt(list(buckets))}")
     key = ("table_layout", tuple(buckets))
     cached = tree.derived.get(key)
     if isinstance(cached, TableLayout):
@@ -161,6 +162,10 @@ class Strategy:
     layout: TableLayout
     table: npt.NDArray[Any]
     checksum: str
+    checked_cards: CheckedCards | None = field(default=None, repr=False, compare=False)
+    """What the load's card check decoded: pass it to
+    :func:`~agent.abstraction.buckets.card_abstraction_from_spec` with :attr:`cards` so the
+    hold'em tables are not checked and decoded twice (:attr:`cards` must stay unchanged)."""
 
     @property
     def default_mapping(self) -> str:
@@ -235,7 +240,7 @@ def dump_strategy(
             layout or a row is not a distribution.
     """
     if dtype not in DTYPES:
-        raise UsageError(f"expected dtype 'float32' or 'uint16', got {dtype!r}")
+        raise UsageError(f"expected dtype 'float32' or 'uint16', got {excerpt(dtype)}")
     buckets = check_card_spec(game, dict(cards), "cards")  # never write what cannot load
     tree = tree or load_tree(game, betting)
     layout = table_layout(tree, buckets)
@@ -512,12 +517,12 @@ def load_strategy(
             raise _fail(source, f"corrupt header: missing {key!r}")
         if not isinstance(header[key], kind) or isinstance(header[key], bool):
             raise _fail(source, f"corrupt header: expected {key!r} to be "
-                        f"{getattr(kind, '__name__', kind)}, got {header[key]!r}")
+                        f"{getattr(kind, '__name__', kind)}, got {excerpt(header[key])}")
     if header["format"] != FORMAT_TAG:
-        raise _fail(source, f"expected format {FORMAT_TAG!r}, got {header['format']!r}")
+        raise _fail(source, f"expected format {FORMAT_TAG!r}, got {excerpt(header['format'])}")
     if header["version"] not in READ_VERSIONS:
         raise _fail(source, f"expected format version 1 to {FORMAT_VERSION}, got "
-                    f"{header['version']!r} (written by a different acpc-arena?)")
+                    f"{excerpt(header['version'])} (written by a different acpc-arena?)")
     _check_header_keys(header, source, note, stored)
     if header["version"] == 1 and isinstance(header.get("betting"), dict) and (
         {"players", "sequences"} & set(header["betting"])
@@ -534,10 +539,12 @@ def load_strategy(
         raise _fail(source, f"strategy is for another game: file game fingerprint "
                     f"{game.fingerprint[:12]}, expected {expected_game.fingerprint[:12]} "
                     f"({_game_summary(game)} vs {_game_summary(expected_game)})")
+    cards = dict(header["cards"])
     try:
-        buckets = check_card_spec(game, header["cards"], "cards")
+        checked_cards = checked_card_spec(game, cards, "cards")
     except AbstractionError as exc:
         raise _fail(source, str(exc)) from None
+    buckets = checked_cards.buckets
     try:
         get_mapping(header.get("default_mapping", "rand-pshar"),
                     from_file=f"{source}: default_mapping")
@@ -557,7 +564,7 @@ def load_strategy(
         raise _fail(source, f"corrupt header: {exc}") from None
     dtype = DTYPES.get(header["dtype"])
     if dtype is None:
-        raise _fail(source, f"expected dtype 'float32' or 'uint16', got {header['dtype']!r}")
+        raise _fail(source, f"expected dtype 'float32' or 'uint16', got {excerpt(header['dtype'])}")
     if header["table_len"] != layout.total:
         raise _fail(source, f"table shape: the tree and buckets need {layout.total} values, "
                     f"the header says {header['table_len']}")
@@ -588,7 +595,7 @@ def load_strategy(
                     "to); try again")
     if header.get("checksum_algorithm", CHECKSUM_ALGORITHM) != CHECKSUM_ALGORITHM:
         raise _fail(source, f"expected checksum_algorithm {CHECKSUM_ALGORITHM!r}, got "
-                    f"{header['checksum_algorithm']!r}")
+                    f"{excerpt(header['checksum_algorithm'])}")
     if not trusted:
         from agent.strategy.kernels import table_checksum
 
@@ -596,20 +603,20 @@ def load_strategy(
             digest = table_checksum(table)
             if digest != header["checksum"]:
                 raise _fail(source, f"checksum mismatch: table {CHECKSUM_ALGORITHM} {digest}, "
-                            f"header says {header['checksum']} (corrupt or edited file)")
+                            f"header says {excerpt(header['checksum'])} (corrupt or edited file)")
         try:
             _check_rows(table, layout, source, quantized=dtype == DTYPES["uint16"], tree=tree)
         except ValueError as exc:
             raise _fail(source, str(exc)) from None
         if verify_checksum:
             mark_verified(path, st, header)
-    return Strategy(Path(path), header, game, betting, dict(header["cards"]), tree, layout,
-                    table, header["checksum"])
+    return Strategy(Path(path), header, game, betting, cards, tree, layout, table,
+                    header["checksum"], checked_cards)
 
 
 def _text(value: Any) -> str:
     if not isinstance(value, str):
-        raise AbstractionError(f"expected a string, got {value!r:.80}")
+        raise AbstractionError(f"expected a string, got {excerpt(value)}")
     return value
 
 
@@ -621,7 +628,7 @@ def _check_header_keys(header: dict[str, Any], source: str, note: bool, stored: 
     for key, kind in _V3_OPTIONAL_IN_OLD.items():
         if key in header and (not isinstance(header[key], kind) or isinstance(header[key], bool)):
             raise _fail(source, f"corrupt header: expected {key!r} to be "
-                        f"{getattr(kind, '__name__', kind)}, got {header[key]!r:.80}")
+                        f"{getattr(kind, '__name__', kind)}, got {excerpt(header[key])}")
     if header["version"] < 3:
         if "header_checksum" in header:
             raise _fail(source, f"corrupt header: a version {header['version']} file has no "
@@ -634,14 +641,14 @@ def _check_header_keys(header: dict[str, Any], source: str, note: bool, stored: 
     missing = sorted(known - set(header))
     if unknown or missing:
         raise _fail(source, f"corrupt header: expected exactly the version 3 keys, got "
-                    f"unknown {unknown!r:.80}, missing {missing!r:.80}")
+                    f"unknown {excerpt(unknown)}, missing {excerpt(missing)}")
     try:
         digest = header_checksum(header)
     except UsageError as exc:
         raise _fail(source, f"corrupt header: {exc}") from None
     if digest != header["header_checksum"]:
         raise _fail(source, f"header checksum mismatch: header sha256 {digest[:16]}..., the "
-                    f"file says {header['header_checksum'][:16]!r:.40}... (corrupt or edited "
+                    f"file says {header['header_checksum'][:16]!r}... (corrupt or edited "
                     f"header)")
     packed = msgpack.packb(header, use_bin_type=True)
     if stored != packed + b"\0" * (len(stored) - len(packed)):

@@ -81,7 +81,7 @@ def load_for_game(
     The file is validated by :func:`~agent.strategy.fileformat.load_strategy` alone (the
     one validation: header, card spec, mapping names, table), so the agent, the reloader
     and ``acpc-strategy inspect`` accept the same files; building the card abstraction
-    then only does the work.
+    then only does the work (from what the check decoded: ``Strategy.checked_cards``).
 
     Raises:
         StrategyFileError: if the file is invalid or for another game (one line naming it).
@@ -97,10 +97,11 @@ def load_for_game(
         if defer_cards:
             from agent.abstraction.deferred import deferred_card_abstraction
 
-            deferred = deferred_card_abstraction(game, strategy.cards)
+            deferred = deferred_card_abstraction(game, strategy.cards, strategy.checked_cards)
             if deferred is not None:
                 return LoadedStrategy(strategy, deferred)
-        return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards))
+        return LoadedStrategy(strategy, card_abstraction_from_spec(game, strategy.cards,
+                                                                   strategy.checked_cards))
     except AbstractionError as exc:  # checked by load_strategy: not expected
         raise StrategyFileError(f"{path}: cards: {exc}") from None
 

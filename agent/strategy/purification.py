@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.acpc.errors import AbstractionError
+from agent.acpc.limits import excerpt
 
 TIE = 1e-12
 
@@ -68,7 +69,7 @@ def parse_purification(spec: str) -> Purification:
         if 0.0 < t <= 1.0:
             return Purification("threshold", t)
     raise AbstractionError(f"expected a purification 'none', 'full' or 'threshold:T' with "
-                           f"0 < T <= 1, got {spec!r}")
+                           f"0 < T <= 1, got {excerpt(spec)}")
 
 
 def sample_index(probs: Sequence[float], u: float) -> int:

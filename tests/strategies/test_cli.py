@@ -404,3 +404,36 @@ def test_custom_solve_errors_are_one_line(tmp_path: Path, args: list[str],
     out = run_cli("solve", *args, "--out", str(tmp_path / "x.strat"))
     assert out.returncode == 1, out.stderr
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize("change", [{"samples": 100_000_000_000}, {"pool_deals": 10**11},
+                                    {"buckets": [169, 8, 60_000, 8]}])
+def test_cards_option_numbers_are_bounded(change: dict[str, object]) -> None:
+    """``solve --cards`` with 10^11 pool deals made the solver ask numpy for 5 TiB (a
+    MemoryError traceback); the sizes are bounded where the option is read."""
+    from agent.acpc.errors import UsageError
+    from strategies.commands import parse_cards_option
+
+    spec = {"kind": "holdem", "buckets": [169, 8, 8, 8], **change}
+    with pytest.raises(UsageError, match=r"in 1\.\.10,000"):
+        parse_cards_option(json.dumps(spec))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 2000 + "]" * 2000, "nested at most"),  # a RecursionError in json.loads on main
+    ('{"kind": "holdem", "buckets": [169, 8, 8, 8], "x": "' + "y" * 5000 + '"}',
+     "of at most 4,096 characters"),
+    ('"' + "x" * 4000 + '"', "with kind 'lossless' or 'holdem'"),
+    ('{"kind": "holdem", "buckets": [169, 8, 8, "' + "z" * 4000 + '"]}', "'buckets'"),
+    ('{"kind": "holdem", "buckets": [169, 8, 8, 8], "samples": "' + "s" * 4000 + '"}',
+     "'samples'"),
+])
+def test_cards_option_is_bounded_and_quoted_short(text: str, message: str) -> None:
+    """``solve --cards``: nesting and length bounded before ``json.loads``, and the message
+    quotes an excerpt (at most ~80 characters of the input, with its length)."""
+    from agent.acpc.errors import UsageError
+    from strategies.commands import parse_cards_option
+
+    with pytest.raises(UsageError, match=re.escape(message)) as info:
+        parse_cards_option(text)
+    assert len(str(info.value)) < 300 and re.search(r"\(\d[\d,]* characters\)", str(info.value))

@@ -423,14 +423,13 @@ def test_small_build_is_the_same_without_the_jit() -> None:
 
 
 def test_inspect_summarises_a_holdem_pa_spec_in_a_line() -> None:
+    """From what the load's card check decoded (``Strategy.checked_cards``), never from the
+    raw header (its flop table is ~100 KB of base64)."""
+    from agent.strategy.fileformat import load_strategy
     from strategies.commands import _describe_cards
+    from strategies.recipes import DATA_DIR
 
-    spec = {"kind": "holdem-pa", "buckets": [8, 96, 384, 1536], "clusters": [8, 12, 4, 4],
-            "recall": "perfect", "bins": 50, "samples": 50000, "seed": 0,
-            "preflop": list(range(169)),
-            "flop": {"dtype": "uint8", "shape": [1755, 1326], "sha256": "ab" * 32,
-                     "zlib_b64": "A" * 100_000},
-            "turn_sums": [1] * 196, "turn_weights": [1] * 4, "river_thresholds": [1, 2, 3]}
-    line = _describe_cards(spec)
+    strategy = load_strategy(DATA_DIR / "holdem.nolimit.2p.pa.strat")
+    line = _describe_cards(strategy)
     assert len(line) < 400 and "\n" not in line
-    assert "[1755, 1326]" in line and "4 turn centroids" in line and "'perfect'" in line
+    assert "[1755, 1326]" in line and "50 turn centroids" in line and "'imperfect'" in line

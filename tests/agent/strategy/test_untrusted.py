@@ -5,6 +5,7 @@ bounded and checked once, its whole header is covered by a checksum, and every r
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import struct
 import tracemalloc
@@ -302,3 +303,89 @@ def test_a_byte_changed_without_changing_a_value_is_refused(strat: Path) -> None
         load_strategy(strat)
     strat.write_bytes(good)
     load_strategy(strat)
+
+
+# ------------------------------------------------------------------ messages quote excerpts
+
+LONG = "x" * 100_000
+EXCERPT = re.compile(r"\(\d[\d,]* characters\)")
+
+
+@pytest.mark.parametrize("change", [
+    {"cards": LONG},
+    {"cards": {"kind": LONG, "buckets": [3, 15]}},
+    {"cards": {"kind": "lossless", "buckets": [3] * 30_000}},
+    {"cards": {"kind": "lossless", "buckets": [3, 15], LONG: 1}},
+    {"cards": {"kind": "rank-groups", "groups": [LONG], "buckets": [1, 2]}},
+    {"cards": {"kind": "graft", "base": LONG, "grafts": [], "buckets": [3, 15]}},
+    {"cards": {"kind": "graft", "base": CARDS, "grafts": [LONG], "buckets": [3, 15]}},
+    {"format": LONG},
+    {"game_fingerprint": [1] * 30_000},
+    {"checksum": LONG},
+    {"dtype": LONG},
+    {"checksum_algorithm": LONG},
+    {"default_mapping": LONG},
+    {"meta": LONG},
+    {"default_purification": LONG},
+    {LONG: 1},
+])
+def test_header_values_are_quoted_as_short_excerpts(strat: Path, change: dict[str, Any],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 (the fuzzer): a message about a header value quotes at most ~80 characters
+    of it with its length, never the whole value (100,000 characters here)."""
+    rewrite(strat, change)
+    status, err = inspect_cli(strat, capsys)
+    assert status == 1
+    (line,) = err.splitlines()
+    assert "x" * 81 not in line and len(line) < 600 and EXCERPT.search(line), line
+
+
+def test_holdem_spec_values_are_quoted_as_short_excerpts() -> None:
+    from agent.abstraction.buckets import check_card_spec
+    from agent.acpc.errors import AbstractionError
+    from agent.acpc.gamefiles import load_game
+
+    holdem = load_game("holdem.nolimit.2p.reverse_blinds.game")
+    good = {"kind": "holdem", "metric": "ehs2", "buckets": [169, 2, 2, 2],
+            "thresholds": [[0.5], [0.5], [0.5]]}
+    for change in ({"thresholds": [[0.5], [LONG], [0.5]]}, {"metric": LONG},
+                   {"thresholds": [[0.5] * 20_000, [0.5], [0.5]], "buckets": LONG},
+                   {"samples": LONG}, {"flop_rivers_per_turn": LONG}):
+        with pytest.raises(AbstractionError) as info:
+            check_card_spec(holdem, {**good, **change})
+        text = str(info.value)
+        assert "x" * 81 not in text and len(text) < 300 and EXCERPT.search(text), change
+
+
+# ------------------------------------------------------------------ the card spec checked once
+
+
+def test_the_agent_decodes_a_potential_aware_spec_once(pa_file: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a file for the agent checks its card spec once (``load_strategy``) and builds
+    from what that check decoded; a spec not from that check is still checked in full."""
+    from agent.abstraction import holdem_pa_spec
+    from agent.abstraction.buckets import card_abstraction_from_spec
+    from agent.abstraction.deferred import deferred_card_abstraction
+    from agent.acpc.errors import AbstractionError
+    from agent.strategy.hotswap import load_for_game
+
+    decoded: list[str] = []
+    real = holdem_pa_spec.decode_table
+
+    def counting(spec: Any, where: str, shape: tuple[int, ...], limit: int) -> Any:
+        decoded.append(where)
+        return real(spec, where, shape, limit)
+
+    monkeypatch.setattr(holdem_pa_spec, "decode_table", counting)
+    strategy = load_strategy(pa_file)
+    assert len(decoded) == 1
+    game = strategy.game
+    loaded = load_for_game(pa_file, game, defer_cards=True)
+    assert len(decoded) == 2  # load_strategy's check, nothing more
+    assert loaded.cards.buckets == tuple(strategy.cards["buckets"])
+    copy = dict(strategy.cards)  # equal, but not the dict that was checked: checked again
+    deferred_card_abstraction(game, copy, strategy.checked_cards)
+    assert len(decoded) == 3
+    with pytest.raises(AbstractionError, match="bins"):
+        card_abstraction_from_spec(game, {**copy, "bins": 1}, strategy.checked_cards)
