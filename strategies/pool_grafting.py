@@ -58,6 +58,7 @@ from agent.abstraction.holdem_buckets import (
 )
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game, parse_gamedef
+from agent.acpc.limits import excerpt
 from agent.jit import kernel
 from strategies import rng as _rng
 from strategies.cfr import _draw, _post_update, _row_sigma, solver_config
@@ -184,7 +185,7 @@ def fine_cards(base: HoldemCards, spec: dict[str, Any]) -> HoldemCards:
     """
     if spec.get("kind") != "holdem":
         raise UsageError(f"expected hold'em graft cards {{'kind': 'holdem', 'buckets': "
-                         f"[169, n1, n2, n3]}}, got {spec!r:.200}")
+                         f"[169, n1, n2, n3]}}, got {excerpt(spec, 200)}")
     if "thresholds" in spec:
         from agent.abstraction.buckets import card_abstraction_from_spec
         from agent.acpc.gamefiles import load_game

@@ -57,6 +57,7 @@ from agent.abstraction.actions import (
 from agent.acpc.betting import BettingState
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 from agent.fileio import atomic_writer, cache_dir
 
 __all__ = ["StoredNodes", "load_tree", "read_tree", "tree_cache_path", "tree_shape",
@@ -150,7 +151,7 @@ def read_tree(path: Path, game: Game, abstraction: BettingAbstraction,
         raise _bad(path, f"got corrupt meta data ({exc})") from None
     want = _key_fields(game, abstraction)
     if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in want.items()):
-        raise _bad(path, f"for {want!r}, got one for {meta!r:.300}")
+        raise _bad(path, f"for {want!r}, got one for {excerpt(meta, 300)}")
     parent, size, rounds = arrays["parent"], arrays["size"], arrays["round"]
     if limit is None:
         limit = max_tree_nodes()

@@ -46,6 +46,7 @@ from agent.acpc.errors import (
     RemoteProtocolError,
 )
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
 from agent.acpc.matchstate import (
     MatchState,
     format_matchstate,
@@ -119,11 +120,6 @@ _COMMENT_CHARS: Final = ("#", ";")
 _View = tuple[int, int, BettingState, tuple[tuple[int, ...], ...], tuple[int, ...]]
 """The parts of a MatchState: position, hand number, state, hole cards, board."""
 _COMPACT_AT: Final = 1 << 16
-
-
-def _short(text: str, limit: int = 60) -> str:
-    """``text`` cut to ``limit`` characters for error messages."""
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # ------------------------------------------------------------------------------- client events
@@ -575,7 +571,7 @@ class ClientConnection:
             return
         if self._buf.eof:
             raise LocalProtocolError(
-                f"expected no data after end of file, got {_short(repr(data[:40]))}"
+                f"expected no data after end of file, got {excerpt(data[:40])}"
             )
         self._buf.feed(data)
 
@@ -615,7 +611,7 @@ class ClientConnection:
         except UnicodeDecodeError as exc:
             self._fail(
                 f"expected an ASCII line, got byte {raw[exc.start]:#04x} at offset "
-                f"{exc.start} of {_short(repr(raw))}"
+                f"{exc.start} of {excerpt(raw)}"
             )
         text = text[:-2] if text.endswith("\r\n") else text[:-1]
         if text.startswith(_COMMENT_CHARS):
@@ -628,7 +624,7 @@ class ClientConnection:
                 else parse_next_matchstate(text, self._game, last, self._last_line)
             )
         except RemoteProtocolError as exc:
-            self._fail(f"expected a MATCHSTATE line, got {_short(repr(text), 100)}: {exc}")
+            self._fail(f"expected a MATCHSTATE line, got {excerpt(text, 100)}: {exc}")
         if last is not None and ms.hand_number <= last.hand_number:
             order = _order_in_hand(last, ms)
             if order == 0:
@@ -682,7 +678,7 @@ def _order_in_hand(prev: MatchState, ms: MatchState) -> int:
 
 def _out_of_order(prev: MatchState, ms: MatchState, text: str) -> str:
     """The message for a state that :func:`_order_in_hand` put before ``prev``."""
-    got = _short(repr(text), 100)
+    got = excerpt(text, 100)
     if ms.hand_number < prev.hand_number:
         return (
             f"expected hand numbers that never go back, got hand {ms.hand_number} after hand "
@@ -870,7 +866,7 @@ class DealerConnection:
         if self._buf.eof:
             raise LocalProtocolError(
                 f"expected no data after end of file from seat {self._seat + 1}, got "
-                f"{_short(repr(data[:40]))}"
+                f"{excerpt(data[:40])}"
             )
         self._buf.feed(data)
 
