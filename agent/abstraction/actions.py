@@ -51,7 +51,7 @@ from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_r
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
-from agent.acpc.limits import check_json, excerpt
+from agent.acpc.limits import check_json, excerpt, read_text_file
 
 ALL_IN = -1.0
 """Marker for the all-in action in a node's list of sizes."""
@@ -276,20 +276,8 @@ def _spec_file(path: str) -> BettingAbstraction:
     """A betting abstraction from a JSON file: the spec itself, or an object whose
     ``"betting"`` holds it (what ``acpc-strategy learn-sizes --out`` writes); at most
     :data:`MAX_SPEC_CHARS` bytes are read."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SPEC_CHARS + 1)
-    except OSError as exc:
-        raise AbstractionError(f"expected a betting abstraction file at {path!r}: "
-                               f"{exc.strerror}") from None
-    if len(data) > MAX_SPEC_CHARS:
-        raise AbstractionError(f"{path}: expected a betting abstraction file of at most "
-                               f"{MAX_SPEC_CHARS:,} bytes, got more")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AbstractionError(f"{path}: expected a UTF-8 JSON betting abstraction, got byte "
-                               f"{data[exc.start]:#04x} at offset {exc.start}") from None
+    text = read_text_file(path, max_bytes=MAX_SPEC_CHARS, what="betting abstraction file",
+                          decoded="a UTF-8 JSON betting abstraction", error=AbstractionError)
     spec = _loads(text, path)
     if isinstance(spec, dict) and isinstance(spec.get("betting"), dict):
         spec = spec["betting"]

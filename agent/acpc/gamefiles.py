@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent.acpc.errors import GameDefError
 from agent.acpc.gamedef import MAX_GAMEDEF_CHARS, Game, parse_gamedef
-from agent.acpc.limits import excerpt
+from agent.acpc.limits import excerpt, read_text_file
 
 _BUNDLED = resources.files("agent.acpc") / "games"
 
@@ -51,22 +51,13 @@ def read_game_text(spec: str | Path) -> tuple[str, str]:
     try:
         if not path.exists() and str(spec) in bundled_games():
             path = bundled_game_path(str(spec))
-        with path.open("rb") as f:
-            data = f.read(MAX_GAMEDEF_CHARS + 1)
-    except OSError as exc:
+    except OSError as exc:  # a name the system refuses (too long)
         raise GameDefError(
             f"could not open game definition {excerpt(str(spec))}: {exc.strerror or exc}"
         ) from None
-    if len(data) > MAX_GAMEDEF_CHARS:
-        raise GameDefError(f"{spec}: expected a game definition of at most "
-                           f"{MAX_GAMEDEF_CHARS:,} bytes, got more")
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        raise GameDefError(
-            f"{spec}: expected an ASCII game definition, got byte {data[exc.start]:#04x} "
-            f"at offset {exc.start}"
-        ) from None
+    text = read_text_file(path, max_bytes=MAX_GAMEDEF_CHARS, what="game definition",
+                          decoded="an ASCII game definition", error=GameDefError,
+                          where=str(spec), encoding="ascii")
     return text, str(spec)
 
 

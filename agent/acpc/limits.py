@@ -4,13 +4,15 @@ Pure and stdlib only: :func:`excerpt` for error messages that quote long input,
 :func:`check_json` (size and nesting depth of JSON text, scanned before ``json.loads`` so a
 hostile document costs a linear scan, never a deep recursion) and :func:`check_digits` (a
 decimal number's length, before ``int()`` so the interpreter's integer conversion limit is
-never what stops it), :func:`read_lines` (a line-oriented file streamed with a bound per
-line; it reads only the stream its caller opened). Each raises the error class its caller
+never what stops it), :func:`read_text_file` (a whole-file input, its size bounded before
+it is read), :func:`read_lines` (a line-oriented file streamed with a bound per line; it
+reads only the stream its caller opened). Each raises the error class its caller
 passes, so the message names the caller's file and field.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -94,6 +96,33 @@ def check_json(text: str, *, where: str, what: str, max_chars: int,
     if offset is not None:
         raise error(f"{where}: expected {what} nested at most {max_depth} levels deep, got "
                     f"deeper at character {offset:,}: {excerpt(text, 40)}")
+
+
+def read_text_file(path: str | os.PathLike[str], *, max_bytes: int, what: str,
+                   decoded: str, error: type[AcpcError], where: str | None = None,
+                   encoding: str = "utf-8") -> str:
+    """The text of a whole-file input (a game definition, a JSON spec or policy, a TOML
+    file): at most ``max_bytes`` bytes are read (one more tells a longer file), then
+    decoded as ``encoding``.
+
+    Raises:
+        error: one line naming ``where`` (default: the path) if the file cannot be opened
+            (``could not open WHAT 'path': reason``), is longer (``expected a WHAT of at
+            most N bytes``), or does not decode (``expected DECODED, got byte 0x..``).
+    """
+    name = str(path) if where is None else where
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise error(f"could not open {what} {excerpt(name)}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise error(f"{name}: expected a {what} of at most {max_bytes:,} bytes, got more")
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise error(f"{name}: expected {decoded}, got byte {data[exc.start]:#04x} at offset "
+                    f"{exc.start}") from None
 
 
 def check_digits(digits: str, max_digits: int, *, where: str, field: str,

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from agent.acpc.errors import AcpcError
-from agent.acpc.limits import excerpt
+from agent.acpc.limits import excerpt, read_text_file
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
@@ -448,20 +448,8 @@ def read_toml(path: Path) -> dict[str, Any]:
     Raises:
         VariantError: one line naming the file.
     """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TOML_BYTES + 1)
-    except OSError as exc:
-        raise VariantError(
-            f"could not read {excerpt(str(path))}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TOML_BYTES:
-        raise VariantError(f"{path}: expected a TOML file of at most {MAX_TOML_BYTES:,} "
-                           f"bytes, got more")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise VariantError(f"{path}: expected UTF-8 TOML, got byte {raw[exc.start]:#04x} at "
-                           f"offset {exc.start}") from None
+    text = read_text_file(path, max_bytes=MAX_TOML_BYTES, what="TOML file",
+                          decoded="UTF-8 TOML", error=VariantError)
     depth = toml_depth(text)
     if depth > MAX_TOML_DEPTH:
         raise VariantError(f"{path}: expected arrays and inline tables nested at most "

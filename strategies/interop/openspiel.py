@@ -64,7 +64,7 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.cards import NUM_RANKS, NUM_SUITS, make_card
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import BettingType, Game, format_gamedef, parse_gamedef
-from agent.acpc.limits import check_json, excerpt
+from agent.acpc.limits import check_json, excerpt, read_text_file
 
 FORMAT = "acpc-arena-openspiel-policy"
 VERSION = 1
@@ -277,19 +277,8 @@ def read_policy(path: str | Path) -> dict[str, Any]:
         InteropError: for anything else (one line: what, where, what came).
     """
     where = str(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_POLICY_BYTES + 1)
-    except OSError as exc:
-        raise InteropError(f"could not read {where!r}: {exc.strerror or exc}") from None
-    if len(data) > MAX_POLICY_BYTES:
-        raise InteropError(f"{where}: expected a policy file of at most {MAX_POLICY_BYTES:,} "
-                           f"bytes, got more")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InteropError(f"{where}: expected a UTF-8 JSON policy file, got byte "
-                           f"{data[exc.start]:#04x} at offset {exc.start}") from None
+    text = read_text_file(path, max_bytes=MAX_POLICY_BYTES, what="policy file",
+                          decoded="a UTF-8 JSON policy file", error=InteropError)
     check_json(text, where=where, what="a JSON policy file", max_chars=MAX_POLICY_BYTES,
                error=InteropError)
     try:
