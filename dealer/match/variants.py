@@ -130,7 +130,16 @@ class IntSetting(Setting[int]):
         return self._check(value, value)
 
 
-class TextSetting(Setting[str]):
+class _StrSetting(Setting[str]):
+    """A setting whose TOML value must be a string, checked as on the command line."""
+
+    def from_toml(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise self.fail(value)
+        return self(value)
+
+
+class TextSetting(_StrSetting):
     """Text of 1..:data:`MAX_TEXT_CHARS` characters without NUL (a path, a name)."""
 
     def __init__(self, what: str = "text") -> None:
@@ -141,13 +150,8 @@ class TextSetting(Setting[str]):
             raise self.fail(text)
         return text
 
-    def from_toml(self, value: object) -> str:
-        if not isinstance(value, str):
-            raise self.fail(value)
-        return self(value)
 
-
-class ChoiceSetting(Setting[str]):
+class ChoiceSetting(_StrSetting):
     """One of a few words."""
 
     def __init__(self, choices: tuple[str, ...]) -> None:
@@ -158,11 +162,6 @@ class ChoiceSetting(Setting[str]):
         if text not in self.choices:
             raise self.fail(text)
         return text
-
-    def from_toml(self, value: object) -> str:
-        if not isinstance(value, str):
-            raise self.fail(value)
-        return self(value)
 
 
 class FlagSetting(Setting[bool]):
