@@ -57,10 +57,10 @@ def shared_cards() -> Iterator[None]:
     original = buckets.card_abstraction_from_spec
     memo: dict[tuple[str, str], Any] = {}
 
-    def memoised(game: Any, spec: dict[str, object]) -> Any:
+    def memoised(game: Any, spec: dict[str, object], checked: Any = None) -> Any:
         key = (str(game.fingerprint), json.dumps(spec, sort_keys=True))
         if key not in memo:
-            memo[key] = original(game, spec)
+            memo[key] = original(game, spec, checked)
         return memo[key]
 
     with pytest.MonkeyPatch.context() as mp:
