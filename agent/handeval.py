@@ -14,7 +14,7 @@ against phevaluator and eval7; README has the figures):
 * :func:`evaluate_batch` -- an ``(N, k)`` integer array of hands, ``k`` in 1..8, to an
   ``int32`` array of values; fastest into a reused ``out`` array with ``check=False``.
 * Kernel API (for kernels elsewhere, e.g. :mod:`agent.abstraction.holdem_buckets` and
-  :mod:`strategies.dealpool`): :func:`hand_value` of a summed 7-card key, with
+  :mod:`strategies.solvers.dealpool`): :func:`hand_value` of a summed 7-card key, with
   :data:`SUIT_BASE` and the tables :data:`TABLES_7`.
 * :func:`warm_up` -- builds every table and compiles every kernel signature, so that no
   JIT compile or table build happens on a match clock.

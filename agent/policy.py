@@ -36,7 +36,7 @@ Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`):
   guard fires only for a decision that is itself slow (a timing-dependent result, which
   ``acpc-match`` counts per variant and warns about).
 
-The translation lab's model of the agent (:mod:`strategies.translation.full_br`) follows
+The translation lab's model of the agent (:mod:`strategies.measure.translation.full_br`) follows
 these rules one for one.
 
 The policy is deterministic for a given seed: the same sequence of inputs gives the same
@@ -331,7 +331,7 @@ def waits_for_round(terminal: bool, abstract_round: int, real_round: int) -> boo
     """True when the abstract history waits for the real round to end (module docstring).
 
     Shared with the translation lab's model of the policy
-    (:mod:`strategies.translation.full_br`)."""
+    (:mod:`strategies.measure.translation.full_br`)."""
     return not terminal and abstract_round > real_round
 
 

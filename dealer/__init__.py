@@ -2,7 +2,7 @@
 
 The dealer itself (:mod:`dealer.engine`, :mod:`dealer.server`, :mod:`dealer.cli`,
 :mod:`dealer.logfile`) imports only :mod:`agent.acpc`, never numpy, numba, msgpack or strategy
-code; the arena (:mod:`dealer.match`) may import the agent's library. The layer test checks
+code; the arena (:mod:`evaluation.match`) may import the agent's library. The layer test checks
 ``sys.modules``.
 """
 

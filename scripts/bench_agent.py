@@ -79,7 +79,7 @@ def dump_random_rows(path: Path, game: Game, betting: BettingAbstraction, tree: 
 def write_spec_strategy(path: Path, spec_file: Path, seed: int) -> tuple[float, CardAbstraction]:
     """Random rows (``fchpa3``) over the card abstraction of a card spec file."""
     from agent.abstraction.buckets import card_abstraction_from_spec
-    from strategies.cards_pa_cmd import read_spec
+    from strategies.commands.cards_pa import read_spec
 
     game = load_game(GAME)
     betting = PRESETS["fchpa3"]

@@ -32,9 +32,9 @@ from typing import Any
 from agent.abstraction.actions import PRESETS
 from agent.abstraction.buckets import LosslessCards
 from agent.acpc.gamefiles import load_game
-from strategies.best_response import exploitability
-from strategies.cfr import CFRPlusSolver
-from strategies.game import build_abstract_game
+from strategies.games.abstract import build_abstract_game
+from strategies.measure.best_response import exploitability
+from strategies.solvers.cfr import CFRPlusSolver
 
 
 def bench_ours(checkpoints: list[int]) -> dict[str, Any]:

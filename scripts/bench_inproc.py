@@ -18,7 +18,7 @@ the load average.
 The new difference is one joint walk of both variants (``joint_group_values``; with
 ``--separate``, the sum of both variants' own reference walks, as before), and each
 variant's figure its own walk by the same function; ``--walk`` picks how
-``joint_group_values`` walks (``auto``: the numba kernel of ``dealer/match/fastwalk.py``
+``joint_group_values`` walks (``auto``: the numba kernel of ``evaluation/estimators/fastwalk.py``
 where it applies, the default; ``reference``: the Python reference walk); ``--control``
 adds the AIVAT-style terms at random's decisions (``FEATURES``) and their cross-fitted
 correction to the new method, its CPU included.
@@ -42,7 +42,8 @@ from collections.abc import Sequence
 
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
-from dealer.match.estimator import (
+from evaluation.cli import default_setup
+from evaluation.estimators.estimator import (
     Model,
     class_probabilities,
     difference,
@@ -50,10 +51,9 @@ from dealer.match.estimator import (
     joint_group_values,
     make_model,
 )
-from dealer.match.schedule import plan_jobs
-from dealer.match.variants import Variant, parse_variant
-from dealer.match.worker import MatchSettings, make_seat_policy, run_job
-from dealer.matchcli import default_setup
+from evaluation.match.schedule import plan_jobs
+from evaluation.match.variants import Variant, parse_variant
+from evaluation.match.worker import MatchSettings, make_seat_policy, run_job
 
 Z = 1.96
 
@@ -82,7 +82,7 @@ def played_values(game: Game, game_spec: str, variants: Sequence[Variant],
 def command_cpu(argv: Sequence[str]) -> float:
     """User + system CPU seconds of a child command (and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, "-m", "dealer.matchcli", *argv],
+    proc = subprocess.run([sys.executable, "-m", "evaluation.cli", *argv],
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"bench_inproc: error: {' '.join(argv)}: {proc.stderr[-500:]}")

@@ -4,7 +4,7 @@
                                 [--chunks 1]
 
 Each round plays the same ``--chunks`` chunks (10 deals, 20 hands each) twice, interleaved:
-**LBR** (:meth:`strategies.sampled_lbr.ChunkPlayer.play`: range tracking, equities, the
+**LBR** (:meth:`strategies.measure.sampled_lbr.ChunkPlayer.play`: range tracking, equities, the
 agent's real policy) and the **peer**, the same deals with the same agent against
 ``builtin:call`` and nothing else (what a match costs in process, without the dealer). It
 prints hands/s of each (min / median / max over the rounds), LBR's cost relative to the
@@ -23,7 +23,7 @@ from agent.acpc.betting import BettingState
 from agent.acpc.dealing import deal_hands
 from agent.acpc.matchstate import view_of
 from agent.builtin import CallPolicy
-from strategies.sampled_lbr import CHUNK_DEALS, ChunkPlayer, LbrConfig, _derived
+from strategies.measure.sampled_lbr import CHUNK_DEALS, ChunkPlayer, LbrConfig, _derived
 
 
 def plain(player: ChunkPlayer, chunk: int) -> int:

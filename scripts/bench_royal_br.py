@@ -46,7 +46,7 @@ def child(path: str, mapping_name: str, purify: str) -> dict[str, Any]:
     from agent.abstraction.translation import get_mapping
     from agent.strategy.fileformat import load_strategy
     from agent.strategy.purification import parse_purification
-    from strategies.translation import royal_br as rb
+    from strategies.measure.translation import royal_br as rb
 
     t0 = time.perf_counter()
     strategy = load_strategy(path)

@@ -1,4 +1,4 @@
-"""The Leduc strategy-grafting experiment (issue 15; :mod:`strategies.graft_leduc`).
+"""The Leduc strategy-grafting experiment (issue 15; :mod:`strategies.grafting.leduc`).
 
 Usage::
 
@@ -24,7 +24,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from strategies.graft_leduc import Config, run_config, write_report
+from strategies.grafting.leduc import Config, run_config, write_report
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,10 +8,10 @@ Usage::
                               [--split domain|proportional] [--skip-curves]
 
 Games: the full N-card Kuhn game (``full``) and its equal-width card abstractions
-(:mod:`strategies.kuhn100`). Writes to ``--out``:
+(:mod:`strategies.games.kuhn100`). Writes to ``--out``:
 
 * ``values.md`` / ``values.json``: per game, the buckets, the exact abstract-game value to
-  the first player (sequence-form LP, :mod:`strategies.sequence_form`, with the fraction it
+  the first player (sequence-form LP, :mod:`strategies.solvers.sequence_form`, with the fraction it
   is), a converged CFR+ check of it, and the full-game exploitability (exact best response,
   chips per hand, ``(br0 + br1) / 2``) of the abstract equilibria found by the LP and by
   CFR+ and the least of any abstract equilibrium (an LP), beside the published claims;
@@ -36,9 +36,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from strategies.best_response import exploitability
-from strategies.cfr import VARIANTS, Solver
-from strategies.kuhn100 import SPLITS, KuhnGame, build_kuhn, lift, lift_index
+from strategies.games.kuhn100 import SPLITS, KuhnGame, build_kuhn, lift, lift_index
+from strategies.measure.best_response import exploitability
+from strategies.solvers.cfr import VARIANTS, Solver
 
 PUBLISHED = {"3": -0.0264, "10": -0.0566, "25": -0.0566}
 """The published abstract-game values (the text: 3 buckets -0.0264, every other -0.0566)."""
@@ -53,7 +53,7 @@ def fraction(value: float) -> str:
 
 def values_table(games: dict[str, KuhnGame], full: KuhnGame, reference_iterations: int,
                  say: Any) -> list[dict[str, Any]]:
-    from strategies.sequence_form import best_lifted_equilibrium, solve_lp
+    from strategies.solvers.sequence_form import best_lifted_equilibrium, solve_lp
 
     rows = []
     for name, g in games.items():
@@ -121,7 +121,7 @@ def markdown(rows: list[dict[str, Any]], cards: int, reference_iterations: int) 
               f"exploitability is in values.json). An abstract game has many equilibria and "
               f"they differ in the full game: 'LP eq.' is the one HiGHS returns, 'least' the "
               f"smallest full-game exploitability of any abstract equilibrium (an LP per "
-              f"seat, strategies.sequence_form.best_lifted_equilibrium)."]
+              f"seat, strategies.solvers.sequence_form.best_lifted_equilibrium)."]
     return "\n".join(lines) + "\n"
 
 

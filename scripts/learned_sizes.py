@@ -26,8 +26,8 @@ import numpy as np
 
 from agent.abstraction.actions import parse_betting_abstraction
 from agent.acpc.gamefiles import load_game
-from strategies.best_response import exploitability
-from strategies.sizing import (
+from strategies.measure.best_response import exploitability
+from strategies.sizes.learned import (
     FixedSolver,
     Rules,
     SizeLearner,

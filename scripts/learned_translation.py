@@ -25,11 +25,11 @@ import numpy as np
 from agent.abstraction.buckets import LosslessCards
 from agent.acpc.gamefiles import load_game
 from agent.strategy.fileformat import dump_strategy, load_strategy
-from strategies.best_response import exploitability
-from strategies.cfr import Solver
-from strategies.game import build_abstract_game
-from strategies.sizing import SizeLearner, build_sizing_game, parse_learn
-from strategies.translation import lab
+from strategies.games.abstract import build_abstract_game
+from strategies.measure.best_response import exploitability
+from strategies.measure.translation import lab
+from strategies.sizes.learned import SizeLearner, build_sizing_game, parse_learn
+from strategies.solvers.cfr import Solver
 
 GAME = "leduc.nolimit.2p.game"
 

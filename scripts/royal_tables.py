@@ -3,7 +3,7 @@
 Exploitability of each Royal abstraction (FCPA, FCHA, FCMHPA, FCMHQTPA) x the seven
 mappings x purification none/full against a best responder that may bet every whole chip,
 and the round robin of the abstractions against each other (Rand-psHar), all exact
-(:mod:`strategies.translation.royal_tables`): ``DIR/royal_tables.md``, ``.json`` and two
+(:mod:`strategies.measure.translation.royal_tables`): ``DIR/royal_tables.md``, ``.json`` and two
 PNGs. Each abstraction's file is the bundled one (``strategies/data``), else
 ``royal.nolimit.2p.NAME.strat`` in ``--strategy-dir`` (what ``acpc-strategy solve --recipe
 royal.nolimit.2p.NAME`` writes); missing ones are skipped with a note. ``--strategy
@@ -24,8 +24,8 @@ from agent import console
 from agent.abstraction.translation import BUILTIN_MAPPINGS
 from agent.acpc.errors import AcpcError
 from agent.strategy.fileformat import Strategy, load_strategy
+from strategies.measure.translation.royal_tables import format_tables, measure_tables, write_tables
 from strategies.recipes import DATA_DIR
-from strategies.translation.royal_tables import format_tables, measure_tables, write_tables
 
 NAMES = ("fcpa", "fcha", "fcmhpa", "fcmhqtpa")
 PROG = "royal_tables"

@@ -11,13 +11,13 @@ responder), every mapping and purification, the agent's exploitability per seat 
 average (chips per hand) with the abstract sizes measured in the abstract node's state
 (``abstract``) and re-expressed in the real state (``real``,
 :mod:`agent.abstraction.convention`), and the number of real all-ins the agent may read as
-something other than its abstract all-in (:func:`strategies.translation.full_br.
+something other than its abstract all-in (:func:`strategies.measure.translation.full_br.
 all_in_misreads`). Writes ``conventions.txt`` (the tables as printed),
 ``conventions.csv/json`` (the records) and ``conventions.png`` (average exploitability per
 mapping, one bar per convention). Takes about half a minute.
 
 ``--game royal`` measures the bundled Royal files instead (``fcpa,fcha``; stacks 20, the
-exact full-game best response by boards of :mod:`strategies.translation.royal_br`): the
+exact full-game best response by boards of :mod:`strategies.measure.translation.royal_br`): the
 seat averages per convention (per-seat exploitability needs Royal's game value, which is
 not known; misreads are not counted there). A few minutes.
 """
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from agent.abstraction.convention import SIZE_CONVENTIONS
-from strategies.translation import lab, plots
+from strategies.measure.translation import lab, plots
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,8 +74,8 @@ def _royal(abstractions: str, mappings: list[str], purifications: list[str],
     from agent.abstraction.translation import get_mapping
     from agent.strategy.fileformat import load_strategy
     from agent.strategy.purification import parse_purification
+    from strategies.measure.translation.royal_br import RoyalLab, translated_agent
     from strategies.recipes import DATA_DIR
-    from strategies.translation.royal_br import RoyalLab, translated_agent
 
     names = lab.parse_list(None if abstractions == "fcpa,fchpa" else abstractions,
                            ("fcpa", "fcha"))

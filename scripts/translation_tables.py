@@ -22,7 +22,7 @@ Writes to ``--out``:
   ``exploitability.png`` (exploitability of the agent in seat P2 against the stack).
 
 Per-seat Leduc figures need the real game's value: the stored DCFR estimate
-(:data:`strategies.translation.lab.KNOWN_REAL_VALUES`) unless ``--value-iterations N``
+(:data:`strategies.measure.translation.lab.KNOWN_REAL_VALUES`) unless ``--value-iterations N``
 recomputes it (4000 iterations take about 4 minutes; the bracket is printed so it can be
 stored again). Everything else takes about a minute.
 """
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from agent.abstraction.convention import SIZE_CONVENTIONS
 from agent.acpc.gamefiles import load_game
-from strategies.translation import lab, plots
+from strategies.measure.translation import lab, plots
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Where the offline tools cache what they compute, and how they write it.
 
-Deal pools (:mod:`strategies.dealpool`) and strength tables (:mod:`strategies.cardtables`)
+Deal pools (:mod:`strategies.solvers.dealpool`) and strength tables (:mod:`strategies.cards.tables`)
 are expensive to build and deterministic, so they are cached as ``.npz`` files (arrays and a
 JSON header; read back with ``allow_pickle=False`` and validated, never trusted) under
 :func:`cache_dir`.

@@ -3,7 +3,7 @@
 Commands:
 
 * ``solve --recipe NAME [--iterations N | --minutes M] [--resume]``: run the recipe's
-  solver (:mod:`strategies.solve`; recipes in :mod:`strategies.recipes`) and write the
+  solver (:mod:`strategies.solvers.recipe`; recipes in :mod:`strategies.recipes`) and write the
   strategy file (``--out``, default ``NAME.strat`` here; ``--bundle`` writes the bundled
   file and its manifest entry). ``--iterations`` is the total to reach (default: the
   recipe's), ``--minutes`` a time budget for this run. A progress display (a rich bar on a
@@ -16,13 +16,13 @@ Commands:
   a few information sets in readable form (betting, bucket with example cards, action
   probabilities).
 * ``exploit FILE [--purify P]``: the abstract-game values, best responses and
-  exploitability (:mod:`strategies.best_response` conventions; chips per hand). Files whose
+  exploitability (:mod:`strategies.measure.best_response` conventions; chips per hand). Files whose
   deals cannot be enumerated (hold'em) get the sampled lower bound of
-  :mod:`strategies.sampled_br` (``--train-deals``, ``--test-deals``, seeds, ``--z``), for
+  :mod:`strategies.measure.sampled_br` (``--train-deals``, ``--test-deals``, seeds, ``--z``), for
   the stored strategy and the file's default purification; ``--record`` writes it into the
   manifest entry of a bundled file.
 * ``graft --base FILE --partition SPEC --out FILE [--iterations N] [--workers W]``: strategy
-  grafting (:mod:`strategies.grafting`, work in :mod:`strategies.graft_cmd`): solve each
+  grafting (:mod:`strategies.grafting.exact`, work in :mod:`strategies.commands.graft`): solve each
   graft of the partition against the base and write the grafted strategy file.
 * ``upgrade FILE...``: rewrite version 1 and 2 strategy files as version 3 in place
   (:func:`agent.strategy.fileformat.upgrade_strategy`: the header gains its checksum; the
@@ -30,24 +30,24 @@ Commands:
   it is.
 * ``list``: the bundled files with their manifest figures.
 * ``cards [--round flop|turn|river|all] [--buckets N] [--file F]``: E[HS^2] of every
-  lossless hold'em class of a round (:mod:`strategies.cardtables`, cached), the exact
+  lossless hold'em class of a round (:mod:`strategies.cards.tables`, cached), the exact
   percentile thresholds over all hands, and the share of all hands in each bucket of a
   strategy file's sampled thresholds (default: the bundled hold'em file).
 * ``size GAME [--abstraction SPEC] [--json OUT]``: betting sequences, information sets and
   infoset-actions (raw and suit-isomorphic) and the memory of CFR and of a strategy, for
-  the full game or a betting abstraction (:mod:`strategies.size`).
+  the full game or a betting abstraction (:mod:`strategies.games.size`).
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
-  and purifications in small no-limit games (:mod:`strategies.translation.commands`).
+  and purifications in small no-limit games (:mod:`strategies.commands.translation`).
 * ``export-openspiel FILE --out F.json [--check]`` and ``import-openspiel F.json --out
   F.strat [--game G] [--check]``: Kuhn and Leduc strategies to and from OpenSpiel tabular
-  policies (:mod:`strategies.interop.commands`, :mod:`strategies.interop.openspiel`).
+  policies (:mod:`strategies.commands.interop`, :mod:`strategies.interop.openspiel`).
 
 Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
 on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
 
 This module parses and dispatches and imports only light modules (stdlib, the core,
-:mod:`strategies.recipes`, :mod:`strategies.defaults`): ``--help`` and ``list`` run without
-numpy or numba; the other commands' work is :mod:`strategies.commands`, imported when run.
+:mod:`strategies.recipes`, :mod:`strategies.commands.defaults`): ``--help`` and ``list`` run without
+numpy or numba; the other commands' work is :mod:`strategies.commands.main`, imported when run.
 Imported by nobody (the entry point of ``acpc-strategy``).
 """
 
@@ -62,7 +62,9 @@ from typing import Any
 
 from agent.acpc.errors import AcpcError
 from agent.console import positive_int
-from strategies.defaults import (
+from strategies.commands import interop as interop_commands
+from strategies.commands import translation as translation_commands
+from strategies.commands.defaults import (
     DEFAULT_TEST_DEALS,
     DEFAULT_TRAIN_DEALS,
     DEFAULT_Z,
@@ -71,9 +73,7 @@ from strategies.defaults import (
     TEST_SEED,
     TRAIN_SEED,
 )
-from strategies.interop import commands as interop_commands
 from strategies.recipes import DATA_DIR, RECIPES, load_manifest
-from strategies.translation import commands as translation_commands
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -109,7 +109,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _size(args: argparse.Namespace) -> int:
-    from strategies import size  # the command's whole logic; imported only when run
+    from strategies.games import size  # the command's whole logic; imported only when run
 
     return size.run(args.game, abstraction_spec=args.abstraction, json_out=args.json,
                     max_transitions=args.max_transitions, out=sys.stdout)
@@ -119,7 +119,7 @@ def _size(args: argparse.Namespace) -> int:
 
 
 def _add_learn_sizes(sub: Any) -> None:
-    """The ``learn-sizes`` subcommand's options (its work: :mod:`strategies.learn_cmd`)."""
+    """The ``learn-sizes`` subcommand's options (work: :mod:`strategies.commands.learn_sizes`)."""
     p = sub.add_parser("learn-sizes", help="learn bet sizes (the betting-game transformation) "
                        "and write the learned betting abstraction")
     p.add_argument("--game", required=True, help="a bundled game name or a game file "
@@ -155,7 +155,7 @@ def _add_learn_sizes(sub: Any) -> None:
 
 
 def _add_lbr(sub: Any) -> None:
-    """``lbr``'s options (the work is :mod:`strategies.lbr_cmd`)."""
+    """``lbr``'s options (the work is :mod:`strategies.commands.lbr`)."""
     p = sub.add_parser("lbr", help="local best response against a strategy file's agent, "
                        "exact in small no-limit games, beside the exact best response; "
                        "sampled (real hands) in hold'em")
@@ -375,22 +375,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _size(args)
         if args.command in interop_commands.COMMANDS:
             return interop_commands.COMMANDS[args.command](args)
-        from strategies import commands
+        from strategies.commands import main as commands
 
         if args.command == "graft":
-            from strategies import graft_cmd
+            from strategies.commands import graft as graft_cmd
 
             return graft_cmd.graft(args)
         if args.command == "lbr":
-            from strategies import lbr_cmd as lbr_run
+            from strategies.commands import lbr as lbr_run
 
             return lbr_run.lbr(args)
         if args.command == "cards-pa":
-            from strategies import cards_pa_cmd
+            from strategies.commands import cards_pa as cards_pa_cmd
 
             return cards_pa_cmd.cards_pa(args)
         if args.command == "learn-sizes":
-            from strategies import learn_cmd
+            from strategies.commands import learn_sizes as learn_cmd
 
             return learn_cmd.learn_sizes(args)
         run = {"solve": commands.solve, "inspect": commands.inspect,

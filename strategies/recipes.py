@@ -2,7 +2,7 @@
 
 A :class:`Recipe` names a bundled game, a betting abstraction, the card abstraction
 (lossless: ``LosslessCards(game).spec`` is written as the file's ``cards``, so the agent's
-``card_abstraction_from_spec`` rebuilds it), a solver variant of :mod:`strategies.cfr`,
+``card_abstraction_from_spec`` rebuilds it), a solver variant of :mod:`strategies.solvers.cfr`,
 an iteration count and a seed. Every recipe is deterministic: the full-width solvers use
 no randomness and the sampling one is seeded, so ``acpc-strategy solve --recipe NAME
 --bundle`` writes the same table (same ``checksum``) on every run.
@@ -10,7 +10,7 @@ no randomness and the sampling one is seeded, so ``acpc-strategy solve --recipe 
 ``strategies/manifest.json`` records, per bundled file, what the recipe measured when the
 file was built: iterations, solver seconds, the abstract-game exploitability of the
 stored table (chips per hand: ``(br0 + br1) / 2`` for two players, NashConv for more, see
-:mod:`strategies.best_response`), the value of the game to each position, the table
+:mod:`strategies.measure.best_response`), the value of the game to each position, the table
 checksum (sha256, as in the file header) and the file size. :func:`load_manifest` reads it.
 
 Imports :mod:`agent` and :mod:`strategies`.
@@ -33,8 +33,8 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 
 if TYPE_CHECKING:
-    from strategies.cfr import SolverConfig
-    from strategies.game import AbstractGame
+    from strategies.games.abstract import AbstractGame
+    from strategies.solvers.cfr import SolverConfig
 
 DATA_DIR = Path(str(resources.files("strategies") / "data"))
 """Where the bundled strategy files live."""
@@ -53,17 +53,17 @@ class Recipe:
     betting: str
     """A betting abstraction preset name or JSON text."""
     solver: str
-    """A variant of :data:`strategies.cfr.VARIANTS`."""
+    """A variant of :data:`strategies.solvers.cfr.VARIANTS`."""
     iterations: int
     dtype: str = "float32"
     seed: int = 0
     description: str = ""
     cards: str = "lossless"
-    """``lossless`` (enumerated deals, :mod:`strategies.game`), ``holdem`` (E[HS^2]
-    buckets and a sampled deal pool, :mod:`strategies.dealpool`), ``holdem-pa``
+    """``lossless`` (enumerated deals, :mod:`strategies.games.abstract`), ``holdem`` (E[HS^2]
+    buckets and a sampled deal pool, :mod:`strategies.solvers.dealpool`), ``holdem-pa``
     (potential-aware buckets, :mod:`agent.abstraction.holdem_pa`, and a deal pool) or
     ``royal`` (lossless cards, CFR+ on the public tree with one board per suit class:
-    :mod:`strategies.royal_cfr`, for games with too many deals to enumerate; ``solver`` is
+    :mod:`strategies.solvers.royal`, for games with too many deals to enumerate; ``solver`` is
     ignored)."""
     buckets: tuple[int, ...] = ()
     """``holdem``: buckets per round, ``(169, n1, n2, n3)``; ``holdem-pa``: clusters per
@@ -108,7 +108,7 @@ class Recipe:
 
     def solver_config(self) -> SolverConfig:
         """The solver's behaviour flags (with the recipe's discount schedule)."""
-        from strategies.cfr import solver_config
+        from strategies.solvers.cfr import solver_config
 
         config = solver_config(self.solver)
         if self.discount_interval or self.discount_until:
@@ -138,7 +138,7 @@ class Recipe:
 
     @property
     def enumerated(self) -> bool:
-        """True if the solver enumerates the deals (lossless cards, :mod:`strategies.game`)."""
+        """True if the solver enumerates the deals (lossless cards, :mod:`strategies.games`)."""
         return self.cards == "lossless"
 
     def abstract_game(self) -> AbstractGame:
@@ -151,7 +151,7 @@ class Recipe:
             raise UsageError(f"recipe {self.name!r} samples its deals (cards {self.cards!r}): "
                              f"it has no enumerated abstract game")
         from agent.abstraction.buckets import LosslessCards
-        from strategies.game import build_abstract_game
+        from strategies.games.abstract import build_abstract_game
 
         game = self.load_game()
         return build_abstract_game(game, self.betting_abstraction(), LosslessCards(game))
@@ -218,7 +218,8 @@ RECIPES: dict[str, Recipe] = {
             "blinds): 169 preflop classes, 50 E[HS^2] buckets per later round; first bet of "
             "a round half pot, pot or all-in, raises pot or all-in, at most 4/3/3/3 raises; "
             "external-sampling MCCFR over a pool of 2,000,000 sampled deals "
-            "(strategies.dealpool); played fully purified (the most likely action) by default",
+            "(strategies.solvers.dealpool); played fully "
+            "purified (the most likely action) by default",
         ),
         Recipe(
             "holdem.nolimit.2p.pa", "holdem.nolimit.2p.reverse_blinds.game", HOLDEM_BETTING,

@@ -1,5 +1,5 @@
 """The agent's and the offline tools' steps of ``acpc-arena warmup`` (the command itself is
-:mod:`dealer.arena`, which adds the arena's own kernel): compile every numba kernel ahead of
+:mod:`evaluation.arena`, which adds the arena's own kernel): compile every numba kernel ahead of
 time.
 
 numba compiles a kernel the first time it runs on an install and caches the machine code on
@@ -70,9 +70,9 @@ def steps() -> list[Step]:
         mark_kernels_warm()  # acpc-agent may now answer before loading them (agent.kernelstamp)
 
     def solvers() -> None:
-        from strategies.best_response import exploitability
-        from strategies.cfr import VARIANTS, Solver
+        from strategies.measure.best_response import exploitability
         from strategies.recipes import RECIPES
+        from strategies.solvers.cfr import VARIANTS, Solver
 
         game = RECIPES["leduc.limit.2p"].abstract_game()
         for name in VARIANTS:
@@ -86,9 +86,9 @@ def steps() -> list[Step]:
         from agent.abstraction.actions import build_tree, parse_betting_abstraction
         from agent.abstraction.holdem_buckets import HoldemCards
         from agent.acpc.gamefiles import load_game
-        from strategies.cfr import Solver
-        from strategies.dealpool import PoolGame, build_pool
-        from strategies.game import flatten_tree
+        from strategies.games.abstract import flatten_tree
+        from strategies.solvers.cfr import Solver
+        from strategies.solvers.dealpool import PoolGame, build_pool
 
         game = load_game("holdem.nolimit.2p.reverse_blinds.game")
         cards = HoldemCards.build((169, 2, 2, 2), samples=20, seed=0)
@@ -106,14 +106,14 @@ def steps() -> list[Step]:
             return
         from agent.strategy.fileformat import load_strategy
         from agent.strategy.purification import parse_purification
-        from strategies.sampled_br import sampled_exploitability
+        from strategies.measure.sampled_br import sampled_exploitability
 
         sampled_exploitability(load_strategy(recipe.bundled_path),
                                purification=parse_purification("none"), train_deals=16,
                                test_deals=16, workers=1)
 
     def strength_tables() -> None:
-        from strategies.cardtables import strength_values
+        from strategies.cards.tables import strength_values
 
         for round_ in (1, 2, 3):
             strength_values(round_, 0, 2)
@@ -121,7 +121,7 @@ def steps() -> list[Step]:
     def translation_lab() -> None:
         from agent.abstraction.translation import get_mapping
         from agent.strategy.purification import parse_purification
-        from strategies.translation import games
+        from strategies.games import halfstreet as games
 
         game = games.make_game("nl-kuhn", 2.0)
         strategy = games.solve_abstract(game, games.abstract_sizes(game, [1.0]), 10)
@@ -130,7 +130,7 @@ def steps() -> list[Step]:
 
     def potential_aware() -> None:
         from agent.abstraction.holdem_pa import PotentialAwareCards, board_tables
-        from strategies.holdem_pa import build
+        from strategies.cards.potential import build
 
         build([2, 2, 2, 2], ranks=4, bins=4, samples=20, seed=0, workers=1)
         boards = board_tables(13, 3).boards.shape[0]
@@ -143,7 +143,7 @@ def steps() -> list[Step]:
     def learned_sizes() -> None:
         from agent.abstraction.actions import parse_betting_abstraction
         from agent.acpc.gamefiles import load_game
-        from strategies.sizing import SizeLearner, build_sizing_game, parse_learn
+        from strategies.sizes.learned import SizeLearner, build_sizing_game, parse_learn
 
         game = build_sizing_game(load_game("kuhn.nolimit.2p.game"),
                                  parse_betting_abstraction('{"fractions": [[[0.5]]], '

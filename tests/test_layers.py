@@ -33,12 +33,12 @@ HEAVY = ("numpy", "numba", "llvmlite", "msgpack")
 CLI_MODULES = {
     "agent.cli": set(),
     "dealer.cli": set(),
-    "dealer.matchcli": set(),
-    "dealer.logtool": set(),
-    "strategies.cli": {"strategies.translation.commands", "strategies.commands"},
-    "strategies.commands": set(),
-    "dealer.arena": set(),
-    "strategies.translation.commands": set(),
+    "evaluation.cli": set(),
+    "evaluation.logtool": set(),
+    "strategies.cli": {"strategies.commands.translation", "strategies.commands.main"},
+    "strategies.commands.main": set(),
+    "evaluation.arena": set(),
+    "strategies.commands.translation": set(),
 }
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""
 
@@ -190,10 +190,10 @@ def _no_upward(module: str, deps: frozenset[str]) -> set[str]:
 
 def _is_light(module: str) -> bool:
     return (module in ("agent.builtin", "agent.agents", "agent.cli", "dealer.stats",
-                       "dealer.matchcli", "dealer.logtool", "strategies.cli",
-                       "strategies.recipes", "strategies.defaults",
-                       "strategies.translation.commands")
-            or _under(module, "dealer.match"))
+                       "evaluation.cli", "evaluation.logtool", "strategies.cli",
+                       "strategies.recipes", "strategies.commands.defaults",
+                       "strategies.commands.translation")
+            or _under(module, "evaluation.match"))
 
 
 RULES = [

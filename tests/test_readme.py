@@ -11,10 +11,10 @@ import pytest
 
 from agent.cli import build_parser as agent_parser
 from agent.explain import build_parser as explain_parser
-from dealer.arena import build_parser as arena_parser
 from dealer.cli import build_parser as dealer_parser
-from dealer.logtool import _build_parser as log_parser
-from dealer.matchcli import build_parser as match_parser
+from evaluation.arena import build_parser as arena_parser
+from evaluation.cli import build_parser as match_parser
+from evaluation.logtool import _build_parser as log_parser
 from strategies.cli import build_parser as strategy_parser
 from tests.support import ROOT
 

@@ -13,7 +13,7 @@ The sizes can say more than "per round and raise depth":
 * **per abstract betting sequence** (``sequences``): an override table keyed by the node's
   abstract action history (:func:`history_key`), e.g. ``cb/c``, giving the sizes of the
   sized bets at that node (``[]``: none, only the all-in if it exists). This is what learned
-  bet sizes (:mod:`strategies.sizing`) write: one size per betting sequence.
+  bet sizes (:mod:`strategies.sizes.learned`) write: one size per betting sequence.
 
 At a node the sizes come from the first that applies: the sequence table under the node's
 *sized* key (``cb0.5/c``), under its *bare* key (``cb/c``), the acting position's own table,

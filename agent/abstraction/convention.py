@@ -31,7 +31,7 @@ abstract action; the others at that size are not reachable by translation at thi
 (the agent's own play still reaches them).
 
 :func:`read_bet` is the one definition: :class:`agent.policy.StrategyPolicy` and the
-translation lab's exact model of the agent (:mod:`strategies.translation.full_br`) both
+translation lab's exact model of the agent (:mod:`strategies.measure.translation.full_br`) both
 call it, so they cannot disagree.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.abstraction` only.

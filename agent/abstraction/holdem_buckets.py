@@ -69,7 +69,7 @@ on a match clock; :class:`HoldemCards` calls it on construction.
 Kernels: :func:`agent.jit.kernel` functions over flat integer arrays that mutate
 preallocated outputs, behind typed public wrappers that validate. They evaluate hands with
 :func:`agent.handeval.hand_value` over :data:`agent.handeval.TABLES_7`. Kernel API (for
-kernels elsewhere: :mod:`strategies.dealpool`, :mod:`strategies.cardtables`):
+kernels elsewhere: :mod:`strategies.solvers.dealpool`, :mod:`strategies.cards.tables`):
 :func:`strength_moments` (E[HS] and E[HS^2] of one hand, with ``*STRENGTH_TABLES`` and a
 scratch array of :data:`SCRATCH_SIZE`), :func:`draw_cards` and :func:`hash32` (the card
 generator), :func:`check_rivers_per_turn`.

@@ -2,7 +2,7 @@
 
 Role: :class:`PotentialAwareCards` (a :class:`~agent.abstraction.buckets.CardAbstraction`,
 spec kind ``"holdem-pa"``) maps own hole cards and the board to a bucket per round. The
-clusters are built offline by :mod:`strategies.holdem_pa` (``acpc-strategy cards-pa``);
+clusters are built offline by :mod:`strategies.cards.potential` (``acpc-strategy cards-pa``);
 this module holds what the agent needs at decision time and the kernels the builder shares,
 so that build and play agree bucket for bucket.
 
@@ -24,7 +24,7 @@ out here; D = deck size, R = ranks, 4 suits, cards ``rank * 4 + suit``):
   flop clusters of all ``C(D - 2, 3)`` flops (positions: the flop clusters' mean equities),
   weighted by combinations.
 
-k-means (:func:`strategies.holdem_pa.kmeans`): k-means++ from a fixed seed on a sample of
+k-means (:func:`strategies.cards.potential.kmeans`): k-means++ from a fixed seed on a sample of
 uniformly random real deals, Lloyd iterations until no label changes; then every hand is
 assigned to its nearest centroid (ties: lowest index) and clusters are renumbered by their
 members' mean equity, bucket 0 weakest. A centroid is kept as integer sums ``S`` of its
@@ -840,7 +840,7 @@ def turn_pass(
 
 class PotentialAwareCards:
     """Potential-aware EMD buckets (module docstring); build with
-    :func:`strategies.holdem_pa.build`, rebuild from a spec with :meth:`from_spec`.
+    :func:`strategies.cards.potential.build`, rebuild from a spec with :meth:`from_spec`.
 
     Construction compiles the kernels (or loads them from numba's cache).
     """

@@ -57,7 +57,7 @@ paths (millions of hands per second; ``python scripts/bench_isomorphism.py`` mea
 README has the figures); the single-hand methods validate their input and are mostly
 Python.
 
-Kernel API (for kernels elsewhere, e.g. :mod:`strategies.cardtables`): :func:`index_one`
+Kernel API (for kernels elsewhere, e.g. :mod:`strategies.cards.tables`): :func:`index_one`
 and :func:`unindex_one` over the flat tables of :meth:`HandIndexer.kernel_tables`.
 
 Kernels: :func:`agent.jit.kernel` functions over flat int64 arrays behind validating

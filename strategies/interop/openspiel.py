@@ -39,7 +39,7 @@ imported strategy is then not the same strategy.
 
 **Units.** Both measure chips per hand, and both call NashConv / number of players the
 exploitability (OpenSpiel's ``exploitability.exploitability``; our
-:attr:`strategies.best_response.Exploitability.exploitability`), so the figures compare
+:attr:`strategies.measure.best_response.Exploitability.exploitability`), so the figures compare
 one to one (the conversion factor is 1).
 
 Imports numpy and :mod:`agent` at import time; OpenSpiel (``pyspiel``, in the ``test``

@@ -48,7 +48,7 @@ def test_file_options_with_a_builtin_are_an_error(extra: list[str],
 
 def test_help_of_acpc_match_names_every_builtin(capsys: pytest.CaptureFixture[str]) -> None:
     from agent.agents import builtin_specs
-    from dealer.matchcli import main as match_main
+    from evaluation.cli import main as match_main
 
     assert match_main(["--help"]) == 0
     out = capsys.readouterr().out.replace("\n", " ")
@@ -59,8 +59,8 @@ def test_help_of_acpc_match_names_every_builtin(capsys: pytest.CaptureFixture[st
 def test_usage_errors_exit_2_in_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     """The documented convention: 2 for a usage error (the dealer: 1, as the reference)."""
     from dealer.cli import main as dealer_main
-    from dealer.logtool import main as log_main
-    from dealer.matchcli import main as match_main
+    from evaluation.cli import main as match_main
+    from evaluation.logtool import main as log_main
     from strategies.cli import main as strategy_main
 
     assert match_main(["--no-such-option"]) == 2
@@ -78,7 +78,7 @@ def test_usage_errors_exit_2_in_every_command(capsys: pytest.CaptureFixture[str]
 def test_strategy_files_are_found_by_bundled_name(tmp_path: Path) -> None:
     from agent.acpc.gamefiles import load_game
     from agent.agents import bundled_strategies, make_policy, resolve_strategy
-    from dealer.match.variants import parse_variant
+    from evaluation.match.variants import parse_variant
 
     assert "leduc.limit.2p.strat" in bundled_strategies()
     policy = make_policy("leduc.limit.2p.strat", load_game("leduc.limit.2p.game"), seed=0)

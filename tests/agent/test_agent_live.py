@@ -23,7 +23,7 @@ from agent.abstraction.buckets import BlindCards, CardAbstraction, LosslessCards
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.strategy.fileformat import dump_strategy, table_layout
-from dealer.logtool import main as logtool_main
+from evaluation.logtool import main as logtool_main
 from tests.support.dealer_harness import Dealer
 
 HOST = "127.0.0.1"

@@ -50,8 +50,8 @@ def test_a_real_kernel_is_cached_once_it_ran() -> None:
 
 
 def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> None:
-    from dealer.arena import ESTIMATOR_STEP, main
-    from dealer.match import fastwalk
+    from evaluation.arena import ESTIMATOR_STEP, main
+    from evaluation.estimators import fastwalk
 
     assert main(["warmup"]) == 0
     err = capsys.readouterr().err

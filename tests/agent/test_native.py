@@ -115,13 +115,13 @@ def test_compile_without_mypyc_says_what_to_install(monkeypatch: pytest.MonkeyPa
 def test_compile_status_says_why_no_build_is_used(tmp_path: Path) -> None:
     env = {**os.environ, "ACPC_ARENA_CACHE": str(tmp_path)}
     env.pop("ACPC_ARENA_NATIVE", None)
-    out = subprocess.run([sys.executable, "-m", "dealer.arena", "compile", "--status"],
+    out = subprocess.run([sys.executable, "-m", "evaluation.arena", "compile", "--status"],
                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
                          check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout == ("compiled core: not in use (no build for these sources (run "
                           "acpc-arena compile))\n")
-    off = subprocess.run([sys.executable, "-m", "dealer.arena", "compile", "--status"],
+    off = subprocess.run([sys.executable, "-m", "evaluation.arena", "compile", "--status"],
                          env={**env, "ACPC_ARENA_NATIVE": "0"}, cwd=ROOT,
                          capture_output=True, text=True, timeout=120, check=False)
     assert off.stdout == "compiled core: not in use (turned off by ACPC_ARENA_NATIVE=0)\n"

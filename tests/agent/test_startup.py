@@ -48,12 +48,12 @@ COMMANDS = [
     ("agent.cli", ["--help"]),
     ("agent.cli", ["explain", "--help"]),
     ("dealer.cli", []),
-    ("dealer.matchcli", ["--help"]),
-    ("dealer.logtool", ["--help"]),
-    ("dealer.logtool", ["verify", "leduc.limit.2p.game", "tests/data/logs/leduc_1000.log"]),
+    ("evaluation.cli", ["--help"]),
+    ("evaluation.logtool", ["--help"]),
+    ("evaluation.logtool", ["verify", "leduc.limit.2p.game", "tests/data/logs/leduc_1000.log"]),
     ("strategies.cli", ["--help"]),
     ("strategies.cli", ["list"]),
-    ("dealer.arena", ["--help"]),
+    ("evaluation.arena", ["--help"]),
 ]
 
 

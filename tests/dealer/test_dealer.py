@@ -29,7 +29,7 @@ from agent.acpc.gamefiles import bundled_game_path, bundled_games, load_game
 from agent.acpc.matchstate import MatchState, format_matchstate, parse_matchstate, view_of
 from agent.builtin import RandomPolicy
 from dealer.engine import Match, MatchConfig, Phase
-from dealer.logtool import verify_log
+from evaluation.logtool import verify_log
 from tests.support import LOGS, REFERENCE_LOGS, ROOT
 from tests.support.dealer_harness import (
     CLOSE,
@@ -524,7 +524,7 @@ async def test_ten_thousand_random_lines_from_a_hostile_client(
     expected = sum(1 for x in junk_lines if x[:1] not in (b"#", b";"))
     assert [x for x in run.warnings if x != INVALID] == [BAD_STATE] * expected  # f -> c
     out = subprocess.run(
-        [sys.executable, "-m", "dealer.logtool", "verify", NL2, str(tmp_path / "m.log")],
+        [sys.executable, "-m", "evaluation.logtool", "verify", NL2, str(tmp_path / "m.log")],
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 0, out.stderr

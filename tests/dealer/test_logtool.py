@@ -9,7 +9,7 @@ import pytest
 
 from agent.acpc.gamefiles import load_game
 from dealer.logfile import format_chips
-from dealer.logtool import LogError, main, read_transactions, verify_lines
+from evaluation.logtool import LogError, main, read_transactions, verify_lines
 from tests.support import LOGS, REFERENCE_LOGS
 
 NL2 = "holdem.nolimit.2p.reverse_blinds.game"
@@ -121,7 +121,7 @@ def test_missing_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
 
 def test_console_script_runs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "dealer.logtool", "verify", "kuhn.limit.3p.game",
+        [sys.executable, "-m", "evaluation.logtool", "verify", "kuhn.limit.3p.game",
          str(LOGS / "kuhn3p_1000.log")],
         capture_output=True, text=True, check=False,
     )

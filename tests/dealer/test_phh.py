@@ -29,7 +29,6 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from dealer.logfile import format_state_line, hand_values
-from dealer.logtool import main as logtool_main
 from dealer.phh import (
     PhhError,
     hand_to_phh,
@@ -38,6 +37,7 @@ from dealer.phh import (
     phh_variant,
     trace_to_phhs,
 )
+from evaluation.logtool import main as logtool_main
 from tests.support import DATA, LOGS, ROOT
 
 MAPPED_LOGS = [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.acpc.gamefiles import bundled_game_path, load_game
-from dealer.logtool import main, read_transactions, verify_log
+from evaluation.logtool import main, read_transactions, verify_log
 from tests.support import LOGS, ROOT
 
 GAME = "holdem.nolimit.3p.game"

@@ -60,9 +60,9 @@ second or more each to count)."""
 
 ENTRIES = {
     "acpc-strategy": "strategies.cli:main",
-    "acpc-log": "dealer.logtool:main",
+    "acpc-log": "evaluation.logtool:main",
     "acpc-agent": "agent.cli:main",
-    "acpc-match": "dealer.matchcli:main",
+    "acpc-match": "evaluation.cli:main",
     "acpc-agent-start": "tests.fuzz.harness:agent_start",
 }
 """Each command's ``main(argv)``, run in process."""

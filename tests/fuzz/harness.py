@@ -73,7 +73,7 @@ of ~80 characters)."""
 
 _ERROR_LINE = re.compile(r"^acpc-[\w-]+(?: [\w-]+)?: error: ")
 _MISMATCH = re.compile(r"^\S+:\d+: ")
-_PROJECT = ("agent", "dealer", "strategies")
+_PROJECT = ("agent", "dealer", "jobs", "strategies", "evaluation")
 
 
 CODE_MODULE = "this"

@@ -22,7 +22,8 @@ import numpy.typing as npt
 import pytest
 
 from agent.strategy.fileformat import dump_strategy, load_strategy
-from strategies.best_response import (
+from strategies.games.abstract import AbstractGame, normalise_rows, uniform_table
+from strategies.measure.best_response import (
     Exploitability,
     best_response,
     deal_values,
@@ -30,7 +31,6 @@ from strategies.best_response import (
     exploitability,
     strategy_table,
 )
-from strategies.game import AbstractGame, normalise_rows, uniform_table
 from tests.support import NO_JIT
 from tests.support.cfr_oracle import Oracle, abstract, make_oracle
 

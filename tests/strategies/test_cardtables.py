@@ -1,4 +1,4 @@
-"""Strength tables over the lossless hold'em classes (:mod:`strategies.cardtables`).
+"""Strength tables over the lossless hold'em classes (:mod:`strategies.cards.tables`).
 
 * a class's values are, bit for bit, ``hand_strength_moments`` of any hand in it (random
   hands of every postflop round, mapped through the indexer), and its size the indexer's;
@@ -21,8 +21,8 @@ import pytest
 
 from agent.abstraction import holdem_buckets as holdem
 from agent.abstraction.isomorphism import holdem_indexer
-from strategies import cardtables
-from strategies.cardtables import (
+from strategies.cards import tables as cardtables
+from strategies.cards.tables import (
     StrengthTable,
     bucket_shares,
     build_strength_table,

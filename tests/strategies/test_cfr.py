@@ -1,17 +1,17 @@
 """The abstract game builder and the CFR solvers, against slow pure-Python oracles.
 
-* The builder (:mod:`strategies.game`): deals, buckets and every terminal's payoff for
+* The builder (:mod:`strategies.games.abstract`): deals, buckets and every terminal's payoff for
   every deal equal a direct computation (``BettingState.payoffs`` with ``rank_hand_fast``,
   ``LosslessCards.bucket``); the arrays describe the canonical tree and table layout.
 * Solver kernels equal the oracles below (written over the ``BettingTree`` with dicts and
   Python floats, per deal, recursively) to 1e-12 after the same iterations: every flag
   combination on 2- and 3-player Kuhn, the named variants on limit and no-limit Leduc;
   external-sampling MCCFR, chance-sampled CFR and Pure CFR with the same MRG32k3a stream
-  (:mod:`strategies.rng`); Pure CFR's regrets and counts stay integers.
+  (:mod:`strategies.solvers.rng`); Pure CFR's regrets and counts stay integers.
 * Convergence: every variant on Kuhn, the sampled ones on Leduc (exploitability bounds).
 * Known values: 2-player Kuhn -1/18, limit Leduc -0.0856 for the first player.
 * Checkpoints: resuming is bitwise the same as not stopping; corrupt or foreign files raise
-  :class:`~strategies.cfr.CheckpointError`.
+  :class:`~strategies.solvers.cfr.CheckpointError`.
 * Tests whose names contain ``small`` (here and in ``test_best_response.py``) run again in a
   subprocess with ``NUMBA_DISABLE_JIT=1``, checking the kernels' plain-Python semantics.
 """
@@ -28,9 +28,10 @@ import pytest
 from agent.abstraction.actions import PRESETS
 from agent.acpc.cards import deck_for
 from agent.acpc.gamedef import Game
-from strategies import rng
-from strategies.best_response import exploitability
-from strategies.cfr import (
+from strategies.games.abstract import build_abstract_game
+from strategies.measure.best_response import exploitability
+from strategies.solvers import rng
+from strategies.solvers.cfr import (
     VARIANTS,
     CFRPlusSolver,
     CFRSolver,
@@ -43,7 +44,6 @@ from strategies.cfr import (
     Solver,
     SolverConfig,
 )
-from strategies.game import build_abstract_game
 from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 from tests.support.cfr_oracle import Oracle, abstract, kuhn2, make_oracle
 

@@ -36,8 +36,8 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy, table_layout
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
-from strategies.best_response import exploitability, strategy_table
 from strategies.cli import main
+from strategies.measure.best_response import exploitability, strategy_table
 from strategies.recipes import MANIFEST_PATH, RECIPES, get_recipe, load_manifest
 from tests.support import ROOT
 
@@ -412,7 +412,7 @@ def test_cards_option_numbers_are_bounded(change: dict[str, object]) -> None:
     """``solve --cards`` with 10^11 pool deals made the solver ask numpy for 5 TiB (a
     MemoryError traceback); the sizes are bounded where the option is read."""
     from agent.acpc.errors import UsageError
-    from strategies.commands import parse_cards_option
+    from strategies.commands.main import parse_cards_option
 
     spec = {"kind": "holdem", "buckets": [169, 8, 8, 8], **change}
     with pytest.raises(UsageError, match=r"in 1\.\.10,000"):
@@ -432,7 +432,7 @@ def test_cards_option_is_bounded_and_quoted_short(text: str, message: str) -> No
     """``solve --cards``: nesting and length bounded before ``json.loads``, and the message
     quotes an excerpt (at most ~80 characters of the input, with its length)."""
     from agent.acpc.errors import UsageError
-    from strategies.commands import parse_cards_option
+    from strategies.commands.main import parse_cards_option
 
     with pytest.raises(UsageError, match=re.escape(message)) as info:
         parse_cards_option(text)

@@ -68,7 +68,7 @@ def test_ray_grafts_equal_the_process_pool(tmp_path: Path, cluster: str) -> None
     from agent.abstraction.holdem_buckets import HoldemCards
     from agent.acpc.gamefiles import load_game
     from agent.strategy.fileformat import dump_strategy
-    from strategies.game import flatten_tree
+    from strategies.games.abstract import flatten_tree
     from tests.strategies.test_pool_grafting import GAME, SMALL_BETTING, random_table
 
     game = load_game(GAME)

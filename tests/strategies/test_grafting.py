@@ -30,11 +30,8 @@ from agent.policy import LoadedStrategy, StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.purification import parse_purification
 from strategies import cli
-from strategies.best_response import best_response, expected_values, exploitability
-from strategies.cfr import Solver
-from strategies.crossplay import best_response_value, cross_value, real_exploitability
-from strategies.game import AbstractGame, build_abstract_game
-from strategies.grafting import (
+from strategies.games.abstract import AbstractGame, build_abstract_game
+from strategies.grafting.exact import (
     FrozenSolver,
     Grafted,
     GraftGames,
@@ -50,6 +47,9 @@ from strategies.grafting import (
     partition_from_json,
     rows_outside_grafts,
 )
+from strategies.measure.best_response import best_response, expected_values, exploitability
+from strategies.measure.crossplay import best_response_value, cross_value, real_exploitability
+from strategies.solvers.cfr import Solver
 from tests.support import random_playout
 
 F64 = npt.NDArray[np.float64]

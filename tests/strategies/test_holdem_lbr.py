@@ -6,7 +6,7 @@ equals a slow oracle that asks the real policy object hole by hole (enumerating 
 private draws through a scripted random generator and its trace); against
 ``builtin:fold`` LBR wins exactly the blinds, against ``builtin:call`` at least a bound
 derived from the check-down argument; in no-limit Leduc the sampled value agrees with the
-exact LBR of :mod:`strategies.lbr` and stays below the exact best response.
+exact LBR of :mod:`strategies.measure.lbr` and stays below the exact best response.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from agent.acpc.matchstate import view_of
 from agent.builtin import EquityPolicy
 from agent.policy import StrategyPolicy
 from agent.strategy.purification import parse_purification
-from strategies.lbr import lbr_value
-from strategies.lbr_cards import all_holes, completions, equities, hole_buckets
-from strategies.sampled_lbr import (
+from strategies.measure.lbr import lbr_value
+from strategies.measure.lbr_cards import all_holes, completions, equities, hole_buckets
+from strategies.measure.sampled_lbr import (
     CHUNK_DEALS,
     BucketCache,
     ChunkPlayer,
@@ -47,8 +47,8 @@ from strategies.sampled_lbr import (
     summarize,
     total,
 )
-from strategies.translation.full_br import AgentLab
-from strategies.translation.lab import load_leduc
+from strategies.measure.translation.full_br import AgentLab
+from strategies.measure.translation.lab import load_leduc
 from tests.support import ROOT
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
@@ -269,7 +269,7 @@ def test_lbr_exploits_the_caller_at_least_by_the_check_down_bound() -> None:
     for c in range(3):
         rows += chunk.play(c)
     for c in range(3):
-        from strategies.sampled_lbr import _derived
+        from strategies.measure.sampled_lbr import _derived
 
         dealer = deal_hands(chunk.game, _derived(0, c, 0))
         for _ in range(CHUNK_DEALS):

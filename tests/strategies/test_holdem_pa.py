@@ -1,4 +1,4 @@
-"""The potential-aware builder (:mod:`strategies.holdem_pa`) against a slow oracle.
+"""The potential-aware builder (:mod:`strategies.cards.potential`) against a slow oracle.
 
 On a reduced deck (5 ranks x 4 suits, cards 0..19 = deuce..six), a plain-Python oracle
 enumerates every deal directly with :func:`agent.acpc.evaluator.rank_hand_fast` (the
@@ -24,7 +24,7 @@ import pytest
 from agent.abstraction import holdem_pa as pa
 from agent.acpc.errors import AbstractionError
 from agent.acpc.evaluator import rank_hand_fast
-from strategies import holdem_pa as builder
+from strategies.cards import potential as builder
 
 RANKS = 5
 DECK = 4 * RANKS
@@ -397,7 +397,7 @@ def test_bad_parameters_are_one_line_errors(kwargs: dict[str, Any], match: str) 
 
 _DIGEST_SCRIPT = """
 import json
-from strategies import holdem_pa as b
+from strategies.cards import potential as b
 r = b.build([3, 3, 3, 3], ranks=4, bins=6, samples=100, seed=2, workers=2)
 print(json.dumps({"river": r.river_thresholds, "turn": r.turn.sums.tolist(),
                   "turn_table": r.turn_table.tolist(), "flop": r.flop_table.tolist(),
@@ -426,7 +426,7 @@ def test_inspect_summarises_a_holdem_pa_spec_in_a_line() -> None:
     """From what the load's card check decoded (``Strategy.checked_cards``), never from the
     raw header (its flop table is ~100 KB of base64)."""
     from agent.strategy.fileformat import load_strategy
-    from strategies.commands import _describe_cards
+    from strategies.commands.main import _describe_cards
     from strategies.recipes import DATA_DIR
 
     strategy = load_strategy(DATA_DIR / "holdem.nolimit.2p.pa.strat")

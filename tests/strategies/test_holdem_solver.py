@@ -1,5 +1,5 @@
-"""External-sampling MCCFR over a deal pool (:mod:`strategies.cfr` on a
-:class:`strategies.dealpool.PoolGame`), the pool itself, and the bundled hold'em file.
+"""External-sampling MCCFR over a deal pool (:mod:`strategies.solvers.cfr` on a
+:class:`strategies.solvers.dealpool.PoolGame`), the pool itself, and the bundled hold'em file.
 
 * The deal pool's buckets are the agent's (:meth:`HoldemCards.bucket`) and its showdown
   results :func:`agent.handeval.evaluate`'s, for any number of workers; pools
@@ -37,18 +37,18 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
-from strategies import dealpool as H
-from strategies import rng
-from strategies.cfr import (
+from strategies.games.abstract import TIE, WIN0, WIN1, FlatTree, flatten_tree
+from strategies.recipes import HOLDEM_BETTING, RECIPES, Recipe, get_recipe, load_manifest
+from strategies.solvers import dealpool as H
+from strategies.solvers import rng
+from strategies.solvers.cfr import (
     POOL_SOLVER,
     CheckpointError,
     Solver,
     SolverConfig,
     _es_pass,
 )
-from strategies.dealpool import PoolGame
-from strategies.game import TIE, WIN0, WIN1, FlatTree, flatten_tree
-from strategies.recipes import HOLDEM_BETTING, RECIPES, Recipe, get_recipe, load_manifest
+from strategies.solvers.dealpool import PoolGame
 from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
@@ -475,7 +475,7 @@ PA_BUNDLED = [r for r in RECIPES.values() if r.cards == "holdem-pa" and r.bundle
 
 @pytest.mark.parametrize("recipe", PA_BUNDLED, ids=lambda r: r.name)
 def test_bundled_potential_aware_file_matches_its_manifest_entry(recipe: Recipe) -> None:
-    from strategies.solve import manifest_cards
+    from strategies.solvers.recipe import manifest_cards
 
     entry = load_manifest()["files"][recipe.name]
     path = recipe.bundled_path

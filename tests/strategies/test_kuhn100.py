@@ -1,4 +1,5 @@
-"""N-card Kuhn (strategies.kuhn100) and the sequence-form LP (strategies.sequence_form).
+"""N-card Kuhn (strategies.games.kuhn100) and the sequence-form LP
+(strategies.solvers.sequence_form).
 
 * The builder: with N = 3 it is the ACPC three-card Kuhn game (same tree and layout; the
   solvers give the same regrets); deals, buckets and payoffs of N = 100 equal a direct
@@ -23,11 +24,11 @@ import pytest
 
 from agent.abstraction.actions import PRESETS
 from agent.abstraction.buckets import LosslessCards
-from strategies.best_response import expected_values, exploitability
-from strategies.cfr import Solver
-from strategies.game import build_abstract_game
-from strategies.kuhn100 import EqualWidthCards, build_kuhn, lift
-from strategies.sequence_form import SequenceFormError, solve_lp
+from strategies.games.abstract import build_abstract_game
+from strategies.games.kuhn100 import EqualWidthCards, build_kuhn, lift
+from strategies.measure.best_response import expected_values, exploitability
+from strategies.solvers.cfr import Solver
+from strategies.solvers.sequence_form import SequenceFormError, solve_lp
 from tests.support import NO_JIT
 from tests.support.cfr_oracle import kuhn2
 
@@ -141,8 +142,8 @@ def test_lp_refuses_three_players() -> None:
 
 @pytest.mark.skipif(NO_JIT, reason="slow without the JIT")
 def test_least_exploitable_abstract_equilibrium() -> None:
-    from strategies.kuhn100 import lift_index
-    from strategies.sequence_form import best_lifted_equilibrium
+    from strategies.games.kuhn100 import lift_index
+    from strategies.solvers.sequence_form import best_lifted_equilibrium
 
     full = build_kuhn(100)
     value = solve_lp(full).value

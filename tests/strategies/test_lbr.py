@@ -19,11 +19,11 @@ from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import ActionKind
 from agent.acpc.evaluator import rank_hand
 from agent.strategy.purification import parse_purification
-from strategies.best_response import expected_values
-from strategies.game import AbstractGame
-from strategies.lbr import candidate_actions, lbr_table, lbr_value, parse_fractions
-from strategies.translation.full_br import AgentLab, induced_table, purify_table
-from strategies.translation.lab import MAPPINGS, load_leduc
+from strategies.games.abstract import AbstractGame
+from strategies.measure.best_response import expected_values
+from strategies.measure.lbr import candidate_actions, lbr_table, lbr_value, parse_fractions
+from strategies.measure.translation.full_br import AgentLab, induced_table, purify_table
+from strategies.measure.translation.lab import MAPPINGS, load_leduc
 from tests.support import ROOT
 
 

@@ -1,4 +1,4 @@
-"""Sampled LBR's card kernels (:mod:`strategies.lbr_cards`) on tiny inputs against the
+"""Sampled LBR's card kernels (:mod:`strategies.measure.lbr_cards`) on tiny inputs against the
 agent's own estimator and the reference evaluator, once more without the JIT (the kernels'
 plain-Python semantics). The batched versions are checked at full size in
 ``test_holdem_lbr.py``."""
@@ -13,7 +13,7 @@ import pytest
 from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, ehs2
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamefiles import load_game
-from strategies.lbr_cards import _ehs2_kernel, equities
+from strategies.measure.lbr_cards import _ehs2_kernel, equities
 from tests.support import NO_JIT, run_without_jit
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"

@@ -21,10 +21,8 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.agents import resolve_strategy
 from agent.strategy.fileformat import load_strategy
-from strategies.best_response import exploitability, strategy_table
-from strategies.cfr import CFRPlusSolver
 from strategies.cli import main as strategy_main
-from strategies.game import build_abstract_game
+from strategies.games.abstract import build_abstract_game
 from strategies.interop.openspiel import (
     InteropError,
     export_policy,
@@ -36,6 +34,8 @@ from strategies.interop.openspiel import (
     spiel_game_for,
     tabular_policy,
 )
+from strategies.measure.best_response import exploitability, strategy_table
+from strategies.solvers.cfr import CFRPlusSolver
 from tests.support import DATA
 
 TOL = 1e-9

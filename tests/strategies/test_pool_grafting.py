@@ -30,13 +30,14 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
-from strategies import cli, rng
-from strategies import dealpool as H
-from strategies import pool_grafting as P
-from strategies.cfr import POOL_SOLVER, SolverConfig
-from strategies.dealpool import PoolGame
-from strategies.game import FlatTree, flatten_tree
-from strategies.grafting import parse_partition
+from strategies import cli
+from strategies.games.abstract import FlatTree, flatten_tree
+from strategies.grafting import pool as P
+from strategies.grafting.exact import parse_partition
+from strategies.solvers import dealpool as H
+from strategies.solvers import rng
+from strategies.solvers.cfr import POOL_SOLVER, SolverConfig
+from strategies.solvers.dealpool import PoolGame
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
 SMALL_BETTING = json.dumps({"name": "t", "fractions": [[[1.0]]], "max_raises": [2, 1, 1, 1]})
@@ -395,7 +396,7 @@ def play(policies: list[StrategyPolicy], game: Any, hands: int) -> None:
 
 def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file: Path,
                                                 tmp_path: Path) -> None:
-    from strategies.sampled_br import sampled_exploitability
+    from strategies.measure.sampled_br import sampled_exploitability
 
     out = tmp_path / "g.strat"
     spec = json.dumps({"grafts": [{"classes": "equity:1/2", "from_round": 1}],

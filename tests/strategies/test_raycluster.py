@@ -1,4 +1,4 @@
-"""The private Ray of ``--backend ray`` without ``--address`` (:mod:`strategies.raycluster`,
+"""The private Ray of ``--backend ray`` without ``--address`` (:mod:`jobs.ray`,
 shared by ``acpc-match`` and ``acpc-strategy graft``): loopback only, private files.
 
 One real Ray start, as a user gets it: ``acpc-match --backend ray`` in a fresh process
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from strategies.raycluster import TEMP_PREFIX
+from jobs.ray import TEMP_PREFIX
 from tests.support import ROOT
 
 pytest.importorskip("ray")
@@ -121,7 +121,7 @@ def _kind(name: str) -> str:
 
 
 def _argv(run_dir: Path, *more: str) -> list[str]:
-    return [sys.executable, "-m", "dealer.matchcli", "--game", "leduc.limit.2p.game",
+    return [sys.executable, "-m", "evaluation.cli", "--game", "leduc.limit.2p.game",
             "--transport", "inproc", "--hands", "300", "--matches", "2", "-v",
             "a=builtin:random", "-v", "b=builtin:random,seed=5", "--run-dir", str(run_dir),
             "--quiet", *more]

@@ -1,7 +1,7 @@
-"""CFR+ on the public tree (:mod:`strategies.royal_cfr`).
+"""CFR+ on the public tree (:mod:`strategies.solvers.royal`).
 
 * On a reduced Royal (8 cards, stacks 4) the regrets and average strategies after a few
-  iterations equal the project's enumerated CFR+ (:class:`strategies.cfr.Solver`, same
+  iterations equal the project's enumerated CFR+ (:class:`strategies.solvers.cfr.Solver`, same
   flags: alternating, regret matching+, linear averaging), boards grouped by suit classes.
 * Its abstract-game exploitability equals the project's best response and falls with
   iterations.
@@ -21,11 +21,11 @@ from agent.abstraction.actions import PRESETS
 from agent.abstraction.buckets import BlindCards, LosslessCards
 from agent.acpc.errors import UsageError
 from agent.strategy.fileformat import load_strategy
-from strategies.best_response import exploitability
-from strategies.cfr import Solver
-from strategies.game import build_abstract_game
+from strategies.games.abstract import build_abstract_game
+from strategies.measure.best_response import exploitability
 from strategies.recipes import RECIPES, Recipe, load_manifest
-from strategies.royal_cfr import RoyalCfr, solve_royal_recipe
+from strategies.solvers.cfr import Solver
+from strategies.solvers.royal import RoyalCfr, solve_royal_recipe
 from tests.strategies.translation.test_royal_br import SMALL_ROYAL, small_royal
 
 

@@ -1,15 +1,15 @@
 """Sampled LBR in Royal no-limit hold'em against the exact best response (issue 17, item 3).
 
 Royal (20 cards, stacks of 10 big blinds, a preflop and a flop round) is too big for the
-exact LBR of :mod:`strategies.lbr` (it enumerates every deal, about 16 M ordered ones) but
-:mod:`strategies.translation.royal_br` gives the *exact* full-game best response against a
+exact LBR of :mod:`strategies.measure.lbr` (it enumerates every deal, about 16 M ordered ones) but
+:mod:`strategies.measure.translation.royal_br` gives the *exact* full-game best response against a
 translating agent from its public tree. LBR is one strategy of the responder (a function of
 its own cards, the public history and its own coin flips), so in expectation it can never
 win more than the best response, seat by seat and on average over the seats.
 
 The check, for the bundled ``fcpa`` file with a randomized mapping played mixed
 (``rand-pshar``, purification ``none``) and a deterministic one played fully purified
-(``det-arith``, ``full``): the sampled LBR (:mod:`strategies.sampled_lbr`, duplicate deals
+(``det-arith``, ``full``): the sampled LBR (:mod:`strategies.measure.sampled_lbr`, duplicate deals
 from a fixed seed, preflop rule ``call``: LBR checks or calls every preflop decision, the
 fast published configuration and the command's default) plays real hands against the very
 policy object the command builds, and the exact best response is computed for *that*
@@ -42,8 +42,8 @@ import pytest
 
 from agent.abstraction import buckets
 from agent.policy import StrategyPolicy
-from strategies.sampled_lbr import ChunkPlayer, LbrConfig, summarize
-from strategies.translation import royal_br as rb
+from strategies.measure.sampled_lbr import ChunkPlayer, LbrConfig, summarize
+from strategies.measure.translation import royal_br as rb
 
 FILE = "royal.nolimit.2p.fcpa.strat"
 CHUNKS = 80

@@ -1,4 +1,4 @@
-"""The sampled abstract-game best response (strategies/sampled_br.py) against a pure-Python
+"""The sampled abstract-game best response (strategies/measure/sampled_br.py) against a pure-Python
 oracle of the same walks, brute force on a perfect-recall instance, and end to end on small
 hold'em strategy files (acpc-strategy exploit / inspect)."""
 
@@ -20,11 +20,11 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.gamefiles import load_game
 from agent.strategy.fileformat import dump_strategy, table_layout
 from agent.strategy.purification import parse_purification
-from strategies.best_response import purify_table
 from strategies.cli import main as cli_main
-from strategies.game import TIE, FlatTree, flatten_tree
+from strategies.games.abstract import TIE, FlatTree, flatten_tree
+from strategies.measure.best_response import purify_table
+from strategies.measure.sampled_br import FOLLOW, NO_RESPONDER, walk
 from strategies.recipes import get_recipe, load_manifest
-from strategies.sampled_br import FOLLOW, NO_RESPONDER, walk
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 F64 = npt.NDArray[np.float64]

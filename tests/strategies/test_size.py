@@ -1,4 +1,4 @@
-"""``strategies.size`` and ``acpc-strategy size``: game sizes against brute force.
+"""``strategies.games.size`` and ``acpc-strategy size``: game sizes against brute force.
 
 * The memoised betting count equals an explicit walk of every betting sequence with
   :class:`BettingState` (full games and abstractions; the canonical abstract tree of
@@ -41,7 +41,7 @@ from agent.acpc.cards import deck_for, suit_of
 from agent.acpc.gamedef import INT32_MAX, BettingType, Game
 from agent.acpc.gamefiles import load_game
 from strategies.cli import main
-from strategies.size import (
+from strategies.games.size import (
     BettingCounts,
     GameTooLargeError,
     count_betting,

@@ -31,8 +31,8 @@ from agent.abstraction.actions import (
 )
 from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamefiles import load_game
-from strategies.best_response import expected_values, exploitability
-from strategies.sizing import (
+from strategies.measure.best_response import expected_values, exploitability
+from strategies.sizes.learned import (
     LearnSpec,
     Rules,
     SizeLearner,

@@ -59,7 +59,7 @@ def run_without_jit(*files: str | Path, keyword: str = "small") -> None:
 
 # --------------------------------------------------------------------------- project modules
 
-PACKAGES = ("agent", "dealer", "strategies")
+PACKAGES = ("agent", "dealer", "jobs", "strategies", "evaluation")
 
 
 def project_modules() -> list[str]:

@@ -1,5 +1,5 @@
-"""The game as the slow pure-Python solver oracles see it (tests of strategies.cfr and
-strategies.best_response): the canonical tree, every deal with its probability, buckets and
+"""The game as the slow pure-Python solver oracles see it (tests of strategies.solvers.cfr and
+strategies.measure.best_response): the canonical tree, every deal with its probability, buckets and
 payoffs computed directly, not from the flat arrays the kernels walk."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agent.acpc.evaluator import rank_hand_fast
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
 from agent.strategy.fileformat import TableLayout, table_layout
-from strategies.game import AbstractGame, build_abstract_game
+from strategies.games.abstract import AbstractGame, build_abstract_game
 from tests.support import DATA
 
 

@@ -19,7 +19,8 @@ import pytest
 from agent.acpc.dealing import deal_hands
 from agent.acpc.gamefiles import load_game
 from agent.builtin import RandomPolicy
-from dealer.match.estimator import (
+from dealer.stats import estimate
+from evaluation.estimators.estimator import (
     FEATURES,
     FileAgent,
     RandomAgent,
@@ -31,10 +32,9 @@ from dealer.match.estimator import (
     play_hand,
     showdown_odds,
 )
-from dealer.match.schedule import plan_jobs
-from dealer.match.variants import Variant, parse_variant
-from dealer.match.worker import MatchSettings, make_seat_policy, run_job
-from dealer.stats import estimate
+from evaluation.match.schedule import plan_jobs
+from evaluation.match.variants import Variant, parse_variant
+from evaluation.match.worker import MatchSettings, make_seat_policy, run_job
 from tests.support import ROOT
 
 DATA = ROOT / "strategies" / "data"
@@ -87,7 +87,7 @@ def test_the_model_plays_like_the_policy(game_name: str, strat: str, mapping: st
 
 
 def _leduc_exact() -> float:
-    from strategies.exact_match import ExactArena, Player
+    from evaluation.estimators.exact import ExactArena, Player
 
     arena = ExactArena(load_game(LEDUC))
     pshar = Player("pshar", str(DATA / "leduc.nolimit.2p.fcpa.strat"), mapping="rand-pshar")
@@ -170,7 +170,7 @@ def test_showdown_odds_against_a_hand_count() -> None:
 def test_cli_estimator(tmp_path: Path) -> None:
     out = tmp_path / "e.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "dealer.matchcli", "--estimator", "sampled-agents", "--game",
+        [sys.executable, "-m", "evaluation.cli", "--estimator", "sampled-agents", "--game",
          LEDUC, "-v", f"a={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=rand-pshar",
          "-v", f"b={DATA / 'leduc.nolimit.2p.fcpa.strat'},mapping=det-arith",
          "-v", "r=builtin:random", "--hands", "100", "--matches", "2", "--json", str(out),
@@ -182,13 +182,13 @@ def test_cli_estimator(tmp_path: Path) -> None:
     assert diff["mean"] == pytest.approx(rows["a vs r"]["mean"] - rows["b vs r"]["mean"],
                                          abs=2 * rows["a vs r"]["se"])
     bad = subprocess.run(
-        [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents", "--game",
+        [sys.executable, "-m", "evaluation.cli", "--estimator", "exact-agents", "--game",
          LEDUC, "-v", "a=cmd=./player", "-v", "r=builtin:random"],
         capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert bad.returncode == 1
     assert "expected strategy files or built-ins" in bad.stderr
     mixed = subprocess.run(
-        [sys.executable, "-m", "dealer.matchcli", "--estimator", "exact-agents",
+        [sys.executable, "-m", "evaluation.cli", "--estimator", "exact-agents",
          "--transport", "inproc"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert mixed.returncode == 2
     assert "--transport apply to played matches, not to --estimator exact-agents" in (
@@ -204,7 +204,7 @@ def test_hole_classes() -> None:
 
 
 def test_exact_and_estimator_exclude_each_other() -> None:
-    from dealer.matchcli import main
+    from evaluation.cli import main
 
     assert main(["--exact", "--estimator", "sampled-agents", "--game", LEDUC,
                  "-v", "a=builtin:call", "-v", "b=builtin:random"]) == 2
@@ -270,7 +270,7 @@ def test_joint_walk_equals_the_separate_walks(game_name: str, strat: str, hands:
 def test_heads_up_river_odds_from_the_kernel() -> None:
     """On a hold'em river the kernel's (HS, 0, 1 - HS) is worth the exact odds in a
     heads-up showdown: the same win - lose, and so the same value."""
-    from dealer.match.estimator import _heads_up_odds
+    from evaluation.estimators.estimator import _heads_up_odds
 
     game = load_game(HOLDEM)
     rng = random.Random(4)
@@ -335,7 +335,7 @@ def test_flop_buckets_by_class_equal_the_kernel() -> None:
     the class (suits permuted, the flop in another order)."""
     from agent.abstraction.holdem_buckets import ehs2
     from agent.abstraction.isomorphism import holdem_indexer
-    from dealer.match.estimator import flop_buckets
+    from evaluation.estimators.estimator import flop_buckets
 
     cards = make_model(parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'}"),
                        load_game(HOLDEM)).loaded.cards  # type: ignore[attr-defined]
@@ -369,7 +369,7 @@ def test_flop_buckets_by_class_equal_the_kernel() -> None:
 
 
 def test_kernel_buckets_equal_the_abstraction() -> None:
-    from dealer.match.estimator import kernel_buckets
+    from evaluation.estimators.estimator import kernel_buckets
 
     cards = make_model(parse_variant(f"a={DATA / 'holdem.nolimit.2p.strat'}"),
                        load_game(HOLDEM)).loaded.cards  # type: ignore[attr-defined]

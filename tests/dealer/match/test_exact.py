@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agent.acpc.gamefiles import load_game
-from strategies.exact_match import ExactArena, Player
+from evaluation.estimators.exact import ExactArena, Player
 from tests.support import ROOT
 
 GAME = "leduc.nolimit.2p.game"
@@ -21,7 +21,7 @@ FILE = "leduc.nolimit.2p.fcpa.strat"
 
 
 def _match(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dealer.matchcli", "--game", GAME, *args],
+    return subprocess.run([sys.executable, "-m", "evaluation.cli", "--game", GAME, *args],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -94,7 +94,7 @@ def test_what_cannot_be_valued_is_one_line(args: list[str], code: int, message: 
 
 def test_big_games_are_refused() -> None:
     for game in ("holdem.nolimit.2p.reverse_blinds.game", "holdem.limit.2p.reverse_blinds.game"):
-        done = subprocess.run([sys.executable, "-m", "dealer.matchcli", "--game", game,
+        done = subprocess.run([sys.executable, "-m", "evaluation.cli", "--game", game,
                                "-v", "a=builtin:call", "-v", "b=builtin:fold", "--exact"],
                               capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
@@ -113,14 +113,14 @@ def test_limit_and_three_player_games(tmp_path: Path) -> None:
     assert v0 == pytest.approx(-0.08561, abs=1e-4) and v1 == pytest.approx(-v0)
     kuhn = ["--game", "kuhn.limit.3p.game", "-v", "s=kuhn.limit.3p.strat",
             "-v", "c=builtin:call", "-v", "r=builtin:random"]
-    exact = subprocess.run([sys.executable, "-m", "dealer.matchcli", *kuhn, "--exact",
+    exact = subprocess.run([sys.executable, "-m", "evaluation.cli", *kuhn, "--exact",
                             "--json", str(tmp_path / "e.json")],
                            capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert exact.returncode == 0, exact.stderr
     rows = json.loads((tmp_path / "e.json").read_text())["exact"]
     assert len(rows) == 3 and all(len(r["per_rotation"]) == 3 for r in rows)
     assert sum(r["chips_per_hand"] for r in rows) == pytest.approx(0.0, abs=1e-12)
-    played = subprocess.run([sys.executable, "-m", "dealer.matchcli", *kuhn, "--hands",
+    played = subprocess.run([sys.executable, "-m", "evaluation.cli", *kuhn, "--hands",
                              "1000", "--matches", "4", "--transport", "inproc", "--run-dir",
                              str(tmp_path / "run"), "--json", str(tmp_path / "p.json"),
                              "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)

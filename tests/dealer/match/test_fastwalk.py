@@ -1,5 +1,5 @@
-"""The numba walk of ``--estimator sampled-agents`` (:mod:`dealer.match.fastwalk`) against
-its slow oracle, the Python reference walk (:class:`dealer.match.estimator._JointWalk`):
+"""The numba walk of ``--estimator sampled-agents`` (:mod:`evaluation.estimators.fastwalk`) against
+its slow oracle, the Python reference walk (:class:`evaluation.estimators.estimator._JointWalk`):
 the same values deal by deal (tolerance 1e-9) for several seeds, both seatings, both
 mappings of the default run and more, both size conventions, purifications ``none``,
 ``full`` and a threshold; an estimate that agrees with played matches; and each kernel
@@ -26,9 +26,9 @@ from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
 from agent.strategy.purification import parse_purification, sample_index
-from dealer.match import fastwalk as fw
-from dealer.match.estimator import FileAgent, joint_group_values, make_model
-from dealer.match.variants import parse_variant
+from evaluation.estimators import fastwalk as fw
+from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
+from evaluation.match.variants import parse_variant
 from tests.support import NO_JIT, ROOT
 
 fw.load_kernels()
@@ -238,9 +238,9 @@ def test_kernel_estimate_agrees_with_played_matches() -> None:
     the smaller one."""
     import math
 
-    from dealer.match.schedule import plan_jobs
-    from dealer.match.worker import MatchSettings, run_job
     from dealer.stats import estimate
+    from evaluation.match.schedule import plan_jobs
+    from evaluation.match.worker import MatchSettings, run_job
 
     if not _has_flop_table():
         pytest.skip("no cached flop table: the kernel does not apply")
@@ -329,7 +329,7 @@ def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk() -> None:
     from types import SimpleNamespace
 
     from agent.strategy.fileformat import quantize_rows
-    from dealer.match.estimator import CardCache
+    from evaluation.estimators.estimator import CardCache
 
     if not _has_flop_table():
         pytest.skip("no cached flop table: the kernel does not apply")

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from agent.acpc.gamefiles import load_game
-from dealer import matchcli
-from dealer.logtool import verify_log
-from dealer.match.runner import variant_cli_spec
-from dealer.match.schedule import deal_seed, make_groups, plan_jobs
-from dealer.match.variants import Variant, VariantError, load_toml, parse_variant
-from dealer.match.worker import agent_command
+from evaluation import cli as matchcli
+from evaluation.logtool import verify_log
+from evaluation.match.runner import variant_cli_spec
+from evaluation.match.schedule import deal_seed, make_groups, plan_jobs
+from evaluation.match.variants import Variant, VariantError, load_toml, parse_variant
+from evaluation.match.worker import agent_command
 from tests.support import DATA, ROOT
 
 FOLD_CLIENT = DATA / "fold_client.py"
@@ -351,7 +351,7 @@ def test_run_dir_keeps_its_settings(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert status == 1 and "made with hands = 10, this run has 20" in err
     status, _, err = run_cli([*base, "-v", "b=builtin:fold", "--hands", "10"], capsys)
     assert status == 1 and "variant 'b' was 'b=builtin:random'" in err
-    from dealer.match.store import ResultStore
+    from evaluation.match.store import ResultStore
 
     holder = ResultStore(tmp_path / "run")  # another runner using the directory
     try:
@@ -426,7 +426,7 @@ def test_default_setup_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def _runner(run_dir: Path, jobs: str) -> list[str]:
-    return [sys.executable, "-m", "dealer.matchcli", "--game", HOLDEM, "--transport", "inproc",
+    return [sys.executable, "-m", "evaluation.cli", "--game", HOLDEM, "--transport", "inproc",
             "--jobs", jobs, "--hands", "150", "--matches", "10", "--run-dir", str(run_dir),
             "-v", "call=builtin:call", "-v", "random=builtin:random", "--quiet"]
 
@@ -579,7 +579,7 @@ def test_plot_without_matplotlib_fails_before_playing(tmp_path: Path,
 
 
 def test_the_readme_toml_example_parses(tmp_path: Path) -> None:
-    from dealer.match.variants import load_toml
+    from evaluation.match.variants import load_toml
 
     text = (ROOT / "README.md").read_text()
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
@@ -599,7 +599,7 @@ def test_the_readme_toml_example_parses(tmp_path: Path) -> None:
 def test_any_project_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from agent.acpc.errors import StrategyFileError
-    from dealer.match import runner
+    from evaluation.match import runner
 
     def broken(config: object, progress: object) -> object:
         raise StrategyFileError("x.strat: truncated table")
@@ -614,7 +614,7 @@ def test_any_project_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_in_process_seats_reuse_the_last_few_loaded_files() -> None:
     """A round robin switching between file variants loads each one once per process."""
-    from dealer.match import worker
+    from evaluation.match import worker
 
     game = load_game("leduc.nolimit.2p.game")
     variants = [parse_variant(f"{n}=leduc.nolimit.2p.fcpa.strat,mapping={m}")
@@ -701,7 +701,7 @@ def test_time_guard_fallbacks_are_counted_shown_and_warned(
     process over TCP, or in-process on the real clock), stored per seat, summed per variant
     in the table's footnote and the JSON, and the run warns that its results depend on
     timing. In-process on the fake clock (the default) no guard applies."""
-    from dealer.match import worker
+    from evaluation.match import worker
 
     game = "leduc.nolimit.2p.game"
     base = ["--game", game, "--hands", "30", "--matches", "1", "--seed", "3", "--jobs", "1",

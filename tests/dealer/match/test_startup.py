@@ -20,7 +20,7 @@ def _argv(run_dir: Path) -> list[str]:
 
 _PROBE = (
     "import contextlib, io, json, sys\n"
-    "from dealer.matchcli import main\n"
+    "from evaluation.cli import main\n"
     "out, err = io.StringIO(), io.StringIO()\n"
     "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
     "    status = main(json.loads(sys.argv[1]))\n"

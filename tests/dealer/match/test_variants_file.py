@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dealer import matchcli
-from dealer.match.schedule import MAX_GROUPS, make_groups
-from dealer.match.variants import (
+from evaluation import cli as matchcli
+from evaluation.match.schedule import MAX_GROUPS, make_groups
+from evaluation.match.variants import (
     MAX_TOML_BYTES,
     MAX_TOML_DEPTH,
     RUN_SETTINGS,

@@ -1,4 +1,4 @@
-"""Full-game exploitability of translating agents (:mod:`strategies.translation`).
+"""Full-game exploitability of translating agents (:mod:`strategies.measure.translation`).
 
 * Half-street games (clairvoyance, no-limit Kuhn): the CFR+ kernel equals a pure-Python
   oracle; P1's and P2's best responses equal brute force over their pure strategies, with
@@ -46,13 +46,12 @@ from agent.acpc.matchstate import view_of
 from agent.policy import LoadedStrategy, StrategyPolicy, realise
 from agent.strategy.fileformat import load_strategy
 from agent.strategy.purification import parse_purification
-from strategies.best_response import best_response
 from strategies.cli import main
-from strategies.game import AbstractGame, build_abstract_game, normalise_rows
-from strategies.recipes import DATA_DIR
-from strategies.translation import games as hs
-from strategies.translation import lab
-from strategies.translation.full_br import (
+from strategies.games import halfstreet as hs
+from strategies.games.abstract import AbstractGame, build_abstract_game, normalise_rows
+from strategies.measure.best_response import best_response
+from strategies.measure.translation import lab
+from strategies.measure.translation.full_br import (
     AgentLab,
     all_in_misreads,
     build_agent_model,
@@ -62,6 +61,7 @@ from strategies.translation.full_br import (
     induced_table,
     purify_table,
 )
+from strategies.recipes import DATA_DIR
 from tests.support import NO_JIT, run_without_jit
 
 F64 = npt.NDArray[np.float64]
@@ -94,7 +94,7 @@ def random_agent(
 
 def oracle_cfr_plus(game: hs.HalfStreetGame, sizes: list[float], iterations: int) -> tuple[
         list[list[float]], list[list[list[float]]]]:
-    """The CFR+ of :func:`strategies.translation.games.solve_abstract`, with lists."""
+    """The CFR+ of :func:`strategies.games.halfstreet.solve_abstract`, with lists."""
     n1, n2 = game.prob.shape
     m = len(sizes)
     prob = game.prob.tolist()

@@ -1,7 +1,8 @@
-"""Exact best responses and head-to-head values by boards (:mod:`strategies.translation.royal_br`).
+"""Exact best responses and head-to-head values by boards
+(:mod:`strategies.measure.translation.royal_br`).
 
 * No-limit Leduc: every best response equals the translation lab's
-  (:class:`strategies.translation.full_br.AgentLab`, enumerated deals) on the bundled files,
+  (:class:`strategies.measure.translation.full_br.AgentLab`, enumerated deals) on the bundled files,
   for several mappings, both purifications and both size conventions.
 * A reduced Royal (8 cards: ranks A and K in four suits, 2 hole cards, a flop of 3, blinds
   1/2 reversed, stacks 4): with random abstract tables, the best response in both seats
@@ -37,17 +38,17 @@ from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
 from agent.strategy.fileformat import load_strategy, table_layout
 from agent.strategy.purification import parse_purification
-from strategies.best_response import best_response, expected_values
-from strategies.game import AbstractGame, build_abstract_game
-from strategies.recipes import DATA_DIR
-from strategies.translation import royal_br as rb
-from strategies.translation.full_br import (
+from strategies.games.abstract import AbstractGame, build_abstract_game
+from strategies.measure.best_response import best_response, expected_values
+from strategies.measure.translation import royal_br as rb
+from strategies.measure.translation.full_br import (
     AgentLab,
     build_agent_model,
     build_full_game,
     build_full_tree,
     induced_table,
 )
+from strategies.recipes import DATA_DIR
 
 NONE = parse_purification("none")
 FULL = parse_purification("full")
@@ -258,7 +259,7 @@ def test_bad_input() -> None:
 
 def test_tables_script(tmp_path: Path) -> None:
     from agent.strategy.fileformat import dump_strategy
-    from strategies.royal_cfr import RoyalCfr
+    from strategies.solvers.royal import RoyalCfr
 
     game = small_royal()
     files = []

@@ -1,0 +1,662 @@
+"""Sampled local best response (Lisý and Bowling, 2017): real hands against the real agent.
+
+Where :mod:`strategies.measure.lbr` values LBR exactly (small games), this module *plays* it: hands
+are dealt from a seed (the reference dealing, :func:`agent.acpc.dealing.deal_hands`) and
+each deal is played twice, LBR in position 0 and then in position 1 with the same cards by
+position (duplicate: LBR gets the agent's cards the second time, which cuts the card
+luck). The agent is the real policy object (:func:`agent.agents.make_policy`: strategy file
+with mapping, purification and size convention, or a built-in), asked through
+``act(MatchState)`` and drawing its private randomness exactly as in a match (no time guard:
+a match's 1 s guard never triggers at these speeds). Any two-player no-limit game.
+
+**LBR's side.** It never sees the agent's cards. It keeps the agent's *range*: a weight per
+hole of the deck (1,326 in hold'em; :func:`strategies.measure.lbr_cards.all_holes`), uniform at the
+start, zero for holes that touch its own cards or the board, and after every agent action
+``a`` multiplied by ``P(a | hole, history)`` from an *agent model* that follows the policy
+one rule at a time (:class:`StrategyModel`, :mod:`agent.policy`'s module docstring): the
+model carries *hypotheses*, pairs (abstract node, or off-tree) x weight per hole. An LBR
+raise is translated as the policy translates it (:func:`agent.abstraction.convention.
+read_bet`, the same size convention): a randomized mapping splits a hypothesis in two with
+weights ``f`` and ``1 - f`` (the agent's private draw: a *mixture*, never a guess). An agent
+action keeps, per hypothesis, the abstract actions that :func:`agent.policy.realise` turns
+into that real action, weighted by the purified row of each hole's bucket
+(:func:`strategies.measure.lbr_cards.hole_buckets`), and moves to their children. The policy's
+fallbacks (raise cap read as a call, the abstract round that waits for the real one,
+off-tree check/call) are the model's too. Built-ins: ``call``, ``fold`` and ``minraise``
+ignore their cards (the range never changes), ``random`` too (its probabilities are known:
+:class:`RandomModel`), ``equity`` is asked hole by hole (:class:`QueryModel`).
+
+**LBR's decision** (``choose``): with ``w`` the range and ``eq`` LBR's equity against each
+hole with the rest of the board dealt out (:func:`strategies.measure.lbr_cards.equities`), the
+values, in chips of the hand, of
+
+* fold (facing a bet): ``-spent_LBR``;
+* check/call: ``sum_h w_h (2 eq_h - 1) S / sum_h w_h`` with ``S`` the amount both have in
+  after the call (then everybody checks or calls to the showdown);
+* a raise to ``T``: the agent folds hole ``h`` with its model probability ``p_h`` at the
+  state after the raise (translation included), LBR then wins ``spent_agent``; else it calls
+  and the hand is checked down: ``sum_h w_h [p_h spent_agent + (1 - p_h)(2 eq_h - 1) T] /
+  sum_h w_h``.
+
+The candidate raises are the legal raise nearest each pot fraction of ``fractions``
+(default :data:`DEFAULT_FRACTIONS`; nearest in real pot fraction, ties to the smaller, as
+:func:`strategies.measure.lbr.candidate_actions`) and the all-in. The maximum wins; ties go to the
+first of fold, call, raises by size. **Preflop** (:data:`PREFLOP_RULES`): ``call`` (the
+default, as the fast configuration of the published evaluations: LBR checks or calls every
+preflop decision, so hold'em needs no preflop equities) or ``best`` (the same rule as
+later; equities then come from every board when there are at most
+:data:`strategies.measure.lbr_cards.MAX_EXACT_COMPLETIONS`, else from
+:data:`strategies.measure.lbr_cards.PREFLOP_SAMPLES` sampled boards).
+
+**Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
+its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
+hands and their values do not depend on how many worker processes play them
+(:func:`play_chunk` takes and returns JSON text: nothing of ours is pickled). Values are
+chips per hand for LBR; :func:`summarize` gives mbb/h with a 95% normal interval over the
+deals (each deal's value is the mean of its two hands).
+
+Imports numpy, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.convention import read_bet
+from agent.abstraction.holdem_buckets import HoldemCards
+from agent.abstraction.translation import MappingFn
+from agent.acpc.betsize import pot_after_call
+from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
+from agent.acpc.dealing import Deal, deal_hands
+from agent.acpc.errors import AbstractionError, UsageError
+from agent.acpc.evaluator import rank_hand
+from agent.acpc.gamedef import Game
+from agent.acpc.matchstate import view_of
+from agent.builtin import CallPolicy, EquityPolicy, FoldPolicy, MinRaisePolicy, RandomPolicy
+from agent.policy import StrategyPolicy, realise, waits_for_round
+from agent.strategy.fileformat import DTYPES, QUANT
+from agent.strategy.hotswap import LoadedStrategy
+from agent.strategy.purification import TIE, Purification
+from strategies.measure.lbr_cards import all_holes, completions, equities, hole_buckets
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+DEFAULT_FRACTIONS: tuple[float, ...] = (0.5, 1.0, 2.0)
+"""Sampled LBR's bet sizes besides the all-in (pot fractions)."""
+
+PREFLOP_RULES = ("call", "best")
+"""LBR's preflop rule (module docstring)."""
+
+CHUNK_DEALS = 10
+"""Deals per chunk (20 hands): the unit of work of a worker and of the seeds."""
+
+OFF_TREE = -1
+"""The hypothesis of an agent whose abstract history has left the real one."""
+
+Hyps = dict[int, F64]
+"""Hypotheses: abstract node (or :data:`OFF_TREE`; 0 for built-ins) -> weight per hole."""
+
+
+# --------------------------------------------------------------------------- hands
+
+
+@dataclass
+class HandView:
+    """What the range machinery knows of one hand: the holes, the agent's position and the
+    cards LBR sees (the agent's hole is there only for the agent's policy)."""
+
+    game: Game
+    holes: I64
+    agent_position: int
+    hand_number: int
+    lbr_hole: tuple[int, ...]
+    board: tuple[int, ...]
+    """The whole board of the hand; rounds see their prefix."""
+    cache: BucketCache | None = None
+    _buckets: dict[int, I64] = field(default_factory=dict)
+
+    def visible(self, round_: int) -> tuple[int, ...]:
+        return self.board[: self.game.board_cards_through(round_)]
+
+    def possible(self, round_: int) -> npt.NDArray[np.bool_]:
+        """Holes that miss LBR's cards and the board visible in ``round_``."""
+        dead = np.zeros(64, dtype=bool)
+        dead[list(self.lbr_hole) + list(self.visible(round_))] = True
+        return np.logical_not(dead[self.holes].any(axis=1))
+
+    def buckets(self, cards: Any, round_: int, which: I64) -> I64:
+        """The agent's bucket of holes ``which`` (indices) in ``round_``; computed once per
+        hole and round (-1 = not yet), or read from the shared :class:`BucketCache`."""
+        if self.cache is not None:
+            return self.cache.buckets(cards, round_, self.visible(round_), self.holes, which)
+        have = self._buckets.get(round_)
+        if have is None:
+            have = np.full(self.holes.shape[0], -1, dtype=np.int64)
+            self._buckets[round_] = have
+        todo = which[have[which] < 0]
+        if todo.size:
+            have[todo] = hole_buckets(cards, round_, self.holes[todo], self.visible(round_))
+        return have[which]
+
+
+class BucketCache:
+    """Hold'em buckets of every hole by suit-canonical board, shared by the hands of a
+    process (LRU of :attr:`size` boards): the duplicate hand replays the same boards, and
+    flops repeat up to suit relabelling (1,755 classes). Sound because the hold'em metric
+    is invariant under relabelling the suits (:mod:`agent.abstraction.holdem_buckets`):
+    hole ``h`` on board ``b`` has the bucket of ``perm(h)`` on ``perm(b)``."""
+
+    def __init__(self, holes: I64, size: int = 20_000) -> None:
+        self.size = size
+        perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
+        self._card_perm = (np.arange(52)[None, :] // 4) * 4 + perms[:, np.arange(52) % 4]
+        index = np.full((52, 52), -1, dtype=np.int64)
+        index[holes[:, 0], holes[:, 1]] = np.arange(holes.shape[0])
+        index[holes[:, 1], holes[:, 0]] = np.arange(holes.shape[0])
+        moved = self._card_perm[:, holes]  # [perm, hole, 2]
+        self._hole_perm = index[moved[..., 0], moved[..., 1]]
+        self._boards: OrderedDict[tuple[int, ...], npt.NDArray[np.int16]] = OrderedDict()
+
+    def buckets(self, cards: Any, round_: int, board: tuple[int, ...], holes: I64,
+                which: I64) -> I64:
+        forms = [tuple(sorted(row)) for row in self._card_perm[:, list(board)].tolist()] \
+            if board else [()] * len(self._card_perm)
+        p = min(range(len(forms)), key=forms.__getitem__)
+        key = (round_, *forms[p])
+        have = self._boards.get(key)
+        if have is None:
+            have = np.full(holes.shape[0], -1, dtype=np.int16)
+            self._boards[key] = have
+            if len(self._boards) > self.size:
+                self._boards.popitem(last=False)
+        else:
+            self._boards.move_to_end(key)
+        at = self._hole_perm[p, which]
+        todo = which[have[at] < 0]
+        if todo.size:
+            have[self._hole_perm[p, todo]] = hole_buckets(cards, round_, holes[todo], board)
+        out: I64 = have[at].astype(np.int64)
+        return out
+
+
+def total(hyps: Hyps, size: int) -> F64:
+    """The range: the weight per hole summed over the hypotheses."""
+    out = np.zeros(size)
+    for w in hyps.values():
+        out += w
+    return out
+
+
+def _add(out: Hyps, key: int, w: F64) -> None:
+    if not w.any():
+        return
+    have = out.get(key)
+    out[key] = w.copy() if have is None else have + w
+
+
+class AgentModel(Protocol):
+    """``P(action | hole, history)`` of an agent, through hypotheses (module docstring)."""
+
+    def update(self, view: HandView, hyps: Hyps, state: BettingState, action: Action) -> Hyps:
+        """The hypotheses after ``action`` at ``state`` (the agent's or LBR's)."""
+        ...
+
+
+# --------------------------------------------------------------------------- agent models
+
+
+def purify_rows(rows: F64, purification: Purification) -> F64:
+    """Each row of ``rows`` purified (:meth:`Purification.apply`) and divided by its total
+    (what :func:`agent.strategy.purification.sample_index` samples from)."""
+    if purification.kind == "threshold":
+        kept = np.where(rows >= purification.threshold, rows, 0.0)
+        sums = kept.sum(axis=1, keepdims=True)
+        full = purify_rows(rows, Purification("full"))
+        return np.where(sums > 0, kept / np.where(sums > 0, sums, 1.0), full)
+    if purification.kind == "full":
+        best = rows.max(axis=1, keepdims=True)
+        ties = ((rows > 0.0) & (rows >= best - TIE)).astype(np.float64)
+        out: F64 = ties / ties.sum(axis=1, keepdims=True)
+        return out
+    normal: F64 = rows / rows.sum(axis=1, keepdims=True)
+    return normal
+
+
+class StrategyModel:
+    """The model of a :class:`~agent.policy.StrategyPolicy` (module docstring)."""
+
+    def __init__(self, loaded: LoadedStrategy, mapping: MappingFn,
+                 purification: Purification, sizes_in: str) -> None:
+        self.loaded = loaded
+        self.mapping = mapping
+        self.purification = purification
+        self.sizes_in = sizes_in
+        strategy = loaded.strategy
+        table = np.asarray(strategy.table).astype(np.float64)
+        if strategy.table.dtype == DTYPES["uint16"]:
+            table /= QUANT
+        self._table = table
+        self._layout = strategy.layout
+
+    @classmethod
+    def of(cls, policy: StrategyPolicy) -> StrategyModel:
+        return cls(policy.loaded, policy.mapping, policy.purification, policy.sizes_in)
+
+    def probs(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
+        """``[len(which), k]``: the purified row of each hole's bucket at ``node_id``."""
+        k = int(self._layout.num_actions[node_id])
+        buckets = view.buckets(self.loaded.cards, round_, which)
+        start = int(self._layout.offsets[node_id])
+        rows = self._table[start + buckets[:, None] * k + np.arange(k)[None, :]]
+        return purify_rows(rows, self.purification)
+
+    def update(self, view: HandView, hyps: Hyps, state: BettingState, action: Action) -> Hyps:
+        tree = self.loaded.tree
+        agent = state.player == view.agent_position
+        out: Hyps = {}
+        for node_id, w in hyps.items():
+            node = tree.nodes[node_id] if node_id != OFF_TREE else None
+            if node is None or waits_for_round(node.is_terminal, node.round, state.round) or \
+                    node.is_terminal or node.player != state.player or \
+                    node.round != state.round:
+                waiting = node is not None and waits_for_round(node.is_terminal, node.round,
+                                                               state.round)
+                keep = node_id if waiting else OFF_TREE
+                if not agent or action.kind is ActionKind.CALL:  # the agent checks/calls
+                    _add(out, keep, w)
+                continue
+            if agent:
+                which = np.flatnonzero(w)
+                probs = self.probs(view, node_id, state.round, which)
+                for i, a in enumerate(node.actions):
+                    if realise(state, a.kind, a.fraction) == action:
+                        moved = np.zeros_like(w)
+                        moved[which] = w[which] * probs[:, i]
+                        _add(out, node.children[i], moved)
+                continue
+            kinds = [a.kind for a in node.actions]
+            if action.kind is ActionKind.FOLD:
+                _add(out, node.children[kinds.index(ActionKind.FOLD)]
+                     if ActionKind.FOLD in kinds else OFF_TREE, w)
+                continue
+            call = node.children[kinds.index(ActionKind.CALL)]
+            raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
+            if action.kind is ActionKind.CALL or not raises:  # raise cap: read as a call
+                _add(out, call, w)
+                continue
+            if not state.game.is_nolimit:
+                _add(out, node.children[raises[0]], w)
+                continue
+            reading = read_bet(state, node, action.raise_to, self.sizes_in)
+            f = reading.prob_low(self.mapping)
+            low = node.children[reading.options[reading.low]]
+            if reading.certain:
+                _add(out, low, w)
+                continue
+            _add(out, low, f * w)
+            _add(out, node.children[reading.options[reading.high]], (1.0 - f) * w)
+        return out
+
+
+class RandomModel:
+    """``builtin:random``: its kind and size probabilities, the same for every hole."""
+
+    def update(self, view: HandView, hyps: Hyps, state: BettingState, action: Action) -> Hyps:
+        if state.player != view.agent_position:
+            return hyps
+        return {k: w * random_prob(state, action) for k, w in hyps.items()}
+
+
+def random_prob(state: BettingState, action: Action) -> float:
+    """The probability that :class:`agent.builtin.RandomPolicy` plays ``action``."""
+    kinds = state.legal_actions()
+    weights = RandomPolicy.WEIGHTS
+    if action.kind not in kinds:
+        return 0.0
+    p = weights[action.kind] / sum(weights[k] for k in kinds)
+    if action.kind is ActionKind.RAISE and state.game.is_nolimit:
+        bounds = state.raise_bounds()
+        assert bounds is not None
+        return p / (bounds[1] - bounds[0] + 1) if bounds[0] <= action.raise_to <= bounds[1] \
+            else 0.0
+    return p
+
+
+class QueryModel:
+    """A built-in without randomness, asked hole by hole through its ``act`` (``call``,
+    ``fold``, ``minraise`` once: they ignore their cards; ``equity`` per hole)."""
+
+    def __init__(self, policy: Any, per_hole: bool) -> None:
+        self.policy = policy
+        self.per_hole = per_hole
+
+    def update(self, view: HandView, hyps: Hyps, state: BettingState, action: Action) -> Hyps:
+        if state.player != view.agent_position:
+            return hyps
+        w0 = total(hyps, view.holes.shape[0])
+        which = np.flatnonzero(w0) if self.per_hole else np.array([-1])
+        like = np.zeros(view.holes.shape[0])
+        for i in which.tolist():
+            hole = tuple(int(c) for c in view.holes[i]) if i >= 0 else view.lbr_hole
+            cards = tuple(hole if p == view.agent_position else view.lbr_hole
+                          for p in range(2))
+            ms = view_of(view.agent_position, view.hand_number, state, cards, view.board)
+            played = self.policy.act(ms) == action
+            if i < 0:
+                like[:] = float(played)
+            else:
+                like[i] = float(played)
+        return {k: w * like for k, w in hyps.items() if (w * like).any()}
+
+
+def agent_model(policy: Any) -> AgentModel:
+    """The model of a policy :func:`agent.agents.make_policy` made.
+
+    Raises:
+        UsageError: for a policy of a kind this module does not model.
+    """
+    if isinstance(policy, StrategyPolicy):
+        return StrategyModel.of(policy)
+    if isinstance(policy, RandomPolicy):
+        return RandomModel()
+    if isinstance(policy, EquityPolicy):
+        # the model's own instance, asked for every hole: a cache of every hole's equity
+        # on the board (its values are a function of the cards, so only speed changes)
+        setattr(policy, "CACHE_SIZE", 1 << 16)  # noqa: B010 (shadows the ClassVar)
+        return QueryModel(policy, per_hole=True)
+    if isinstance(policy, CallPolicy | FoldPolicy | MinRaisePolicy):
+        return QueryModel(policy, per_hole=False)
+    raise UsageError(f"expected a strategy file or a built-in agent for LBR, got "
+                     f"{type(policy).__name__!r}")
+
+
+# --------------------------------------------------------------------------- LBR
+
+
+def candidate_raises(state: BettingState, fractions: Sequence[float]) -> list[int]:
+    """Raise-to amounts LBR considers: the legal one nearest each pot fraction (ties to the
+    smaller) and the all-in, ascending; none if no raise is legal."""
+    bounds = state.raise_bounds()
+    if bounds is None:
+        return []
+    lo, hi = bounds
+    base = pot_after_call(state)
+    out = {hi}
+    for f in fractions:
+        target = state.max_spent + f * base
+        below = min(max(math.floor(target), lo), hi)
+        above = min(max(math.ceil(target), lo), hi)
+        out.add(below if abs(below - target) <= abs(above - target) else above)
+    return sorted(out)
+
+
+@dataclass
+class LbrSettings:
+    """How LBR plays."""
+
+    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
+    preflop: str = "call"
+
+
+class LbrPlayer:
+    """LBR's decisions in one hand (module docstring)."""
+
+    def __init__(self, view: HandView, model: AgentModel, settings: LbrSettings,
+                 rng: np.random.Generator) -> None:
+        self.view = view
+        self.model = model
+        self.settings = settings
+        self.rng = rng
+        self._eq: dict[int, F64] = {}
+
+    def equity(self, round_: int, which: I64) -> F64:
+        """LBR's equity against holes ``which`` in ``round_`` (cached per round)."""
+        view = self.view
+        have = self._eq.get(round_)
+        if have is None:
+            have = np.full(view.holes.shape[0], np.nan)
+            self._eq[round_] = have
+        todo = which[np.isnan(have[which])]
+        if todo.size:
+            board = view.visible(round_)
+            boards = completions(view.game, view.lbr_hole, board, self.rng)
+            have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards)
+        return have[which]
+
+    def values(self, hyps: Hyps, state: BettingState) -> list[tuple[Action, float]]:
+        """Each candidate action with its value (chips; module docstring)."""
+        view = self.view
+        me = 1 - view.agent_position
+        agent = view.agent_position
+        w = total(hyps, view.holes.shape[0])
+        which = np.flatnonzero(w)
+        mass = float(w[which].sum())
+        if not mass > 0:
+            raise AbstractionError(f"expected the agent's action to have a positive "
+                                   f"probability under LBR's model of it, got a range that "
+                                   f"vanished at {state.betting!r}")
+        ww = w[which]
+        edge = float(ww @ (2.0 * self.equity(state.round, which) - 1.0)) / mass
+        cap = min(view.game.stack[me], view.game.stack[agent]) if view.game.is_nolimit \
+            else None
+        out: list[tuple[Action, float]] = []
+        if state.can_fold():
+            out.append((FOLD, -float(state.spent[me])))
+        called = state.max_spent if cap is None else min(state.max_spent, cap)
+        out.append((CALL, edge * called))
+        for to in candidate_raises(state, self.settings.fractions):
+            act = Action(ActionKind.RAISE, to)
+            after = state.apply(act)
+            moved = self.model.update(view, hyps, state, act)
+            fold_w = np.zeros_like(w)
+            if not after.finished and after.player == agent and after.can_fold():
+                fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
+            folds = fold_w[which]
+            shown = to if cap is None else min(to, cap)
+            eq = self.equity(state.round, which)
+            value = (float(folds.sum()) * state.spent[agent]
+                     + float((ww - folds) @ (2.0 * eq - 1.0)) * shown) / mass
+            out.append((act, value))
+        return out
+
+    def choose(self, hyps: Hyps, state: BettingState) -> Action:
+        """LBR's action: the best value, first on ties; preflop by the preflop rule."""
+        if state.round == 0 and self.settings.preflop == "call":
+            return CALL
+        options = self.values(hyps, state)
+        best = max(v for _, v in options)
+        return next(a for a, v in options if v >= best)
+
+
+def showdown_values(state: BettingState, hole: Sequence[Sequence[int]],
+                    board: Sequence[int]) -> tuple[float, ...]:
+    """Chips per position of a finished hand (the dealer's rule)."""
+    if state.is_showdown:
+        visible = list(board[: state.game.board_cards_through(state.round)])
+        return state.payoffs([rank_hand(list(h) + visible) for h in hole])
+    return state.payoffs()
+
+
+@dataclass
+class HandRecord:
+    """One played hand, for tests and traces."""
+
+    value: float
+    """LBR's chips."""
+    betting: str
+    ranges: list[F64]
+    """The range before each LBR decision: the weight per hole, not normalised (the
+    likelihood of the agent's actions so far for each hole still possible)."""
+
+
+def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, policy: Any,
+              model: AgentModel, settings: LbrSettings, rng: np.random.Generator,
+              holes: I64 | None = None, keep_ranges: bool = False,
+              cache: BucketCache | None = None) -> HandRecord:
+    """Play one hand: LBR in ``lbr_position`` against ``policy`` (module docstring);
+    ``cache`` (hold'em buckets shared between hands) must come with the full ``holes``."""
+    holes = all_holes(game) if holes is None else holes
+    agent = 1 - lbr_position
+    view = HandView(game, holes, agent, hand_number, tuple(deal.hole[lbr_position]),
+                    tuple(deal.board), cache)
+    lbr = LbrPlayer(view, model, settings, rng)
+    state = BettingState.initial(game)
+    hyps: Hyps = {0: view.possible(0).astype(np.float64)}
+    round_ = 0
+    ranges: list[F64] = []
+    while not state.finished:
+        if state.round != round_:  # new board cards: holes with them are impossible
+            round_ = state.round
+            mask = view.possible(round_)
+            hyps = {k: w * mask for k, w in hyps.items() if (w * mask).any()}
+        if state.player == agent:
+            ms = view_of(agent, hand_number, state, deal.hole, deal.board)
+            action = policy.act(ms)
+        else:
+            if keep_ranges:
+                ranges.append(total(hyps, holes.shape[0]))
+            action = lbr.choose(hyps, state)
+        hyps = model.update(view, hyps, state, action)
+        state = state.apply(action)
+    value = showdown_values(state, deal.hole, deal.board)[lbr_position]
+    return HandRecord(value, state.betting, ranges)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class LbrConfig:
+    """Everything a run needs, as JSON (worker processes get it as text)."""
+
+    spec: str = ""
+    """The agent: a strategy file (path or bundled name) or ``builtin:NAME``."""
+    game: str | None = None
+    """A game file (path or bundled name); ``None``: the strategy file's game."""
+    mapping: str | None = None
+    purify: str | None = None
+    sizes_in: str | None = None
+    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
+    preflop: str = "call"
+    seed: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({**self.__dict__, "fractions": list(self.fractions)})
+
+    @classmethod
+    def from_json(cls, text: str) -> LbrConfig:
+        data = json.loads(text)
+        data["fractions"] = tuple(data["fractions"])
+        return cls(**data)
+
+
+def _derived(seed: int, chunk: int, tag: int) -> int:
+    return int(np.random.SeedSequence([seed, chunk, tag]).generate_state(1)[0])
+
+
+class ChunkPlayer:
+    """Plays chunks of a run in one process (the strategy file loaded once)."""
+
+    def __init__(self, config: LbrConfig) -> None:
+        from agent.acpc.gamedef import parse_gamedef
+        from agent.acpc.gamefiles import load_game
+        from agent.agents import is_builtin, make_policy, resolve_strategy
+        from agent.strategy.fileformat import read_header
+
+        if config.preflop not in PREFLOP_RULES:
+            raise UsageError(f"expected a preflop rule among {', '.join(PREFLOP_RULES)}, got "
+                             f"{config.preflop!r}")
+        self.config = config
+        if config.game is not None:
+            self.game = load_game(config.game)
+        elif is_builtin(config.spec):
+            raise UsageError(f"expected a game for the built-in agent {config.spec!r}")
+        else:
+            path = resolve_strategy(config.spec)
+            self.game = parse_gamedef(str(read_header(path)[0].get("game", "")), str(path))
+        if self.game.num_players != 2 or not self.game.is_nolimit:
+            raise UsageError(f"expected a two-player no-limit game for LBR, got "
+                             f"{config.game!r}")
+        self._make = make_policy
+        self.base = make_policy(config.spec, self.game, seed=0, mapping=config.mapping,
+                                purify=config.purify, sizes_in=config.sizes_in)
+        self.model = agent_model(self.base)
+        self.holes = all_holes(self.game)
+        self.settings = LbrSettings(config.fractions, config.preflop)
+        self.cache = BucketCache(self.holes) if isinstance(self.model, StrategyModel) and \
+            isinstance(self.model.loaded.cards, HoldemCards) else None
+
+    def policy(self, seed: int) -> Any:
+        """A fresh agent (its own seed), sharing the loaded strategy."""
+        base = self.base
+        if isinstance(base, StrategyPolicy):
+            return StrategyPolicy(base.loaded, base.mapping, base.purification, seed=seed,
+                                  mapping_name=base.mapping_name, sizes_in=base.sizes_in)
+        return self._make(self.config.spec, self.game, seed=seed)
+
+    def play(self, chunk: int, deals: int = CHUNK_DEALS) -> list[list[float]]:
+        """``[deal, lbr_position, value]`` of the hands of chunk ``chunk`` (module
+        docstring)."""
+        seed = self.config.seed
+        policy = self.policy(_derived(seed, chunk, 1))
+        rng = np.random.default_rng(_derived(seed, chunk, 2))
+        dealer = deal_hands(self.game, _derived(seed, chunk, 0))
+        out: list[list[float]] = []
+        for i in range(deals):
+            deal = next(dealer)
+            for position in (0, 1):
+                record = play_hand(self.game, deal, position, 2 * i + position, policy,
+                                   self.model, self.settings, rng, self.holes,
+                                   cache=self.cache)
+                out.append([chunk * CHUNK_DEALS + i, position, record.value])
+        return out
+
+
+_PLAYERS: dict[str, ChunkPlayer] = {}
+
+
+def play_chunk(config_json: str, chunk: int) -> str:
+    """JSON list of :meth:`ChunkPlayer.play`'s rows (for worker processes)."""
+    player = _PLAYERS.get(config_json)
+    if player is None:
+        _PLAYERS.clear()
+        player = _PLAYERS[config_json] = ChunkPlayer(LbrConfig.from_json(config_json))
+    return json.dumps(player.play(chunk))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """LBR's value over complete deals."""
+
+    hands: int
+    deals: int
+    chips: float
+    """Mean chips per hand."""
+    half_width: float
+    """95% normal half-width of :attr:`chips` (nan below 2 deals)."""
+    mbb: float
+    mbb_half_width: float
+
+
+def summarize(rows: Sequence[Sequence[float]], big_blind: float) -> Summary:
+    """Mean and 95% interval of LBR's value over the deals both of whose hands are in
+    ``rows`` (``[deal, position, value]``; each deal's value is its hands' mean)."""
+    by_deal: dict[int, list[float]] = {}
+    for deal, _, value in rows:
+        by_deal.setdefault(int(deal), []).append(float(value))
+    pairs = np.array([sum(v) / 2 for v in by_deal.values() if len(v) == 2])
+    n = pairs.size
+    mean = float(pairs.mean()) if n else float("nan")
+    half = float(1.96 * pairs.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+    scale = 1000.0 / big_blind
+    return Summary(2 * n, n, mean, half, mean * scale, half * scale)

@@ -1,0 +1,1 @@
+"""Learned bet sizes (the multiplayer betting-game transformation)."""

@@ -1,0 +1,467 @@
+"""CFR+ on the public tree for two-round board games with lossless cards (Royal hold'em).
+
+Royal no-limit hold'em has about 16 M ordered deals, more than :mod:`strategies.games.abstract`
+enumerates (``MAX_DEALS``). This solver never lists deals. It walks the abstract betting
+tree once per board, vectorised over the hands that do not touch the board, exactly like
+:mod:`strategies.measure.translation.royal_br`, whose hands, boards and terminal kernel it uses:
+
+- Chance is exact (no sampling): every board is weighted by its suit-isomorphism class,
+  one board per class is walked (95 for Royal's 1,140 flops), and the values of the first
+  round are the sums over the class's relabelled hands. Valid because the cards are
+  lossless up to suit isomorphism (:class:`agent.abstraction.buckets.LosslessCards`,
+  which is also the strategy file's card abstraction: the table is the usual layout).
+- CFR+ (regret matching+, alternating updates, linear averaging of the strategy): one
+  iteration updates position 0 against the current strategy, then position 1 against the
+  updated one; each update is one pass over the boards.
+- :func:`solve` stops after a number of iterations or seconds, or on Ctrl-C (what is done
+  is kept), measures the average's abstract-game exploitability
+  (:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`) and returns it.
+
+Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
+from agent.abstraction.buckets import CardAbstraction
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.jit import kernel
+from agent.strategy.fileformat import table_layout
+from strategies.measure.translation.royal_br import (
+    KIND_FOLD,
+    KIND_SHOWDOWN,
+    Deals,
+    RoyalLab,
+    _terminal,
+    build_deals,
+    check_game,
+    lossless_cards,
+    table_agent,
+)
+
+if TYPE_CHECKING:
+    from strategies.recipes import Recipe
+
+F64 = npt.NDArray[np.float64]
+I32 = npt.NDArray[np.int32]
+I64 = npt.NDArray[np.int64]
+B1 = npt.NDArray[np.bool_]
+
+IterationFn = Callable[[int, float], None]
+"""Called with (iterations done, seconds) after each iteration."""
+
+
+def _quiet(done: int, seconds: float) -> None:
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class TreeArrays:
+    """The abstract tree as flat arrays (node ids in pre-order)."""
+
+    player: I32
+    kind: I32
+    """-1 decision node, else ``KIND_FOLD`` / ``KIND_SHOWDOWN``."""
+    on_board: B1
+    child_start: I32
+    children: I32
+    offset: I64
+    num_actions: I32
+    round: I32
+    payoff: F64
+    """``[seat, node, 3]``: the seat's chips at a terminal (``[wins, loses, tie]``)."""
+
+
+def tree_arrays(tree: BettingTree, buckets: tuple[int, ...]) -> TreeArrays:
+    """Flatten ``tree`` (its table layout for ``buckets``)."""
+    layout = table_layout(tree, buckets)
+    n = len(tree.nodes)
+    player = np.full(n, -1, dtype=np.int32)
+    kind = np.full(n, -1, dtype=np.int32)
+    on_board = np.zeros(n, dtype=np.bool_)
+    rnd = np.zeros(n, dtype=np.int32)
+    payoff = np.zeros((2, n, 3))
+    starts = [0]
+    kids: list[int] = []
+    for node in tree.nodes:
+        state = node.state
+        rnd[node.id] = state.round
+        if node.is_terminal:
+            on_board[node.id] = True
+            if state.num_folded:
+                kind[node.id] = KIND_FOLD
+                for s in (0, 1):
+                    payoff[s, node.id] = state.payoffs()[s]
+            else:
+                kind[node.id] = KIND_SHOWDOWN
+                for s in (0, 1):
+                    for j, (mine, theirs) in enumerate(((1, 0), (0, 1), (0, 0))):
+                        ranks = (mine, theirs) if s == 0 else (theirs, mine)
+                        payoff[s, node.id, j] = state.payoffs(ranks)[s]
+        else:
+            player[node.id] = state.player
+            on_board[node.id] = state.round > 0
+            assert all(c > node.id for c in node.children), "expected the tree in pre-order"
+            kids.extend(node.children)
+        starts.append(len(kids))
+    return TreeArrays(player, kind, on_board, np.array(starts, dtype=np.int32),
+                      np.array(kids, dtype=np.int32), np.asarray(layout.offsets),
+                      np.asarray(layout.num_actions), rnd, payoff)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@kernel
+def _regret_match(regrets: F64, offset: I64, rows: I32, num_actions: I32, out: F64) -> None:
+    """``out``: regret matching of every row (uniform where no regret is positive)."""
+    for n in range(len(offset)):
+        k = num_actions[n]
+        if k == 0:
+            continue
+        for b in range(rows[n]):
+            start = offset[n] + b * k
+            total = 0.0
+            for a in range(k):
+                v = regrets[start + a]
+                if v > 0.0:
+                    total += v
+            for a in range(k):
+                v = regrets[start + a]
+                out[start + a] = (v if v > 0.0 else 0.0) / total if total > 0.0 else 1.0 / k
+
+
+@kernel
+def _cfr_board(
+    p: int, player: I32, kind: I32, on_board: B1, child_start: I32, children: I32,
+    offset: I64, num_actions: I32, rnd: I32, payoff: F64, sigma: F64, hand_bucket: I32,
+    cards: I32, order: I64, ranks: I64, w: float, wt: float, reach_own: F64,
+    reach_opp: F64, cfv: F64, regret_delta: F64, strat_sum: F64, scratch: F64,
+) -> None:
+    """Position ``p``'s counterfactual values on one board (weight ``w``: boards of its
+    class), its regret and average-strategy increments at its nodes of later rounds."""
+    n_hands = cfv.shape[1]
+    for h in range(n_hands):
+        reach_own[0, h] = 1.0
+        reach_opp[0, h] = 1.0
+    for n in range(len(player)):
+        if kind[n] >= 0:
+            continue
+        k = num_actions[n]
+        r = rnd[n]
+        for i in range(k):
+            c = children[child_start[n] + i]
+            for h in range(n_hands):
+                prob = sigma[offset[n] + hand_bucket[r, h] * k + i]
+                if player[n] == p:
+                    reach_own[c, h] = reach_own[n, h] * prob
+                    reach_opp[c, h] = reach_opp[n, h]
+                else:
+                    reach_own[c, h] = reach_own[n, h]
+                    reach_opp[c, h] = reach_opp[n, h] * prob
+    for n in range(len(player) - 1, -1, -1):
+        if not on_board[n]:
+            continue
+        if kind[n] >= 0:
+            _terminal(reach_opp[n], cards, order, ranks, kind[n] == 2, payoff[n], scratch[0],
+                      scratch[1], scratch[2], cfv[n])
+            continue
+        k = num_actions[n]
+        r = rnd[n]
+        for h in range(n_hands):
+            cfv[n, h] = 0.0
+        if player[n] != p:
+            for i in range(k):
+                c = children[child_start[n] + i]
+                for h in range(n_hands):
+                    cfv[n, h] += cfv[c, h]
+            continue
+        for h in range(n_hands):
+            base = offset[n] + hand_bucket[r, h] * k
+            v = 0.0
+            for i in range(k):
+                v += sigma[base + i] * cfv[children[child_start[n] + i], h]
+            cfv[n, h] = v
+            own = reach_own[n, h] * wt * w
+            for i in range(k):
+                regret_delta[base + i] += w * (cfv[children[child_start[n] + i], h] - v)
+                strat_sum[base + i] += own * sigma[base + i]
+
+
+@kernel
+def _cfr_first_round(
+    p: int, player: I32, on_board: B1, child_start: I32, children: I32, offset: I64,
+    num_actions: I32, sigma: F64, bucket0: I32, wt: float, reach_own: F64, values: F64,
+    regret_delta: F64, strat_sum: F64,
+) -> None:
+    """The first round for position ``p`` over every hand: ``values`` holds the boards'
+    summed values at the board-dependent nodes on entry."""
+    n_hands = values.shape[1]
+    for h in range(n_hands):
+        reach_own[0, h] = 1.0
+    for n in range(len(player)):
+        if on_board[n]:
+            continue
+        k = num_actions[n]
+        for i in range(k):
+            c = children[child_start[n] + i]
+            for h in range(n_hands):
+                prob = sigma[offset[n] + bucket0[h] * k + i] if player[n] == p else 1.0
+                reach_own[c, h] = reach_own[n, h] * prob
+    for n in range(len(player) - 1, -1, -1):
+        if on_board[n]:
+            continue
+        k = num_actions[n]
+        for h in range(n_hands):
+            base = offset[n] + bucket0[h] * k
+            v = 0.0
+            for i in range(k):
+                cv = values[children[child_start[n] + i], h]
+                v += sigma[base + i] * cv if player[n] == p else cv
+            values[n, h] = v
+            if player[n] == p:
+                own = reach_own[n, h] * wt
+                for i in range(k):
+                    regret_delta[base + i] += values[children[child_start[n] + i], h] - v
+                    strat_sum[base + i] += own * sigma[base + i]
+
+
+@kernel
+def _add_images(rows: I32, cfv: F64, images: I32, values: F64) -> None:
+    """``values[row, images[j, h]] += cfv[row, h]`` for every board of the class ``j``."""
+    for j in range(images.shape[0]):
+        for row in rows:
+            for h in range(cfv.shape[1]):
+                values[row, images[j, h]] += cfv[row, h]
+
+
+# --------------------------------------------------------------------------- solver
+
+
+class RoyalCfr:
+    """CFR+ state for one betting abstraction (module docstring)."""
+
+    def __init__(self, game: Game, betting: BettingAbstraction,
+                 cards: CardAbstraction | None = None) -> None:
+        check_game(game)
+        self.game = game
+        self.betting = betting
+        self.tree = build_tree(game, betting)
+        if cards is None:
+            cards = lossless_cards(game)
+        if cards.spec.get("kind") != "lossless":
+            raise UsageError(f"expected lossless cards (suit isomorphism), got "
+                             f"{cards.spec.get('kind')!r}")
+        self.cards = cards
+        self.buckets = tuple(int(b) for b in cards.buckets)
+        self.arrays = tree_arrays(self.tree, self.buckets)
+        self.layout = table_layout(self.tree, self.buckets)
+        self.deals: Deals = build_deals(game, True)
+        size = self.layout.total
+        self.regrets = np.zeros(size)
+        self.strat_sum = np.zeros(size)
+        self.sigma = np.zeros(size)
+        self.iterations = 0
+        self.seconds = 0.0
+        owner = np.zeros(size, dtype=np.int32)
+        for node in self.tree.nodes:
+            if not node.is_terminal:
+                start = int(self.layout.offsets[node.id])
+                owner[start : start + int(self.layout.rows[node.id]) *
+                      len(node.children)] = node.player
+        self.owner = owner
+        a = self.arrays
+        boundary = {int(c) for n in range(len(a.player)) if a.kind[n] < 0 and
+                    not a.on_board[n]
+                    for c in a.children[a.child_start[n] : a.child_start[n + 1]]
+                    if a.on_board[c]}
+        self.boundary = np.array(sorted(boundary), dtype=np.int32)
+        """Board-dependent nodes whose parent is a first-round decision: the only rows the
+        first round reads."""
+        self.bucket0 = np.array([cards.bucket(0, [int(c) for c in hand], [])
+                                 for hand in self.deals.hand_cards], dtype=np.int32)
+        self.board_buckets: list[I32] = []
+        for board in self.deals.boards:
+            hb = np.empty((2, len(board.hands)), dtype=np.int32)
+            for j, h in enumerate(board.hands):
+                hole = [int(c) for c in self.deals.hand_cards[h]]
+                hb[0, j] = self.bucket0[h]
+                hb[1, j] = cards.bucket(1, hole, list(board.cards))
+            self.board_buckets.append(hb)
+        self._update_sigma()
+
+    def _update_sigma(self) -> None:
+        lay = self.layout
+        _regret_match(self.regrets, np.asarray(lay.offsets), np.asarray(lay.rows),
+                      np.asarray(lay.num_actions), self.sigma)
+
+    def _pass(self, p: int) -> None:
+        a = self.arrays
+        n = len(a.player)
+        delta = np.zeros_like(self.regrets)
+        wt = float(self.iterations + 1)
+        values = np.zeros((n, self.deals.num_hands))
+        scratch = np.zeros((3, 52))
+        for board, hb in zip(self.deals.boards, self.board_buckets, strict=True):
+            m = len(board.hands)
+            reach_own = np.zeros((n, m))
+            reach_opp = np.zeros((n, m))
+            cfv = np.zeros((n, m))
+            cards = np.ascontiguousarray(self.deals.hand_cards[board.hands])
+            _cfr_board(p, a.player, a.kind, a.on_board, a.child_start, a.children, a.offset,
+                       a.num_actions, a.round, a.payoff[p], self.sigma, hb, cards,
+                       board.order, board.ranks, float(len(board.images)), wt, reach_own,
+                       reach_opp, cfv, delta, self.strat_sum, scratch)
+            _add_images(self.boundary, cfv, board.images, values)
+        _cfr_first_round(p, a.player, a.on_board, a.child_start, a.children, a.offset,
+                         a.num_actions, self.sigma, self.bucket0, wt,
+                         np.zeros((n, self.deals.num_hands)), values, delta, self.strat_sum)
+        mine = self.owner == p
+        self.regrets[mine] = np.maximum(self.regrets[mine] + delta[mine], 0.0)
+        self._update_sigma()
+
+    def iterate(self, iterations: int | None = None, seconds: float | None = None,
+                on_iteration: IterationFn = _quiet) -> None:
+        """Run CFR+ iterations until ``iterations`` more are done or ``seconds`` passed
+        (at least one).
+
+        Raises:
+            KeyboardInterrupt: after the iteration in progress is finished, if Ctrl-C
+                (SIGINT) came during the run (in the main thread); the state is whole.
+        """
+        start = time.monotonic()
+        done = 0
+        stop = False
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            nonlocal stop
+            stop = True
+
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, on_sigint) if main else None
+        try:
+            while not stop:
+                if iterations is not None and done >= iterations:
+                    break
+                if seconds is not None and done > 0 and time.monotonic() - start >= seconds:
+                    break
+                self._pass(0)
+                self._pass(1)
+                self.iterations += 1
+                done += 1
+                on_iteration(self.iterations, self.seconds + time.monotonic() - start)
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+            self.seconds += time.monotonic() - start
+        if stop:
+            raise KeyboardInterrupt
+
+    def average(self) -> F64:
+        """The average strategy (rows of no weight uniform)."""
+        out = np.empty_like(self.strat_sum)
+        _regret_match(self.strat_sum, np.asarray(self.layout.offsets),
+                      np.asarray(self.layout.rows), np.asarray(self.layout.num_actions), out)
+        return out
+
+    def exploitability(self) -> tuple[float, float]:
+        """Abstract-game best responses ``(br0, br1)`` to the average (chips per hand)."""
+        agent = table_agent(self.tree, self.cards, self.average())
+        return RoyalLab(agent).abstract().best_responses
+
+
+# --------------------------------------------------------------------------- recipes
+
+
+def stored_average(solver: RoyalCfr, dtype: str) -> F64:
+    """The average as it reads back from a file of ``dtype`` (float32 or uint16)."""
+    from agent.strategy.fileformat import quantize_rows
+
+    average = solver.average()
+    if dtype == "uint16":
+        return quantize_rows(average, solver.layout).astype(np.float64)
+    return np.asarray(average.astype(np.float32), dtype=np.float64)
+
+
+def solve_royal_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | None,
+                       out: str | None, bundle: bool, progress: bool) -> int:
+    """``acpc-strategy solve --recipe NAME`` for a public-tree recipe (``cards="royal"``):
+    CFR+ until the iteration count or the time budget, then the file (and its manifest
+    entry with ``bundle``). Ctrl-C stops after the last whole iteration and writes the
+    file of what is done. Returns the exit status.
+
+    Raises:
+        ValueError, OSError: for bad options or files.
+    """
+    import hashlib
+
+    from agent import console
+    from agent.strategy.fileformat import dump_strategy, load_strategy
+    from strategies.commands.defaults import PROG
+    from strategies.recipes import update_manifest
+
+    if bundle and not recipe.bundled:
+        raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
+                         f"write it with --out F")
+    game = recipe.load_game()
+    betting = recipe.betting_abstraction()
+    out_path, _ = recipe.solve_paths(out, bundle, None, False)
+    print(f"{PROG}: {recipe.name}: building the lossless cards and the boards", flush=True)
+    solver = RoyalCfr(game, betting)
+    target = None if minutes is not None else (iterations or recipe.iterations)
+    bar = console.make_progress(
+        enabled=progress, description=recipe.name, total=target, fields=("note",),
+        line=lambda done, f: f"{PROG}: {recipe.name}: iteration {done:.0f} {f.get('note', '')}")
+
+    def tick(done: int, seconds: float) -> None:
+        bar.update(done, note=f"{seconds:.0f} s")
+
+    stopped = False
+    try:
+        solver.iterate(target, None if minutes is None else 60.0 * minutes, tick)
+    except KeyboardInterrupt:
+        stopped = True
+    finally:
+        bar.close()
+    stored = stored_average(solver, recipe.dtype)
+    br0, br1 = RoyalLab(table_agent(solver.tree, solver.cards, stored)).abstract() \
+        .best_responses
+    figures: dict[str, Any] = {
+        "exploitability": (br0 + br1) / 2, "exploitability_kind": "(br0 + br1) / 2",
+        "best_responses": [br0, br1], "units": "chips per hand",
+    }
+    meta: dict[str, Any] = {"solver": "cfr+ (public tree, royal_cfr)",
+                            "iterations": solver.iterations,
+                            "seconds": round(solver.seconds, 3), "recipe": recipe.name,
+                            **figures}
+    path = dump_strategy(out_path, game, betting, solver.cards.spec, solver.average(),
+                         dtype=recipe.dtype, meta=meta, tree=solver.tree)
+    loaded = load_strategy(path, game, tree=solver.tree)
+    print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iterations} "
+          f"iterations of CFR+ in {solver.seconds:.1f} s, abstract-game exploitability "
+          f"{(br0 + br1) / 2:.6g} chips/hand (br0 {br0:.6g}, br1 {br1:.6g})"
+          + (" [interrupted]" if stopped else ""))
+    if bundle and not stopped:
+        entry: dict[str, Any] = {
+            "file": path.name, "recipe": recipe.name, "game": recipe.game,
+            "betting": betting.name, "betting_spec": betting.to_json(),
+            "cards": solver.cards.spec, "solver": meta["solver"],
+            "iterations": solver.iterations, "seconds": round(solver.seconds, 2), **figures,
+            "dtype": recipe.dtype, "checksum": loaded.checksum,
+            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "bytes": path.stat().st_size,
+        }
+        print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")
+    return 130 if stopped else 0
