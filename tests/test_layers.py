@@ -1,5 +1,6 @@
 """Every layer rule of the project, stated once (ARCHITECTURE.md, "Layers and the dependency
-rule") and checked on every module of ``agent``, ``dealer`` and ``strategies``.
+rule") and checked on every module of ``agent``, ``dealer``, ``jobs``, ``strategies`` and
+``evaluation``.
 
 Two views of a module's dependencies:
 
@@ -62,7 +63,24 @@ AGENT_LEVELS = {
 }
 """The agent's floors, bottom up: a module may import its own floor and those below."""
 
-DEALER_CORE = ("dealer.engine", "dealer.server", "dealer.cli", "dealer.logfile")
+PACKAGE_LEVELS = {"agent": 0, "dealer": 1, "jobs": 1, "strategies": 2, "evaluation": 3}
+"""The house's floors, bottom up (docs/architecture.md): a package may name its own floor's
+package and those below, never a package beside it or above it. The player (``agent``) is
+at the bottom; the dealer and the job backend stand on the core alone; the offline tools
+(``strategies``) on the player and the jobs; the evaluation of agents on everything."""
+
+EVALUATION_LEVELS = {
+    "evaluation.stats": 0,
+    "evaluation.estimators": 1,
+    "evaluation.match": 2,
+    "evaluation.cli": 3,
+    "evaluation.logtool": 3,
+    "evaluation.arena": 3,
+}
+"""The floors inside ``evaluation``: statistics, the estimators, the match runner, the
+commands."""
+
+
 
 
 MODULES = project_modules()
@@ -158,7 +176,7 @@ def _core_stdlib_only(module: str, deps: frozenset[str]) -> set[str]:
 
 
 def _dealer_core(module: str, deps: frozenset[str]) -> set[str]:
-    allowed = ("agent.acpc", *DEALER_CORE)
+    allowed = ("agent.acpc", "dealer")
     bad = {m for m in _project(deps)
            if m not in ("agent", "dealer") and not any(_under(m, a) for a in allowed)}
     third = {m.split(".")[0] for m in deps} - set(sys.stdlib_module_names) - set(PACKAGES)
@@ -169,12 +187,31 @@ def _light(module: str, deps: frozenset[str]) -> set[str]:
     return {m for m in (*HEAVY, "agent.policy") if m in deps}
 
 
-def _agent_imports_no_house(module: str, deps: frozenset[str]) -> set[str]:
-    return {m for m in deps if _under(m, "dealer") or _under(m, "strategies")}
+def _package(module: str) -> str:
+    return module.split(".")[0]
 
 
-def _strategies_import_no_dealer(module: str, deps: frozenset[str]) -> set[str]:
-    return {m for m in deps if _under(m, "dealer")}
+def _no_package_above_or_beside(module: str, deps: frozenset[str]) -> set[str]:
+    own = PACKAGE_LEVELS[_package(module)]
+    return {m for m in _project(deps) if _package(m) != _package(module)
+            and PACKAGE_LEVELS[_package(m)] >= own}
+
+
+def _jobs_name_no_project(module: str, deps: frozenset[str]) -> set[str]:
+    return {m for m in _project(deps) if not _under(m, "jobs")}
+
+
+def _evaluation_level(module: str) -> int | None:
+    for prefix, level in EVALUATION_LEVELS.items():
+        if _under(module, prefix):
+            return level
+    return None
+
+
+def _no_upward_in_evaluation(module: str, deps: frozenset[str]) -> set[str]:
+    own = _evaluation_level(module)
+    assert own is not None
+    return {m for m in deps if (lv := _evaluation_level(m)) is not None and lv > own}
 
 
 def _no_cli(module: str, deps: frozenset[str]) -> set[str]:
@@ -189,7 +226,7 @@ def _no_upward(module: str, deps: frozenset[str]) -> set[str]:
 
 
 def _is_light(module: str) -> bool:
-    return (module in ("agent.builtin", "agent.agents", "agent.cli", "dealer.stats",
+    return (module in ("agent.builtin", "agent.agents", "agent.cli", "evaluation.stats",
                        "evaluation.cli", "evaluation.logtool", "strategies.cli",
                        "strategies.recipes", "strategies.commands.defaults",
                        "strategies.commands.translation")
@@ -201,16 +238,19 @@ RULES = [
          lambda m: _under(m, "agent.acpc"), _core_stdlib_only),
     Rule("the core agent.acpc loads only the stdlib and does no network IO", "loads",
          lambda m: _under(m, "agent.acpc"), _core_stdlib_only),
-    Rule("the dealer (engine, server, cli, log writer) names only agent.acpc", "names",
-         lambda m: m in DEALER_CORE, _dealer_core),
-    Rule("the dealer (engine, server, cli, log writer) loads only agent.acpc", "loads",
-         lambda m: m in DEALER_CORE, _dealer_core),
+    Rule("the dealer (engine, server, cli, log formats) names only agent.acpc", "names",
+         lambda m: _under(m, "dealer"), _dealer_core),
+    Rule("the dealer (engine, server, cli, log formats) loads only agent.acpc", "loads",
+         lambda m: _under(m, "dealer"), _dealer_core),
     Rule("the arena, the log tools and the light entry points load numpy, numba, msgpack and "
          "the policy only when they host an agent", "loads", _is_light, _light),
-    Rule("the agent names neither the dealer nor strategies", "names",
-         lambda m: _under(m, "agent"), _agent_imports_no_house),
-    Rule("strategies never name the dealer", "names",
-         lambda m: _under(m, "strategies"), _strategies_import_no_dealer),
+    Rule("a package names only its own floor and those below (agent < dealer, jobs < "
+         "strategies < evaluation)", "names", lambda m: _package(m) in PACKAGE_LEVELS,
+         _no_package_above_or_beside),
+    Rule("the job backend names nothing of the project", "names",
+         lambda m: _under(m, "jobs"), _jobs_name_no_project),
+    Rule("no upward import inside evaluation (stats < estimators < match < commands)",
+         "names", lambda m: _evaluation_level(m) is not None, _no_upward_in_evaluation),
     Rule("nothing names a CLI module but its entry point", "names", lambda m: True, _no_cli),
     Rule("no upward import inside the agent", "names",
          lambda m: _level(m) is not None, _no_upward),
@@ -267,3 +307,12 @@ def test_every_agent_module_has_a_floor() -> None:
     """A new agent module must be given a floor in AGENT_LEVELS."""
     missing = [m for m in MODULES if _under(m, "agent") and m != "agent" and _level(m) is None]
     assert not missing, f"give these agent modules a floor in AGENT_LEVELS: {missing}"
+
+
+def test_every_package_and_evaluation_module_has_a_floor() -> None:
+    """A new top-level package needs a floor in PACKAGE_LEVELS; a new evaluation module one
+    in EVALUATION_LEVELS."""
+    missing = [m for m in MODULES if _package(m) not in PACKAGE_LEVELS
+               or (_under(m, "evaluation") and m != "evaluation"
+                   and _evaluation_level(m) is None)]
+    assert not missing, f"give these modules a floor: {missing}"

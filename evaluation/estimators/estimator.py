@@ -91,9 +91,9 @@ from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 from agent.strategy.purification import sample_index
 from dealer.logfile import hand_values
-from dealer.stats import Estimate, estimate, to_mbb
 from evaluation.match.schedule import deal_seed
 from evaluation.match.variants import Variant
+from evaluation.stats import Estimate, estimate, to_mbb
 
 ESTIMATORS = ("played", "exact-agents", "sampled-agents")
 """``--estimator`` choices: ``played`` (matches are played, the default), ``exact-agents``

@@ -5,7 +5,7 @@ matches, which seeds), :mod:`~evaluation.match.worker` (play one match over TCP 
 :mod:`~evaluation.match.store` (SQLite results, logs, manifest), :mod:`~evaluation.match.runner`
 (resume, process pool, Ray), :mod:`~evaluation.match.report` (statistics, tables, exports,
 progress), :mod:`~evaluation.estimators.allin` (all-in EV). Agents come from the agent's library
-(:mod:`agent.agents`, never a CLI module). The statistics themselves are :mod:`dealer.stats`.
+(:mod:`agent.agents`, never a CLI module). The statistics themselves are :mod:`evaluation.stats`.
 
 Nothing here is imported by :mod:`dealer.server` or :mod:`dealer.engine`; importing this
 package imports nothing.

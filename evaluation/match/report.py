@@ -2,7 +2,7 @@
 
 :func:`summarize` turns the stored matches into :class:`GroupResult` (a variant's result in
 one group, e.g. one pair) and overall figures per variant (the average over its groups,
-:func:`dealer.stats.combine`). The statistical unit is the duplicate group of one deal seed
+:func:`evaluation.stats.combine`). The statistical unit is the duplicate group of one deal seed
 (every seat rotation of it), or with ``unit="hand"`` one hand of it (the same hand number
 in every rotation holds the same cards): many more units and tighter intervals, valid when
 the agents do not adapt from hand to hand (every built-in and strategy-file agent; not
@@ -37,9 +37,9 @@ from typing import Any, Protocol, TextIO
 
 from agent import console
 from agent.acpc.errors import AcpcError, UsageError
-from dealer.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 from evaluation.match import worker
 from evaluation.match.store import StoredMatch
+from evaluation.stats import CONFIDENCE, Estimate, combine, estimate, to_mbb
 
 UNITS = ("seed", "hand")
 

@@ -1,4 +1,4 @@
-"""dealer.stats: Student t, estimates over duplicate units, combination; all-in EV."""
+"""evaluation.stats: Student t, estimates over duplicate units, combination; all-in EV."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from agent.acpc.betting import parse_betting
 from agent.acpc.cards import parse_cards
 from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
-from dealer.stats import betainc, combine, estimate, t_cdf, t_quantile, to_mbb
 from evaluation import logtool
 from evaluation.estimators.allin import AllinEvaluator, allin_round, parse_state_line, summarize_log
+from evaluation.stats import betainc, combine, estimate, t_cdf, t_quantile, to_mbb
 
 # Two-sided 95% critical values of Student's t (standard tables).
 T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824, 4: 2.7764, 5: 2.5706, 9: 2.2622, 10: 2.2281,

@@ -19,7 +19,6 @@ import pytest
 from agent.acpc.dealing import deal_hands
 from agent.acpc.gamefiles import load_game
 from agent.builtin import RandomPolicy
-from dealer.stats import estimate
 from evaluation.estimators.estimator import (
     FEATURES,
     FileAgent,
@@ -35,6 +34,7 @@ from evaluation.estimators.estimator import (
 from evaluation.match.schedule import plan_jobs
 from evaluation.match.variants import Variant, parse_variant
 from evaluation.match.worker import MatchSettings, make_seat_policy, run_job
+from evaluation.stats import estimate
 from tests.support import ROOT
 
 DATA = ROOT / "strategies" / "data"

@@ -238,9 +238,9 @@ def test_kernel_estimate_agrees_with_played_matches() -> None:
     the smaller one."""
     import math
 
-    from dealer.stats import estimate
     from evaluation.match.schedule import plan_jobs
     from evaluation.match.worker import MatchSettings, run_job
+    from evaluation.stats import estimate
 
     if not _has_flop_table():
         pytest.skip("no cached flop table: the kernel does not apply")
