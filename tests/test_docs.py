@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,7 @@ def _walk(prog: str, parser: argparse.ArgumentParser) -> Iterator[tuple[str, str
 NAMES = sorted({item for prog, make in PARSERS.items() for item in _walk(prog, make())})
 
 
+@cache
 def reference_text() -> str:
     """Every reference page, concatenated."""
     return "\n".join(p.read_text() for p in sorted((DOCS / "reference").glob("*.md")))
