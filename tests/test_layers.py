@@ -1,5 +1,5 @@
-"""Every layer rule of the project, stated once (ARCHITECTURE.md, "Layers and the dependency
-rule") and checked on every module of ``agent``, ``dealer`` and ``strategies``.
+"""Every layer rule of the project, stated once (docs/architecture.md, "Layers")
+and checked on every module of ``agent``, ``dealer`` and ``strategies``.
 
 Two views of a module's dependencies:
 

@@ -1,7 +1,7 @@
 """Betting abstractions and the canonical abstract betting tree.
 
 A :class:`BettingAbstraction` says which actions exist at each abstract decision: fold (when
-facing a bet), check/call, bets and raises as fractions of the pot (DOMAIN.md's ``x``, see
+facing a bet), check/call, bets and raises as fractions of the pot (``x``, docs/background.md; see
 :mod:`agent.acpc.betsize`) per round and raise depth, all-in, and a cap on abstract raises
 per round. ``fcpa`` is fold, call, pot, all-in; ``fchpa`` adds half pot. Limit games have
 one raise size, so their abstraction is the game itself.

@@ -1,6 +1,6 @@
 """Game definition files: parse every quirk of the reference reader, format canonically.
 
-The rules mirror ``readGame`` of the reference dealer (PROTOCOL.md section 4): lines starting
+The rules mirror ``readGame`` of the reference dealer (docs/protocol.md, section 4): lines starting
 with ``#`` or a newline are skipped; keys match case-insensitively as prefixes at column 0 in
 the reference's order; ``END GAMEDEF`` stops reading; the ``GAMEDEF`` line is optional;
 values follow the key after any run of whitespace and ``=`` and reading stops at the first
