@@ -4,7 +4,7 @@ Role: the hot path behind card abstraction, equity and best-response code. Every
 returns exactly the integers of :func:`agent.acpc.evaluator.rank_hand` (same encoding:
 ``category << 20`` plus five rank nibbles, see that module), so the two are compared value
 for value in the tests. Public API (``python scripts/bench_eval.py`` measures the rates,
-against phevaluator and eval7; README has the figures):
+against phevaluator and eval7; docs/reports/benchmarks.md):
 
 * :func:`evaluate` -- one hand of 1 to 8 cards, validated.
 * :func:`evaluate7` -- seven card indices as seven arguments, the fast single call: the

@@ -1,7 +1,7 @@
 """The project's numba decorators: every kernel in ``agent`` and ``strategies`` uses these.
 
 Kernels are private ``@kernel`` functions over flat arrays that mutate preallocated outputs,
-each behind a typed public wrapper that validates and allocates (ARCHITECTURE.md, "numba").
+each behind a typed public wrapper that validates and allocates (docs/architecture.md, "Rules").
 numba's decorators are untyped; these keep the decorated function's type for mypy.
 
 * :func:`kernel`: ``numba.njit(cache=True)``, compiled once and cached on disk.

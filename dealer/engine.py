@@ -1,6 +1,6 @@
 """The match engine: one ACPC match as a pure state machine, clock passed in.
 
-The engine plays the reference dealer's ``gameLoop`` (PROTOCOL.md sections 1-3, 6-7): it
+The engine plays the reference dealer's ``gameLoop`` (docs/protocol.md, sections 1-3, 6-7): it
 reads each seat's version line in seat order, deals every hand from the match's MT19937,
 sends every seat its MATCHSTATE, reads the acting seat's response through its
 :class:`~agent.acpc.protocol.DealerConnection` (which applies the reference's judgement of

@@ -2,7 +2,7 @@
 
 One definition serves the dealer (writing logs) and ``acpc-log`` (checking them). The layout
 is the reference ``printInitialMessage`` / ``addToLogFile`` / ``printFinalMessage``
-(PROTOCOL.md section 7): numbers print as ``%.6f`` with trailing zeros and a trailing ``.``
+(docs/protocol.md, section 7): numbers print as ``%.6f`` with trailing zeros and a trailing ``.``
 removed; values are listed by position and names by position on ``STATE`` lines, by seat on
 the ``SCORE`` line. Seat ``s`` plays position ``(s - hand) mod n`` unless seats are fixed.
 

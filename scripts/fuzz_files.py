@@ -1,5 +1,6 @@
-"""Mutation fuzzing of every file format the product reads, at length (README "Fuzzing the
-file formats"; the harness is :mod:`tests.fuzz`, the in-suite run ``tests/fuzz/test_fuzz.py``).
+"""Mutation fuzzing of every file format the product reads, at length (docs/reference/limits.md,
+"Fuzzing the file formats"; the harness is :mod:`tests.fuzz`, the in-suite run
+``tests/fuzz/test_fuzz.py``).
 
     python scripts/fuzz_files.py --mutants 5000 --seed 1 [--formats strategy,game,...]
         [--big] [--limit S] [--memory-gb G] [--json OUT] [--no-progress]

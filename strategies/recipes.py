@@ -176,7 +176,7 @@ HOLDEM_OVERBET_BETTING = (
 round (28,028 decision nodes)."""
 HOLDEM_OVERBET_ITERATIONS = 97_027_962
 """Iterations of the bundled overbet hold'em file: what 100 minutes on one core reached
-(see its manifest entry and README)."""
+(see its manifest entry and docs/reports/holdem-table.md)."""
 
 ROYAL_FCHA = '{"name": "fcha", "fold": true, "all_in": true, "fractions": [[[0.5]]]}'
 """Royal FCHA: fold, call, half pot, all-in."""

@@ -1,7 +1,7 @@
 """Betting abstractions and the canonical abstract betting tree.
 
 A :class:`BettingAbstraction` says which actions exist at each abstract decision: fold (when
-facing a bet), check/call, bets and raises as fractions of the pot (DOMAIN.md's ``x``, see
+facing a bet), check/call, bets and raises as fractions of the pot (``x``, docs/background.md; see
 :mod:`agent.acpc.betsize`) per round and raise depth, all-in, and a cap on abstract raises
 per round. ``fcpa`` is fold, call, pot, all-in; ``fchpa`` adds half pot. Limit games have
 one raise size, so their abstraction is the game itself.
@@ -27,7 +27,7 @@ strategy file row is ``(node id, bucket)`` and no string keys are stored: the ag
 solver build the same tree from the same game and abstraction. The spec round-trips through
 JSON (:meth:`BettingAbstraction.to_json` / :func:`parse_betting_abstraction`).
 
-Bounds (README "Limits"): a spec's text is checked for size (:data:`MAX_SPEC_CHARS`) and
+Bounds (docs/reference/limits.md): a spec's text is checked for size (:data:`MAX_SPEC_CHARS`) and
 nesting before it is parsed, its numbers for range; :func:`build_tree` first counts the
 tree (:func:`count_tree_nodes`, memoised, no node built) and refuses one over
 :func:`max_tree_nodes` (:data:`MAX_TREE_NODES`, or :data:`TREE_NODES_ENV`), so every caller
@@ -497,7 +497,7 @@ def betting_key(state: BettingState) -> tuple[Any, ...]:
 
 
 MAX_TREE_NODES = 1_000_000
-"""Default cap on the nodes of an abstract betting tree (README "Limits"): the largest tree
+"""Default cap on the nodes of an abstract betting tree (docs/reference/limits.md): the largest tree
 of a bundled file, recipe or documented command has 307,250 (hold'em ``fchpa``); a tree at
 the cap takes about 1 GB and half a minute or more to build. :data:`TREE_NODES_ENV`
 overrides it."""

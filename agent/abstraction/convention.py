@@ -52,8 +52,8 @@ REAL = "real"
 SIZE_CONVENTIONS: tuple[str, ...] = (ABSTRACT, REAL)
 """The conventions, by their command-line names (``--sizes-in``)."""
 DEFAULT_SIZE_CONVENTION = ABSTRACT
-"""The convention the agent and the lab use unless told otherwise (README: "Where A and B
-are measured" has the measurements behind the choice)."""
+"""The convention the agent and the lab use unless told otherwise (docs/reports/translation-lab.md
+has the measurements behind the choice)."""
 
 
 def parse_size_convention(text: str | None) -> str:

@@ -1,6 +1,6 @@
 """The card abstraction of a grafted strategy: which graft a hand is in, and its bucket there.
 
-Strategy grafting (Waugh, Bard, Bowling 2009; ``DOMAIN.md``) splits a player's histories into
+Strategy grafting (Waugh, Bard, Bowling 2009; docs/background.md) splits a player's histories into
 a base part G_0, played by a base strategy, and grafts G_1..G_p, each played by its own
 strategy with a finer card abstraction. A grafted strategy is an ordinary strategy file
 whose card abstraction is of kind ``graft``::

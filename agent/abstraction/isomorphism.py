@@ -54,7 +54,7 @@ permutations that fix the hand); summed over a round's classes it is the number 
 
 Speed: :meth:`HandIndexer.index_batch` and :meth:`HandIndexer.unindex_batch` are the fast
 paths (millions of hands per second; ``python scripts/bench_isomorphism.py`` measures them,
-README has the figures); the single-hand methods validate their input and are mostly
+docs/reports/benchmarks.md); the single-hand methods validate their input and are mostly
 Python.
 
 Kernel API (for kernels elsewhere, e.g. :mod:`strategies.cards.tables`): :func:`index_one`

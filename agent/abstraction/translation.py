@@ -3,7 +3,7 @@
 A mapping is a function ``f(A, B, x)`` = probability of reading a bet of size ``x`` as the
 smaller abstract size ``A`` (else as ``B``), with every size measured as a fraction of the
 pot (:func:`agent.acpc.betsize.pot_fraction`), ``0 <= A < x < B``; ``A = 0`` is the
-check/call. The seven classic mappings (DOMAIN.md) are built in and selected by name:
+check/call. The seven classic mappings (docs/background.md) are built in and selected by name:
 
 =============  ============================================================================
 name           ``f(A, B, x)``

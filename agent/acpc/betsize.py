@@ -7,7 +7,7 @@ player to act in ``state`` (the state *before* the action):
 - **chips this round** = ``raise_to - spent at the start of the round``; in the first round
   the start is 0, so the blinds count as first-round chips;
 - **raise-by** = ``raise_to - max_spent``: how far the bet is lifted above the current bet;
-- **pot fraction** ``x`` (DOMAIN.md, "What x, A and B are measured in"): with ``p`` the pot
+- **pot fraction** ``x`` (docs/background.md, "Pot fractions"): with ``p`` the pot
   before the action (everything everyone has put in) and ``c`` the chips the player must add
   to call, a raise that puts ``y = raise_to - max_spent`` chips beyond the call measures
   ``x = y / (p + c)``, the bet as a fraction of the pot after the call. A call is ``x = 0``;

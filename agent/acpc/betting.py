@@ -1,6 +1,6 @@
 """The rules engine: an immutable betting state of one hand, for 2..10 players.
 
-:class:`BettingState` follows the reference dealer's ``game.c`` rule for rule (PROTOCOL.md
+:class:`BettingState` follows the reference dealer's ``game.c`` rule for rule (docs/protocol.md,
 section 5): whose turn (``currentPlayer``), the legal actions (``isValidAction`` without
 fixing), raise bounds in raise-to chips (``raiseIsValid``), applying an action and ending
 rounds (``doAction``), all-in run-outs, short all-ins, the min-raise rule, ``maxRaises``, the

@@ -3,7 +3,7 @@
 The reference dealer seeds one MT19937 per match with the classic ``init_genrand(seed)``
 (not ``init_by_array``), rebuilds the deck in a fixed order for every hand, and draws every
 card of the hand up front: each position's hole cards in position order, then every board
-card of every round (PROTOCOL.md section 6). One card is ``i = draw % n; card = deck[i];
+card of every round (docs/protocol.md, section 6). One card is ``i = draw % n; card = deck[i];
 deck[i] = deck[n - 1]; n -= 1``. So ``deal_hands(game, seed)`` yields exactly the cards of
 the reference for every hand of a match.
 

@@ -1,6 +1,6 @@
 """Game definition files: parse every quirk of the reference reader, format canonically.
 
-The rules mirror ``readGame`` of the reference dealer (PROTOCOL.md section 4): lines starting
+The rules mirror ``readGame`` of the reference dealer (docs/protocol.md, section 4): lines starting
 with ``#`` or a newline are skipped; keys match case-insensitively as prefixes at column 0 in
 the reference's order; ``END GAMEDEF`` stops reading; the ``GAMEDEF`` line is optional;
 values follow the key after any run of whitespace and ``=`` and reading stops at the first
@@ -10,7 +10,7 @@ ignored. Defaults: limit betting, stacks ``INT32_MAX``, first player 1, unlimite
 Where the reference would silently read garbage, this parser stops with a
 :class:`GameDefError` naming the file, line and field (a key with no readable number, a number
 of more than :data:`MAX_DIGITS` digits, numbers out of range, a text longer than
-:data:`MAX_GAMEDEF_CHARS`); the ranges are in README ("Limits"). :func:`format_gamedef` writes
+:data:`MAX_GAMEDEF_CHARS`); ranges: docs/reference/limits.md. :func:`format_gamedef` writes
 the canonical form (the layout of the reference ``printGame``) and :attr:`Game.fingerprint` is
 the sha256 of that text, so two files that define the same game have the same fingerprint.
 
@@ -195,7 +195,7 @@ def parse_gamedef(text: str, source: str = "<gamedef>") -> Game:
 
     Raises:
         GameDefError: with ``source:line`` for a key whose value cannot be read, a value out
-            of range (README "Limits"), a list with too few values, a missing required key,
+            of range (docs/reference/limits.md), a list with too few values, a missing required key,
             a game that does not fit its deck, or a text over :data:`MAX_GAMEDEF_CHARS`.
     """
     if len(text) > MAX_GAMEDEF_CHARS:

@@ -1,4 +1,4 @@
-"""Bounds every input is checked against before work that grows with it (README "Limits").
+"""Bounds every input is checked against before work that grows with it (docs/reference/limits.md).
 
 Pure and stdlib only: :func:`excerpt` for error messages that quote long input,
 :func:`check_json` (size and nesting depth of JSON text, scanned before ``json.loads`` so a

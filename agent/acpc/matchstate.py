@@ -1,6 +1,6 @@
 """MATCHSTATE lines: parse, format, and the viewer's perspective.
 
-``MATCHSTATE:<position>:<hand>:<betting>:<cards>`` (PROTOCOL.md section 1). Parsing follows
+``MATCHSTATE:<position>:<hand>:<betting>:<cards>`` (docs/protocol.md, section 1). Parsing follows
 the reference ``readMatchState``: the betting is replayed and must be legal as written,
 ``/`` inside the betting is skipped, other players' hole cards may be absent, and the board
 must hold exactly the cards of rounds ``0..round``. Formatting follows ``printMatchState``:

@@ -10,8 +10,8 @@ exists, puts a finder first on ``sys.meta_path`` that loads those modules (and t
 shared library) from it. So a build runs only for exactly the sources it was compiled from:
 after an edit the pure modules run until ``acpc-arena compile`` is run again, and a checkout
 with other sources never picks up this build. Nothing else changes: same names, same
-behaviour (the core's tests pass compiled), about half the CPU per hand in process (README,
-"Benchmarks").
+behaviour (the core's tests pass compiled), about half the CPU per hand in process
+(docs/reports/benchmarks.md).
 
 ``ACPC_ARENA_NATIVE=0`` turns it off. A build that cannot be loaded is not used (the pure
 modules run; :func:`status` says why). It is all or nothing: the compiled modules call each

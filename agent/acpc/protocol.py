@@ -11,7 +11,7 @@ match engine owns time.
 valid MATCHSTATE, else :class:`RemoteProtocolError` and the connection is in an ERROR state.
 
 :class:`DealerConnection` is one seat of the dealer and mirrors the reference dealer
-(PROTOCOL.md sections 1-2) exactly, so it never raises on anything a client sends: every
+(docs/protocol.md, sections 1-2) exactly, so it never raises on anything a client sends: every
 line becomes an event carrying the reference's stderr messages, and the match engine decides
 what to do with it. Like the reference it reads lines only from the seat that must act; what
 a seat sends at other times stays buffered and is read, in order, the next time it must act.

@@ -1,6 +1,6 @@
 """Purification: post-process a strategy's action distribution before sampling.
 
-Modes (DOMAIN.md): ``none`` plays the distribution as computed; ``full`` plays the most
+Modes (docs/background.md): ``none`` plays the distribution as computed; ``full`` plays the most
 probable action, ties split uniformly; ``threshold:T`` zeroes every probability below ``T``
 and renormalises (if every probability is below ``T``, the most probable actions are kept,
 as ``full`` would). Probabilities of actions outside the node are always 0 and stay 0, so

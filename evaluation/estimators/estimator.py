@@ -533,7 +533,7 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
         raise UsageError(f"expected strategy files or built-ins with --estimator "
                          f"exact-agents or sampled-agents, got variant {variant.name!r} = "
                          f"{variant.spec!r}")
-    from evaluation.match.worker import make_seat_policy
+    from evaluation.match.variants import make_seat_policy
 
     if variant.kind == "file":
         if shared is None:

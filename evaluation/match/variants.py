@@ -47,11 +47,13 @@ import shlex
 import shutil
 import sys
 import tomllib
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from agent.acpc.errors import AcpcError
+from agent.acpc.gamedef import Game
 from agent.acpc.limits import excerpt, read_text_file
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -642,3 +644,46 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
                     purify=variant.purify, sizes_in=variant.sizes)
     except (AcpcError, ValueError, OSError) as exc:
         raise VariantError(f"variant {name!r}: {exc}") from None
+
+
+_POLICY_CACHE: OrderedDict[tuple[str, str | None, str | None, str | None], Any] = OrderedDict()
+_POLICY_CACHE_SIZE = 4
+"""Base policies kept per process (least recently used dropped): a round robin of a few
+file variants switches between them without loading a file again."""
+
+
+def make_seat_policy(
+    variant: Variant, game: Game, seed: int, time_guard: float | None = None
+) -> Any:
+    """A fresh policy for one seat, as ``acpc-agent`` would build it (same seed), with the
+    time guard ``time_guard`` seconds (None: no guard, as for the estimators, which have no
+    clock).
+
+    Strategy files are loaded once per process and shared (read-only) by the policies (the
+    last few variants' base policies are kept).
+
+    Raises:
+        ValueError, StrategyFileError: as :func:`agent.agents.make_policy`.
+    """
+    from agent.agents import make_policy
+
+    assert variant.strategy is not None
+    guard = time_guard
+    if variant.kind != "file":
+        return make_policy(variant.strategy, game, seed=seed, time_guard=guard)
+    from agent.policy import StrategyPolicy
+
+    key = (variant.strategy, variant.mapping, variant.purify, variant.sizes)
+    base: Any = _POLICY_CACHE.get(key)
+    if base is None:
+        base = make_policy(variant.strategy, game, seed=seed, mapping=variant.mapping,
+                           purify=variant.purify, time_guard=guard, sizes_in=variant.sizes)
+        _POLICY_CACHE[key] = base
+        while len(_POLICY_CACHE) > _POLICY_CACHE_SIZE:
+            _POLICY_CACHE.popitem(last=False)
+    else:
+        _POLICY_CACHE.move_to_end(key)
+    return StrategyPolicy(
+        base.loaded, base.mapping, base.purification, seed=seed,
+        mapping_name=base.mapping_name, time_guard=guard, sizes_in=base.sizes_in,
+    )

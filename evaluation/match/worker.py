@@ -23,7 +23,7 @@ A pool worker watches its parent (:func:`init_worker`) and exits, stopping its c
 processes, if the runner is killed.
 
 Imports the stdlib and :mod:`dealer`; the agent's policy code only inside
-:func:`make_seat_policy` (in-process matches).
+:func:`~evaluation.match.variants.make_seat_policy` (in-process matches).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +56,7 @@ from agent.fileio import atomic_writer, cache_dir
 from dealer.engine import Match, MatchConfig, Phase
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS
 from evaluation.match.schedule import MatchJob
-from evaluation.match.variants import Variant
+from evaluation.match.variants import Variant, make_seat_policy
 
 HOST = "127.0.0.1"
 PORTS_TIMEOUT_S = 30.0
@@ -495,48 +494,6 @@ def _wait_match(
 
 
 # ---------------------------------------------------------------------- in-process
-
-_POLICY_CACHE: OrderedDict[tuple[str, str | None, str | None, str | None], Any] = OrderedDict()
-_POLICY_CACHE_SIZE = 4
-"""Base policies kept per process (least recently used dropped): a round robin of a few
-file variants switches between them without loading a file again."""
-
-
-def make_seat_policy(
-    variant: Variant, game: Game, seed: int, time_guard: float | None = None
-) -> Any:
-    """A fresh policy for one seat, as ``acpc-agent`` would build it (same seed), with the
-    time guard ``time_guard`` seconds (None: no guard, as for the estimators, which have no
-    clock).
-
-    Strategy files are loaded once per process and shared (read-only) by the policies (the
-    last few variants' base policies are kept).
-
-    Raises:
-        ValueError, StrategyFileError: as :func:`agent.agents.make_policy`.
-    """
-    from agent.agents import make_policy
-
-    assert variant.strategy is not None
-    guard = time_guard
-    if variant.kind != "file":
-        return make_policy(variant.strategy, game, seed=seed, time_guard=guard)
-    from agent.policy import StrategyPolicy
-
-    key = (variant.strategy, variant.mapping, variant.purify, variant.sizes)
-    base: Any = _POLICY_CACHE.get(key)
-    if base is None:
-        base = make_policy(variant.strategy, game, seed=seed, mapping=variant.mapping,
-                           purify=variant.purify, time_guard=guard, sizes_in=variant.sizes)
-        _POLICY_CACHE[key] = base
-        while len(_POLICY_CACHE) > _POLICY_CACHE_SIZE:
-            _POLICY_CACHE.popitem(last=False)
-    else:
-        _POLICY_CACHE.move_to_end(key)
-    return StrategyPolicy(
-        base.loaded, base.mapping, base.purification, seed=seed,
-        mapping_name=base.mapping_name, time_guard=guard, sizes_in=base.sizes_in,
-    )
 
 
 class FakeClock:

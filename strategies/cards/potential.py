@@ -21,7 +21,7 @@ by a 32-bit generator from ``seed``; :func:`sample_hands`):
    with ground distances from the turn clusters' mean equities; every flop hand assigned;
 5. preflop: the 169 classes, or k-means of the classes' histograms over flop clusters.
 
-Time and memory on this machine: README (``cards-pa``). Parallel over boards with
+Time and memory: docs/reference/acpc-strategy.md (``cards-pa``). Parallel over boards with
 ``parallel_kernel`` (``--workers`` chunks). Imports numpy, numba and the agent's kernels.
 """
 

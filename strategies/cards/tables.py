@@ -12,8 +12,8 @@ river), E[HS] and E[HS^2] of the class's canonical hand with exactly the estimat
 agent uses at decision time (exact on the turn and river; on the flop the deterministic
 estimate, which is seeded by the suit-canonical form and so is the same for every hand of
 a class), and the class's size in hands (1..24). Built by worker threads over chunks of
-classes (a numba kernel that releases the GIL; README gives the measured build times of
-``acpc-strategy cards``). Tables are cached as ``.npz``
+classes (a numba kernel that releases the GIL; docs/reference/acpc-strategy.md gives the build
+times of ``acpc-strategy cards``). Tables are cached as ``.npz``
 (``allow_pickle=False``) under :func:`strategies.cache.cache_dir`, validated on load
 (shapes, dtypes, values in [0, 1], class sizes equal to the indexer's).
 

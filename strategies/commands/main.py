@@ -390,7 +390,7 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
                          f"strategy and the file's default purification), got --purify "
                          f"{args.purify!r}")
     say(f"{args.file}: deals cannot be enumerated: sampled abstract-game best response "
-        f"(a lower bound on the exploitability; see README)")
+        f"(a lower bound on the exploitability; see docs/reference/acpc-strategy.md)")
     results: dict[str, dict[str, Any]] = {}
     for purification in _sampled_purifications(strategy, args.purify):
         result = sampled_exploitability(

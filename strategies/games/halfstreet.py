@@ -1,4 +1,4 @@
-"""The half-street games of DOMAIN.md: the clairvoyance game and no-limit Kuhn poker.
+"""The half-street games of docs/background.md: the clairvoyance game and no-limit Kuhn poker.
 
 Both are *half-street* games: the pot is 1 (antes 0.5 each), P1 (position 0, the bettor)
 checks (showdown) or bets any ``x`` in multiples of 0.1 pot up to the stack ``n``; P2

@@ -1,6 +1,6 @@
 """N-card Kuhn poker (100-card Kuhn by default) and its equal-width card abstractions.
 
-**The game** (DOMAIN.md, "Testbeds"): two players, cards ``0 .. N-1`` (one deck, no suits;
+**The game** (docs/background.md, "Testbeds"): two players, cards ``0 .. N-1`` (one deck, no suits;
 the higher card wins), each antes 1 and gets one card; one bet of 1 per hand: position 0
 checks or bets; after a check position 1 checks or bets; a bet is called or folded. The
 betting is exactly the ACPC Kuhn game (:data:`KUHN_GAMEDEF`: limit, blinds 1 1, raise size
@@ -16,7 +16,7 @@ every solver of :mod:`strategies.solvers.cfr` and the exact best response of
 
 **Card abstraction** :class:`EqualWidthCards` with ``k`` buckets of width ``w = N // k``:
 card ``c`` is in bucket ``min(c // w, k - 1)`` (the last bucket takes the remainder). For
-N = 100: 3 buckets are {0-32, 33-65, 66-99} (33, 33 and 34 cards, as DOMAIN.md states),
+N = 100: 3 buckets are {0-32, 33-65, 66-99} (33, 33 and 34 cards, as docs/background.md states),
 10 buckets are {0-9, ..., 90-99}, 25 buckets are {0-3, ..., 96-99}; ``k = N`` is the full
 game (one card per bucket). The *abstract game* is N-card Kuhn in which each player sees
 only its bucket (showdowns still compare the real cards).
@@ -75,7 +75,7 @@ def kuhn_betting_game() -> Game:
 
 
 SPLITS = ("domain", "proportional")
-"""How equal-width buckets share a remainder: ``domain`` (DOMAIN.md: width ``N // k``, the
+"""How equal-width buckets share a remainder: ``domain`` (docs/background.md: width ``N // k``, the
 last bucket takes the rest; 100 cards in 3: 33, 33, 34) or ``proportional`` (card ``c`` in
 bucket ``c * k // N``; 100 cards in 3: 34, 33, 33)."""
 

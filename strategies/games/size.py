@@ -1,7 +1,7 @@
 """Game size: betting sequences, information sets, infoset-actions and memory of a game.
 
-Johanson's measures ("Measuring the Size of Large No-Limit Poker Games", 2013; DOMAIN.md,
-"Testbeds") for any ACPC game, in full (every legal action, every whole-chip raise in
+Johanson's measures ("Measuring the Size of Large No-Limit Poker Games", 2013; docs/background.md,
+"Game size") for any ACPC game, in full (every legal action, every whole-chip raise in
 no-limit) or under a betting abstraction (:mod:`agent.abstraction.actions`, whose canonical
 tree the solvers and the agent build):
 

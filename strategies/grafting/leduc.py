@@ -1,4 +1,4 @@
-"""The Leduc grafting experiment (Waugh, Bard, Bowling 2009; ``DOMAIN.md``), exactly.
+"""The Leduc grafting experiment (Waugh, Bard, Bowling 2009; docs/background.md), exactly.
 
 Limit Leduc as bundled (deck Q, K, A: the paper's J, Q, K are the lowest, middle and highest
 rank). Card abstractions (:mod:`agent.abstraction.rank_cards`): *J.Q.K* (``["Q","K","A"]``),

@@ -1,5 +1,5 @@
-"""Learned bet sizes: the multiplayer betting-game transformation (DOMAIN.md, "Learned bet
-sizes"; Hawkin, Holte and Szafron, AAAI 2011).
+"""Learned bet sizes: the multiplayer betting-game transformation (docs/background.md, "Learned
+bet sizes"; Hawkin, Holte and Szafron, AAAI 2011).
 
 **The game.** Two players, no-limit betting with *continuous* chips (the sizes being learned
 are real numbers: a pot fraction of 0.4142 must not be rounded to whole chips while it is
@@ -78,7 +78,7 @@ I64 = npt.NDArray[np.int64]
 
 UNDETERMINED_REACH = 1e-6
 """A learned size whose bet is reached (or not folded to) with less probability than this
-is reported as undetermined (DOMAIN.md: it has no effect on the value)."""
+is reported as undetermined (docs/background.md: it has no effect on the value)."""
 CHECKPOINT_FORMAT = "acpc-arena-sizing-checkpoint"
 
 
@@ -723,7 +723,7 @@ class SizeLearner:
 
     def undetermined(self) -> list[bool]:
         """Per learned size: True if its bet is (almost) never made or always folded to
-        under the average strategies (DOMAIN.md: such a size is not learned)."""
+        under the average strategies (docs/background.md: such a size is not learned)."""
         g = self.game
         table = self.average_strategy()
         reach = _node_reach(g, table)

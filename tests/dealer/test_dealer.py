@@ -2,7 +2,7 @@
 
 Covers the acceptance points of the dealer: byte-identical reproduction of every reference
 log and of the reference transcript, the reference's handling of every kind of bad input
-(PROTOCOL.md section 2), clean endings where the reference dies (disconnects, time limits,
+(docs/protocol.md, section 2), clean endings where the reference dies (disconnects, time limits,
 signals), floods and fuzz, resuming a killed match from its transaction file, and full
 matches of 3-, 4- and 6-player games with unequal stacks against ``acpc-agent``.
 """

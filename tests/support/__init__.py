@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 LOGS = DATA / "logs"
 
-# reference log -> the game it was played in (see tests/data/logs and PROTOCOL.md)
+# reference log -> the game it was played in (see tests/data/logs and docs/protocol.md)
 REFERENCE_LOGS = {
     "nl1000.log": "holdem.nolimit.2p.reverse_blinds.game",
     "dupA.log": "holdem.nolimit.2p.reverse_blinds.game",

@@ -69,7 +69,7 @@ from strategies.recipes import DATA_DIR
 STACKS: tuple[float, ...] = (1, 3, 5, 10, 20, 50, 100)
 """The stacks of the classic tables (pots)."""
 MAPPINGS: tuple[str, ...] = tuple(BUILTIN_MAPPINGS)
-"""The seven mappings, in DOMAIN.md's order."""
+"""The seven mappings, in the order of docs/background.md."""
 PURIFICATIONS: tuple[str, ...] = ("none", "full", "threshold:0.15")
 TIE = 1e-5
 """Exploitabilities this close count as a tie in :func:`best_sizes`: above the CFR+ noise

@@ -387,18 +387,18 @@ def test_kernels_as_plain_python() -> None:
     run_without_jit(__file__)
 
 
-def test_readme_example() -> None:
-    """README's suit-isomorphism example runs as shown (doctest)."""
+def test_docs_example() -> None:
+    """The reference's suit-isomorphism example runs as shown (doctest)."""
     import doctest
 
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Suit isomorphism")
+    text = (ROOT / "docs" / "reference" / "isomorphism.md").read_text()
+    start = text.index("# Suit isomorphism")
     block = text[
         text.index("```python\n", start) + 10 : text.index(
             "```\n", text.index("```python\n", start) + 10
         )
     ]
-    test = doctest.DocTestParser().get_doctest(block, {}, "README", "README.md", 0)
+    test = doctest.DocTestParser().get_doctest(block, {}, "isomorphism", "isomorphism.md", 0)
     assert len(test.examples) >= 5
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     result = runner.run(test, out=lambda _: None)

@@ -1,4 +1,4 @@
-"""The seven mappings against DOMAIN.md: worked values and the desiderata as properties."""
+"""The seven mappings against docs/background.md: worked values and the desiderata as properties."""
 
 from __future__ import annotations
 

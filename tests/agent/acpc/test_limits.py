@@ -1,4 +1,4 @@
-"""The bounds of agent.acpc.limits that every input format uses (README "Limits")."""
+"""The bounds of agent.acpc.limits that every input format uses (docs/reference/limits.md)."""
 
 from __future__ import annotations
 

@@ -32,8 +32,8 @@ from evaluation.estimators.estimator import (
     showdown_odds,
 )
 from evaluation.match.schedule import plan_jobs
-from evaluation.match.variants import Variant, parse_variant
-from evaluation.match.worker import MatchSettings, make_seat_policy, run_job
+from evaluation.match.variants import Variant, make_seat_policy, parse_variant
+from evaluation.match.worker import MatchSettings, run_job
 from evaluation.stats import estimate
 from tests.support import ROOT
 

@@ -578,10 +578,10 @@ def test_plot_without_matplotlib_fails_before_playing(tmp_path: Path,
     assert not (tmp_path / "r").exists()
 
 
-def test_the_readme_toml_example_parses(tmp_path: Path) -> None:
+def test_the_documented_toml_example_parses(tmp_path: Path) -> None:
     from evaluation.match.variants import load_toml
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "reference" / "acpc-match.md").read_text()
     block = text.split("```toml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "variants.toml"
     path.write_text(block)
