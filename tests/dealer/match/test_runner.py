@@ -614,7 +614,7 @@ def test_any_project_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_in_process_seats_reuse_the_last_few_loaded_files() -> None:
     """A round robin switching between file variants loads each one once per process."""
-    from evaluation.match import worker
+    from evaluation.match import variants as worker
 
     game = load_game("leduc.nolimit.2p.game")
     variants = [parse_variant(f"{n}=leduc.nolimit.2p.fcpa.strat,mapping={m}")
