@@ -43,6 +43,7 @@ Stdlib only at import; :func:`mapping_kernel` and :func:`share_rules` load numba
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 from collections.abc import Callable, Sequence
@@ -186,11 +187,12 @@ def share_rules() -> None:
     share(_le, _lt, _ends, bracket_in)
 
 
+@functools.cache
 def mapping_kernel() -> Callable[[int, float, float, float], float]:
     """The table compiled: a numba kernel ``f(i, A, B, x)`` =
     ``BUILTIN_MAPPINGS[MAPPING_NAMES[i]](A, B, x)``, each mapping compiled from its function
     here and the dispatch generated over the indices (:func:`agent.jit.index_dispatch`).
-    Loads numba."""
+    Made once; loads numba."""
     from agent.jit import index_dispatch
 
     share_rules()
