@@ -8,6 +8,10 @@ numba's decorators are untyped; these keep the decorated function's type for myp
 * :func:`nogil_kernel`: the same, releasing the GIL, so that worker threads run in parallel.
 * :func:`parallel_kernel`: ``parallel=True`` (``numba.prange`` loops over the cores).
 * :func:`inline_kernel`: ``inline="always"``: a small helper inlined into its callers.
+* :func:`share`: plain Python functions that kernels may call too (one definition of a
+  rule for the Python code and the kernels, e.g. the mappings and the purification).
+* :func:`index_dispatch`: a kernel calling the ``i``-th of some functions, generated from
+  their table (the built-in mappings by index).
 
 Every kernel also runs as plain Python under ``NUMBA_DISABLE_JIT=1`` (the tests do that
 once per kernel module).
@@ -23,12 +27,14 @@ Imports numba; imported by the modules that define kernels and by nothing in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import numba
 
-__all__ = ["inline_kernel", "kernel", "nogil_kernel", "parallel_kernel"]
+__all__ = ["index_dispatch", "inline_kernel", "kernel", "nogil_kernel", "parallel_kernel",
+           "share"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -51,3 +57,46 @@ def parallel_kernel(fn: _F) -> _F:
 def inline_kernel(fn: _F) -> _F:
     """``numba.njit(cache=True, inline="always")``: inlined into the kernels that call it."""
     return cast(_F, numba.njit(cache=True, inline="always")(fn))
+
+
+_shared: set[Callable[..., Any]] = set()
+_sharing = threading.Lock()
+
+
+def share(*fns: Callable[..., Any]) -> None:
+    """Let kernels call these plain Python functions (``numba.extending.register_jitable``):
+    Python callers keep calling the functions themselves, and each kernel that names one
+    compiles it in from the same source. A function is registered once however often this
+    is called. A kernel's disk cache is keyed by its own module's source: after changing a
+    shared function, the kernels that call it are recompiled only once their own source
+    (or the cache) changes."""
+    from numba.extending import register_jitable
+
+    with _sharing:
+        for fn in fns:
+            if fn not in _shared:
+                register_jitable(fn)
+                _shared.add(fn)
+
+
+Dispatch = Callable[[int, float, float, float], float]
+"""``dispatch(i, a, b, x)``: the ``i``-th function of a table at ``(a, b, x)``."""
+
+
+def index_dispatch(fns: Sequence[Callable[[float, float, float], float]]) -> Dispatch:
+    """A kernel ``dispatch(i, a, b, x)`` = ``fns[i](a, b, x)`` (0 <= i < len(fns); a larger
+    ``i`` gives the last one), generated from the table: a chain of small kernels, one per
+    index, each calling its function compiled by :func:`kernel` (so the kernels that call
+    the dispatch run the table's own functions, whatever the table holds)."""
+    head = kernel(fns[0])
+    if len(fns) == 1:
+        def last(which: int, a: float, b: float, x: float) -> float:
+            return head(a, b, x)
+        return kernel(last)
+    tail = index_dispatch(fns[1:])
+
+    def call(which: int, a: float, b: float, x: float) -> float:
+        if which == 0:
+            return head(a, b, x)
+        return tail(which - 1, a, b, x)
+    return kernel(call)

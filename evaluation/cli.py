@@ -50,6 +50,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -465,8 +466,12 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         groups = make_groups(variants, 2, args.pair)
         start = time.process_time()
         sample = args.estimator == "sampled-agents"
-        rows = estimate_run(game, variants, groups, master_seed=master, units=matches,
-                            hands=hands, sample=sample)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = estimate_run(game, variants, groups, master_seed=master, units=matches,
+                                hands=hands, sample=sample)
+        for note in dict.fromkeys(str(w.message) for w in caught):  # e.g. a plug-in mapping
+            print(f"{PROG}: warning: {note}", file=sys.stderr)
     except (AcpcError, OSError) as exc:
         if args.debug:
             traceback.print_exc()

@@ -30,21 +30,38 @@ entry point in the group ``acpc_arena.mappings``. A name read from a file (a str
 name the user typed (``--mapping``). :func:`translate` applies a mapping over a sorted list
 of abstract sizes, including bets outside the range (nearest end).
 
-Stdlib only.
+One table: :data:`BUILTIN_MAPPINGS` (name -> function; a mapping's index is its place in
+the table, :data:`MAPPING_NAMES`). The functions are plain Python that numba can compile:
+the agent calls them, and the compiled walk of ``acpc-match --estimator sampled-agents``
+(:mod:`evaluation.estimators.fastwalk`) runs the same functions compiled, through
+:func:`mapping_kernel` (a dispatch generated over the table's indices) and
+:func:`share_rules` (:func:`bracket_in` and the tolerance tests). A plug-in mapping is
+plain Python of its own: the compiled walk cannot take it (:func:`mapping_index` is None).
+
+Stdlib only at import; :func:`mapping_kernel` and :func:`share_rules` load numba.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent.acpc.errors import AbstractionError
 from agent.acpc.limits import excerpt
 
 MappingFn = Callable[[float, float, float], float]
 """``f(A, B, x)``: the probability of mapping ``x`` to ``A``."""
+
+
+class Sizes(Protocol):
+    """Sorted sizes by index: a list or a numpy array (so a kernel can pass its own)."""
+
+    def __getitem__(self, i: int, /) -> float: ...
+
 
 ENTRY_POINT_GROUP = "acpc_arena.mappings"
 _TOL = 1e-9
@@ -60,18 +77,20 @@ def _lt(x: float, threshold: float) -> bool:
     return x < threshold - _TOL * max(1.0, abs(threshold))
 
 
-def _ends(a: float, b: float, x: float) -> float | None:
+def _ends(a: float, b: float, x: float) -> float:
+    """``f`` at the ends: 1 at or below ``A``, 0 at or beyond ``B``; -1 strictly between
+    (where the mapping's own formula applies). A float, not None, so that numba compiles it."""
     if _le(x, a):
         return 1.0
     if not _lt(x, b):
         return 0.0
-    return None
+    return -1.0
 
 
 def det_arith(a: float, b: float, x: float) -> float:
     """Deterministic arithmetic: ``A`` up to the midpoint (inclusive)."""
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return 1.0 if _le(x, (a + b) / 2) else 0.0
 
@@ -79,7 +98,7 @@ def det_arith(a: float, b: float, x: float) -> float:
 def rand_arith(a: float, b: float, x: float) -> float:
     """Randomised arithmetic: linear in ``x``."""
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return (b - x) / (b - a)
 
@@ -89,7 +108,7 @@ def det_geo(a: float, b: float, x: float) -> float:
     if a <= 0.0:
         return 1.0 if x <= 0.0 else 0.0
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return 1.0 if _lt(x, math.sqrt(a * b)) else 0.0
 
@@ -99,7 +118,7 @@ def rand_geo_1(a: float, b: float, x: float) -> float:
     if a <= 0.0:
         return 1.0 if x <= 0.0 else 0.0
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     num = a * (b - x)
     return num / (num + x * (x - a))
@@ -110,7 +129,7 @@ def rand_geo_2(a: float, b: float, x: float) -> float:
     if a <= 0.0:
         return 1.0 if x <= 0.0 else 0.0
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return a * (b + x) * (b - x) / ((b - a) * (x * x + a * b))
 
@@ -118,7 +137,7 @@ def rand_geo_2(a: float, b: float, x: float) -> float:
 def det_pshar(a: float, b: float, x: float) -> float:
     """Deterministic pseudo-harmonic: ``A`` up to ``(A + B + 2AB) / (A + B + 2)``."""
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return 1.0 if _le(x, (a + b + 2 * a * b) / (a + b + 2)) else 0.0
 
@@ -131,7 +150,7 @@ def rand_pshar(a: float, b: float, x: float) -> float:
     calling frequency right for every ``x`` in ``[A, B]``.
     """
     end = _ends(a, b, x)
-    if end is not None:
+    if end >= 0.0:
         return end
     return (b - x) * (1 + a) / ((b - a) * (1 + x))
 
@@ -145,7 +164,40 @@ BUILTIN_MAPPINGS: dict[str, MappingFn] = {
     "det-pshar": det_pshar,
     "rand-pshar": rand_pshar,
 }
-"""The seven classic mappings by their command-line names."""
+"""The seven classic mappings by their command-line names: the one table of mappings."""
+
+MAPPING_NAMES: tuple[str, ...] = tuple(BUILTIN_MAPPINGS)
+"""The built-in mappings by index (the table's order): the index :func:`mapping_kernel`
+takes."""
+
+
+def mapping_index(fn: MappingFn) -> int | None:
+    """The table index of a built-in mapping function; None for any other (a plug-in)."""
+    for i, builtin in enumerate(BUILTIN_MAPPINGS.values()):
+        if fn is builtin:
+            return i
+    return None
+
+
+def share_rules() -> None:
+    """Let numba kernels call :func:`bracket_in` and the mappings' helpers, compiled from
+    these same functions (:func:`agent.jit.share`). Loads numba."""
+    from agent.jit import share
+
+    share(_le, _lt, _ends, bracket_in)
+
+
+@functools.cache
+def mapping_kernel() -> Callable[[int, float, float, float], float]:
+    """The table compiled: a numba kernel ``f(i, A, B, x)`` =
+    ``BUILTIN_MAPPINGS[MAPPING_NAMES[i]](A, B, x)``, each mapping compiled from its function
+    here and the dispatch generated over the indices (:func:`agent.jit.index_dispatch`).
+    Made once; loads numba."""
+    from agent.jit import index_dispatch
+
+    share_rules()
+    return index_dispatch(tuple(BUILTIN_MAPPINGS.values()))
+
 
 DETERMINISTIC = frozenset({"det-arith", "det-geo", "det-pshar"})
 
@@ -222,6 +274,7 @@ def _checked(name: str, fn: Callable[..., object]) -> MappingFn:
             )
         return float(value)
 
+    wrapped.__name__ = wrapped.__qualname__ = name  # the name it was asked for, in messages
     return wrapped
 
 
@@ -252,9 +305,15 @@ def bracket(sizes: Sequence[float], x: float) -> tuple[int, int]:
     """
     if not sizes:
         raise AbstractionError("expected at least one abstract size, got none")
+    return bracket_in(sizes, len(sizes), x)
+
+
+def bracket_in(sizes: Sizes, n: int, x: float) -> tuple[int, int]:
+    """:func:`bracket` over the first ``n >= 1`` of ``sizes`` (a list or an array; the
+    compiled walk calls it too, :func:`share_rules`)."""
     if _le(x, sizes[0]):
         return 0, 0
-    last = len(sizes) - 1
+    last = n - 1
     if not _lt(x, sizes[last]):
         return last, last
     lo, hi = 0, last

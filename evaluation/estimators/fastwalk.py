@@ -6,23 +6,32 @@ The hot case of ``acpc-match --estimator sampled-agents`` (the default run: vari
 one hold'em file that differ in the mapping or the purification, each against
 ``builtin:random``) is walked here: per deal, per seating and per variant, the single
 path a sampled walk follows. (The joint walk's sharing of common prefixes buys nothing
-at this speed; each variant still gets exactly its own walk's values.) The kernel holds
-one for one the rules the Python walk gets from the project's own code, on flat arrays:
+at this speed; each variant still gets exactly its own walk's values.)
+
+The kernel runs the agent's own functions, compiled, where they are plain functions numba
+can compile: the seven built-in mappings (the one table,
+:data:`agent.abstraction.translation.BUILTIN_MAPPINGS`, compiled with a dispatch generated
+over its indices: :func:`~agent.abstraction.translation.mapping_kernel`), the bracket of a
+bet (:func:`~agent.abstraction.translation.bracket_in`), the purification
+(:func:`~agent.strategy.purification.purify_row`) and the draw of an action
+(:func:`~agent.strategy.purification.sample_index_in`). It holds one for one, on flat
+arrays, the rules whose Python form numba cannot compile (objects, text, hashlib):
 
 * the betting state of :class:`agent.acpc.betting.BettingState` (``initial``,
   ``apply``, ``raise_bounds``, ``can_fold``, the betting text, the payoffs of a fold and
-  of a heads-up showdown);
-* the hashed draws (:func:`evaluation.estimators.estimator._hash_u64`): BLAKE2b with an 8-byte
-  digest (RFC 7693) of ``salt|repr(key)|betting``, the ``repr`` of each deal's keys made
-  in Python;
+  of a heads-up showdown): the core's engine is immutable objects over tuples and text,
+  stdlib only; this is its heads-up no-limit arithmetic over an int64 array;
+* the hashed draws (:func:`evaluation.estimators.estimator._hash_u64`): BLAKE2b with an
+  8-byte digest (RFC 7693) of ``salt|repr(key)|betting``, the ``repr`` of each deal's keys
+  made in Python. A draw's text is the betting so far, which the walk's own earlier draws
+  decide, so the draws cannot be made in Python ahead of the walk; the kernel computes
+  them (tested against :mod:`hashlib`);
 * ``builtin:random``'s kinds (the cumulative weights computed in Python by the
   reference's own arithmetic) and raise sizes;
-* :class:`evaluation.estimators.estimator.FileAgent` with its hashed draws: waiting for the real
-  round, off-tree check/call, the purified row (:mod:`agent.strategy.purification`,
-  :func:`~agent.strategy.purification.sample_index`), :func:`agent.policy.realise`, the
-  reading of a bet in both size conventions (:func:`agent.abstraction.convention.
-  read_bet`, :func:`~agent.abstraction.convention.bracket_sizes`,
-  :func:`agent.abstraction.translation.bracket`) and the seven built-in mappings;
+* :class:`evaluation.estimators.estimator.FileAgent` with its hashed draws: waiting for the
+  real round, off-tree check/call, :func:`agent.policy.realise` and the sizes of a bet's
+  reading in both size conventions (:func:`agent.abstraction.convention.read_bet`,
+  :func:`~agent.abstraction.convention.bracket_sizes`);
 * the card buckets: preflop classes and flop buckets computed in Python for all deals at
   once, the turn's and river's and the river odds against random's integrated hole from
   the hand-strength kernel (:func:`agent.abstraction.holdem_buckets.strength_moments`)
@@ -32,26 +41,40 @@ The abstract tree is flattened lazily: a node's arrays are filled (from the tree
 rules engine) the first time a walk reaches it; the kernel then stops, reports the node,
 and the deal is walked again from its start.
 
-Anything outside this case (another game, a mapping that is not built in, no cached flop
-table, ...) is left to the Python walk:
-:func:`numba_walk_for` returns None. The tests check the values against the Python walk
-deal by deal (float tolerance 1e-9) for several seeds, both seatings, both mappings of the
-default run and more, both size conventions and the purifications ``none``, ``full`` and
-a threshold.
+Anything outside this case (another game, no cached flop table, ...) is left to the Python
+walk: :func:`numba_walk_for` returns None; for a plug-in mapping (which only Python can
+run) it also warns (:class:`SlowPathWarning`, one line in ``acpc-match``). The tests
+check the values against the Python walk deal by deal (float tolerance 1e-9) for several
+seeds, both seatings, both mappings of the default run and more, both size conventions
+and the purifications ``none``, ``full`` and a threshold.
 
 Imports numpy, numba (through :mod:`agent.jit`) and :mod:`agent.abstraction.holdem_buckets`
-at import time: only :mod:`evaluation.estimators.estimator` imports it, inside a function, once a
-hold'em file is being walked. Never imports :mod:`evaluation.estimators.estimator`.
+when :func:`load_kernels` runs: only :mod:`evaluation.estimators.estimator` imports this
+module, inside a function, once a hold'em file is being walked. Never imports
+:mod:`evaluation.estimators.estimator`.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent.abstraction.actions import ALL_IN
+from agent.abstraction.translation import (
+    MAPPING_NAMES,
+    MappingFn,
+    bracket_in,
+    mapping_index,
+    mapping_kernel,
+)
+from agent.abstraction.translation import share_rules as share_translation
+from agent.acpc.betting import MAX_ACTIONS_PER_ROUND
 from agent.acpc.errors import AbstractionError
+from agent.strategy.purification import KINDS, purify_row, sample_index_in
+from agent.strategy.purification import share_rules as share_purification
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,15 +95,13 @@ _ACT, _SEE, _KIND, _SIZE = 0, 2, 4, 5
 OK, NEED_NODE, BAD = 0, 1, 2
 """Kernel status codes: done, a tree node to flatten first, a state the walk rejects."""
 
-MAPPINGS = ("det-arith", "rand-arith", "det-geo", "rand-geo-1", "rand-geo-2", "det-pshar",
-            "rand-pshar")
-"""The built-in mappings the kernel computes, by index."""
-PURIFICATIONS = ("none", "full", "threshold")
+MAPPINGS = MAPPING_NAMES
+"""The built-in mappings the kernel computes, by index (the translation table's order)."""
+PURIFICATIONS = KINDS
+"""The purifications by index (:data:`agent.strategy.purification.KINDS`)."""
 
-_TOL = 1e-9  # agent.abstraction.translation._TOL
-_TIE = 1e-12  # agent.strategy.purification.TIE
-_ALL_IN = -1.0  # agent.abstraction.actions.ALL_IN
-_MAX_ACTIONS = 64  # agent.acpc.betting.MAX_ACTIONS_PER_ROUND
+_ALL_IN = ALL_IN
+_MAX_ACTIONS = MAX_ACTIONS_PER_ROUND
 _BET_BYTES = 1024
 
 _IV = (0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
@@ -102,10 +123,27 @@ _SIGMA = (
 
 _KERNELS = ("_rotr", "_compress", "blake2b_u64", "deal_cards", "_next_player", "_initial",
             "_num_acting", "_raise_bounds", "_can_fold", "_to_call", "_apply",
-            "_showdown_value", "_sample_index", "_purify", "_le", "_lt", "_mapping",
-            "_bracket", "_add_distinct", "_real_sizes", "_hash", "_uniform", "_strength",
-            "sampled_values")
-"""The module's kernels, plain functions until :func:`load_kernels` wraps them."""
+            "_showdown_value", "_add_distinct", "_real_sizes", "_hash", "_uniform",
+            "_strength", "sampled_values")
+"""The module's kernels, plain functions until :func:`load_kernels` wraps them. The
+translation and purification rules are not here: the kernels call the agent's own
+functions (:func:`~agent.abstraction.translation.bracket_in`,
+:func:`~agent.strategy.purification.purify_row`,
+:func:`~agent.strategy.purification.sample_index_in`) and the table of mappings compiled
+(:data:`_mapping`)."""
+
+
+
+def _mapping(which: int, a: float, b: float, x: float) -> float:
+    """The built-in mapping of table index ``which`` at ``(A, B, x)``: replaced by
+    :func:`load_kernels` with :func:`agent.abstraction.translation.mapping_kernel`."""
+    raise AbstractionError("expected the fast walk's kernels loaded (load_kernels)")
+
+
+class SlowPathWarning(UserWarning):
+    """The compiled walk cannot take a case that is otherwise its own (a plug-in mapping):
+    the Python walk runs it (the same values, slower). ``acpc-match`` shows it on one
+    line."""
 _loaded = threading.Lock()
 _state = {"loaded": False}
 
@@ -129,6 +167,9 @@ def load_kernels() -> None:
 
         g = globals()
         g["np"] = numpy
+        share_translation()
+        share_purification()
+        g["_mapping"] = mapping_kernel()
         g["SCRATCH_SIZE"] = holdem_buckets.SCRATCH_SIZE
         g["strength_moments"] = holdem_buckets.strength_moments
         for name in _KERNELS:
@@ -435,113 +476,6 @@ def _showdown_value(spent0: int, spent1: int, rank0: int, rank1: int) -> float:
 # -------------------------------------------------------------------- the agent
 
 
-def _sample_index(probs: Any, k: int, u: float) -> int:
-    total = 0.0
-    for i in range(k):
-        total += probs[i]
-    acc = 0.0
-    target = u * total
-    last = 0
-    for i in range(k):
-        p = probs[i]
-        if p <= 0.0:
-            continue
-        last = i
-        acc += p
-        if target < acc:
-            return i
-    return last
-
-
-def _purify(row: Any, k: int, kind: int, threshold: float) -> bool:
-    """``Purification.apply`` in place; False where it raises (no positive mass)."""
-    if kind == 0:
-        return True
-    best = row[0]
-    for i in range(1, k):
-        best = max(best, row[i])
-    if best <= 0.0:
-        return False
-    if kind == 2:
-        total = 0.0
-        for i in range(k):
-            if row[i] >= threshold:
-                total += row[i]
-        if total > 0.0:
-            for i in range(k):
-                row[i] = row[i] / total if row[i] >= threshold else 0.0 / total
-            return True
-    n = 0.0
-    for i in range(k):
-        if row[i] > 0.0 and row[i] >= best - _TIE:
-            n += 1.0
-    for i in range(k):
-        row[i] = (1.0 if row[i] > 0.0 and row[i] >= best - _TIE else 0.0) / n
-    return True
-
-
-def _le(x: float, t: float) -> bool:
-    return x <= t + _TOL * max(1.0, abs(t))
-
-
-def _lt(x: float, t: float) -> bool:
-    return x < t - _TOL * max(1.0, abs(t))
-
-
-def _mapping(which: int, a: float, b: float, x: float) -> float:
-    """The built-in mapping ``MAPPINGS[which]`` (:mod:`agent.abstraction.translation`)."""
-    if (which == 2 or which == 3 or which == 4) and a <= 0.0:
-        return 1.0 if x <= 0.0 else 0.0
-    if _le(x, a):
-        return 1.0
-    if not _lt(x, b):
-        return 0.0
-    if which == 0:
-        return 1.0 if _le(x, (a + b) / 2) else 0.0
-    if which == 1:
-        return (b - x) / (b - a)
-    if which == 2:
-        return 1.0 if _lt(x, math.sqrt(a * b)) else 0.0
-    if which == 3:
-        num = a * (b - x)
-        return num / (num + x * (x - a))
-    if which == 4:
-        return a * (b + x) * (b - x) / ((b - a) * (x * x + a * b))
-    if which == 5:
-        return 1.0 if _le(x, (a + b + 2 * a * b) / (a + b + 2)) else 0.0
-    return (b - x) * (1 + a) / ((b - a) * (1 + x))
-
-
-def _bracket(sizes: Any, n: int, x: float, out: Any) -> None:
-    """:func:`agent.abstraction.translation.bracket` into ``out`` (low, high)."""
-    if _le(x, sizes[0]):
-        out[0] = 0
-        out[1] = 0
-        return
-    last = n - 1
-    if not _lt(x, sizes[last]):
-        out[0] = last
-        out[1] = last
-        return
-    lo, hi = 0, last
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if _le(sizes[mid], x):
-            lo = mid
-        else:
-            hi = mid
-    if not _lt(sizes[lo], x):
-        out[0] = lo
-        out[1] = lo
-        return
-    if not _lt(x, sizes[hi]):
-        out[0] = hi
-        out[1] = hi
-        return
-    out[0] = lo
-    out[1] = hi
-
-
 def _add_distinct(tos: Any, idx: Any, n: int, to: int, i: int) -> int:
     """Append raise-to ``to`` (of abstract action ``i``) to the first ``n`` entries of
     ``tos``/``idx`` unless it is there already; returns the new count."""
@@ -662,7 +596,6 @@ def sampled_values(
     opts = np.zeros(akind.shape[1] + 1, np.int64)
     tos = np.zeros(akind.shape[1] + 1, np.int64)
     idx = np.zeros(akind.shape[1] + 1, np.int64)
-    br = np.zeros(2, np.int64)
     two = np.zeros(2, np.float64)
     cards = np.zeros(7, np.int64)
     scratch = np.zeros(SCRATCH_SIZE, np.int64)
@@ -712,14 +645,15 @@ def sampled_values(
                                     row[i] = float(table[at + i])
                                     if quant > 0.0:
                                         row[i] /= quant
-                                if not _purify(row, k, var_purify[var], var_threshold[var]):
+                                if not purify_row(row, k, var_purify[var],
+                                                  var_threshold[var]):
                                     status[0] = BAD
                                     status[1] = node
                                     return d
                                 u = _uniform(_hash(_ACT + pos, salts, keys, key_at[d, 0],
                                                    key_len[d, 0], bet, st[_BLEN], msg, iv,
                                                    sigma, work))
-                                i = _sample_index(row, k, u)
+                                i = sample_index_in(row, k, u)
                                 ak = akind[node, i]
                                 if ak == FOLD:
                                     kind = FOLD if _can_fold(st, stack) else CALL
@@ -807,25 +741,24 @@ def sampled_values(
                                                     certain = j
                                                     break
                                     if certain >= 0:
-                                        br[0] = certain
-                                        br[1] = certain
+                                        lo_i, hi_i = certain, certain
                                     else:
-                                        _bracket(sizes, n_sizes, x, br)
-                                    low = child[node, opts[br[0]]]
-                                    if br[0] == br[1]:
+                                        lo_i, hi_i = bracket_in(sizes, n_sizes, x)
+                                    low = child[node, opts[lo_i]]
+                                    if lo_i == hi_i:
                                         node = low
                                     else:
-                                        f = _mapping(var_mapping[var], sizes[br[0]],
-                                                     sizes[br[1]], x)
+                                        f = _mapping(var_mapping[var], sizes[lo_i],
+                                                     sizes[hi_i], x)
                                         two[0] = f
                                         two[1] = 1.0 - f
                                         u = _uniform(_hash(_SEE + pos, salts, keys,
                                                            key_at[d, 0], key_len[d, 0], bet,
                                                            st[_BLEN], msg, iv, sigma, work))
-                                        if _sample_index(two, 2, u) == 0:
+                                        if sample_index_in(two, 2, u) == 0:
                                             node = low
                                         else:
-                                            node = child[node, opts[br[1]]]
+                                            node = child[node, opts[hi_i]]
                     if not _apply(st, kind, size, stack, big_blind, num_rounds, first_player,
                                   kinds, actors, bet):
                         status[0] = BAD
@@ -868,7 +801,6 @@ class NumbaWalk:
 
     def __init__(self, agents: Sequence[Any], random_weights: dict[Any, float],
                  flop_batch: Callable[[Any, Any], Any]) -> None:
-        from agent.abstraction.translation import BUILTIN_MAPPINGS
         from agent.acpc.betting import ActionKind
 
         self.iv, self.sigma = blake2b_tables()
@@ -880,9 +812,7 @@ class NumbaWalk:
         game = self.tree.game
         self.game = game
         self._kind = {ActionKind.FOLD: FOLD, ActionKind.CALL: CALL, ActionKind.RAISE: RAISE}
-        by_fn = {id(fn): i for i, fn in
-                 ((MAPPINGS.index(name), fn) for name, fn in BUILTIN_MAPPINGS.items())}
-        self.var_mapping = np.array([by_fn[id(a.mapping)] for a in agents], np.int64)
+        self.var_mapping = np.array([mapping_index(a.mapping) for a in agents], np.int64)
         self.var_purify = np.array([PURIFICATIONS.index(a.purification.kind) for a in agents],
                                    np.int64)
         self.var_threshold = np.array([float(a.purification.threshold) for a in agents],
@@ -1054,13 +984,19 @@ class NumbaWalk:
         return start
 
 
+def plugin_notice(mappings: Sequence[MappingFn]) -> str:
+    """The one line saying that the compiled walk cannot take these mappings."""
+    names = ", ".join(sorted({repr(getattr(fn, "__name__", str(fn))) for fn in mappings}))
+    return (f"mapping {names} is a plug-in, which the compiled sampled-agents walk cannot "
+            f"run: the Python walk runs instead (the same values, slower)")
+
+
 def numba_walk_for(agents: Sequence[Any], random_weights: dict[Any, float],
                    flop_batch: Callable[[Any, Any], Any] | None) -> NumbaWalk | None:
     """The kernel's walk of ``agents`` (:class:`evaluation.estimators.estimator.FileAgent`) against
     ``builtin:random``, or None outside its case (module docstring); ``flop_batch``: the
     flop buckets of many hands from the cached flop table (None: no table)."""
     from agent.abstraction.holdem_buckets import HoldemCards
-    from agent.abstraction.translation import BUILTIN_MAPPINGS
 
     if not agents:
         return None
@@ -1071,13 +1007,18 @@ def numba_walk_for(agents: Sequence[Any], random_weights: dict[Any, float],
             and [game.board_cards_through(r) for r in range(4)] == [0, 3, 4, 5]
             and all(s > b for s, b in zip(game.stack, game.blind, strict=True))):
         return None
-    fns = {id(fn) for fn in BUILTIN_MAPPINGS.values()}
     for a in agents:
         if (a.loaded is not first.loaded or a.cards is not first.cards
-                or a.sizes_in not in ("abstract", "real") or id(a.mapping) not in fns
+                or a.sizes_in not in ("abstract", "real")
                 or a.purification.kind not in PURIFICATIONS):
             return None
-    if type(first.loaded.cards) is not HoldemCards or first.flop is None or flop_batch is None:
+    if type(first.loaded.cards) is not HoldemCards:
+        return None
+    plugins = [a.mapping for a in agents if mapping_index(a.mapping) is None]
+    if plugins:  # the case is the kernel's but for the plug-in: say so
+        warnings.warn(plugin_notice(plugins), SlowPathWarning, stacklevel=2)
+        return None
+    if first.flop is None or flop_batch is None:
         return None
     load_kernels()
     return NumbaWalk(agents, random_weights, flop_batch)

@@ -18,14 +18,22 @@ import random
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 
+from agent.abstraction import translation
 from agent.abstraction.holdem_spec import preflop_class
-from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, get_mapping
+from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, bracket_in, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
-from agent.strategy.purification import parse_purification, sample_index
+from agent.strategy.purification import (
+    KINDS,
+    parse_purification,
+    purify_row,
+    sample_index,
+    sample_index_in,
+)
 from evaluation.estimators import fastwalk as fw
 from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
 from evaluation.match.variants import parse_variant
@@ -109,30 +117,71 @@ def test_small_betting_state_equals_the_rules_engine() -> None:
                 assert got_value == want_value
 
 
+@numba.njit(cache=False)
+def _compiled_rules(sizes: np.ndarray, x: float, row: np.ndarray, k: int, kind: int,
+                    threshold: float, u: float) -> tuple[int, int, bool, int]:
+    """The agent's rules as the kernel runs them: compiled from the same functions."""
+    lo, hi = bracket_in(sizes, len(sizes), x)
+    ok = purify_row(row, k, kind, threshold)
+    return lo, hi, ok, sample_index_in(row, k, u)
+
+
 def test_small_mappings_bracket_purification_and_draws() -> None:
+    """The kernel runs the agent's own rules compiled (the one table of mappings through
+    the generated dispatch; the bracket, the purification and the draw compiled from the
+    same functions): the compiled forms give the Python functions' values, exactly."""
+    assert tuple(BUILTIN_MAPPINGS) == fw.MAPPINGS and fw.PURIFICATIONS == KINDS
     rng = random.Random(5)
     sizes = np.array([0.0, 0.5, 1.0, 2.0, 7.5], np.float64)
-    out = np.zeros(2, np.int64)
     for _ in range(300 if NO_JIT else 3000):
         x = rng.choice([rng.uniform(-0.5, 9.0), rng.choice(sizes.tolist()) + 1e-12])
-        fw._bracket(sizes, len(sizes), x, out)
-        assert (int(out[0]), int(out[1])) == bracket(sizes.tolist(), x)
         a, b = sorted(rng.sample(sizes.tolist(), 2))
         for i, name in enumerate(fw.MAPPINGS):
             assert fw._mapping(i, a, b, x) == float(BUILTIN_MAPPINGS[name](a, b, x)), name
-    for _ in range(300 if NO_JIT else 3000):
         k = rng.randint(1, 5)
         row = [rng.choice([0.0, rng.random(), 0.25]) for _ in range(k)]
         if max(row) <= 0.0:
             row[0] = 0.5
-        for spec, kind, t in (("none", 0, 0.0), ("full", 1, 0.0),
-                              ("threshold:0.3", 2, 0.3)):
+        for spec in ("none", "full", "threshold:0.3"):
+            p = parse_purification(spec)
             arr = np.array(row, np.float64)
-            assert fw._purify(arr, k, kind, t)
-            want = parse_purification(spec).apply(row)
-            assert arr.tolist() == want
             u = rng.random()
-            assert fw._sample_index(arr, k, u) == sample_index(want, u)
+            lo, hi, ok, i = _compiled_rules(sizes, x, arr, k, KINDS.index(p.kind),
+                                            p.threshold, u)
+            want = p.apply(row)
+            assert ok and arr.tolist() == want
+            assert (lo, hi) == bracket(sizes.tolist(), x)
+            assert i == sample_index(want, u)
+    assert not _compiled_rules(sizes, 1.0, np.zeros(3), 3, 1, 0.0, 0.5)[2]  # no mass
+
+
+def test_a_plugin_mapping_takes_the_python_walk_and_says_so_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A mapping that is not in the table (``module:function`` here; an entry point is
+    the same to the walk) cannot be compiled: ``acpc-match --estimator sampled-agents``
+    says so in one line on stderr, and the Python walk gives the values the built-in
+    function gives."""
+    from evaluation.cli import main
+
+    plugin = "agent.abstraction.translation:rand_pshar"
+    game = load_game(HOLDEM)
+    agent = make_model(parse_variant(f"a={STRAT},mapping={plugin}"), game, shared={})
+    assert isinstance(agent, FileAgent) and translation.mapping_index(agent.mapping) is None
+    with pytest.warns(fw.SlowPathWarning, match=r"mapping '.*:rand_pshar' is a plug-in"):
+        assert fw.numba_walk_for([agent], {}, lambda c, h: None) is None
+    argv = ["--estimator", "sampled-agents", "--game", HOLDEM, "--hands", "3",
+            "--matches", "1", "--quiet"]
+    got = {}
+    for name, mapping in (("plugin", plugin), ("builtin", "rand-pshar")):
+        capsys.readouterr()
+        assert main([*argv, "--variant", f"{name}={STRAT},mapping={mapping}",
+                     "--variant", "r=builtin:random"]) == 0
+        out, err = capsys.readouterr()
+        got[name] = out.splitlines()[1].split()[3:-1]  # the pair's estimate (not the CPU)
+        notes = [line for line in err.splitlines() if "plug-in" in line]
+        assert len(notes) == (1 if name == "plugin" else 0), err
+        assert all(n.startswith("acpc-match: warning: mapping ") for n in notes)
+    assert got["plugin"] == got["builtin"]
 
 
 def _variants() -> list[str]:
