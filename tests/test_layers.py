@@ -177,6 +177,21 @@ def _strategies_import_no_dealer(module: str, deps: frozenset[str]) -> set[str]:
     return {m for m in deps if _under(m, "dealer")}
 
 
+def _jobs_name_only_the_core(module: str, deps: frozenset[str]) -> set[str]:
+    allowed = (*sys.stdlib_module_names, *PACKAGES, "ray", "__mp_main__")  # multiprocessing's
+    bad = {m for m in deps if m.split(".")[0] not in allowed}
+    return bad | {m for m in _project(deps)
+                  if m != "agent" and not _under(m, "agent.acpc") and not _under(m, "jobs")}
+
+
+def _jobs_load_no_ray(module: str, deps: frozenset[str]) -> set[str]:
+    return _jobs_name_only_the_core(module, deps) | {m for m in deps if _under(m, "ray")}
+
+
+def _no_jobs(module: str, deps: frozenset[str]) -> set[str]:
+    return {m for m in deps if _under(m, "jobs")}
+
+
 def _no_cli(module: str, deps: frozenset[str]) -> set[str]:
     allowed = {module} | CLI_MODULES.get(module, set())
     return {m for m in CLI_MODULES if m in deps and m not in allowed}
@@ -211,6 +226,12 @@ RULES = [
          lambda m: _under(m, "agent"), _agent_imports_no_house),
     Rule("strategies never name the dealer", "names",
          lambda m: _under(m, "strategies"), _strategies_import_no_dealer),
+    Rule("jobs names only the stdlib, agent.acpc, itself and (lazily) ray", "names",
+         lambda m: _under(m, "jobs"), _jobs_name_only_the_core),
+    Rule("jobs loads only the stdlib, agent.acpc and itself (ray when a Ray backend opens)",
+         "loads", lambda m: _under(m, "jobs"), _jobs_load_no_ray),
+    Rule("the agent and the dealer (below jobs) never name jobs", "names",
+         lambda m: _under(m, "agent") or _under(m, "dealer"), _no_jobs),
     Rule("nothing names a CLI module but its entry point", "names", lambda m: True, _no_cli),
     Rule("no upward import inside the agent", "names",
          lambda m: _level(m) is not None, _no_upward),
