@@ -71,6 +71,7 @@ from strategies.games.abstract import (
     normalise_rows,
     player_rows,
 )
+from strategies.grafting import graft_workers
 from strategies.measure.best_response import best_response, expected_values
 from strategies.measure.crossplay import best_response_value
 from strategies.solvers.cfr import _cfr_pass, _post_update, _regret_matching, solver_config
@@ -514,8 +515,7 @@ def graft_strategy(
         if progress is not None:
             progress(result, len(results), len(jobs))
 
-    # On Ray every CPU of the cluster solves grafts (--workers counts local processes).
-    with open_jobs(backend, workers if backend == "local" else None, address) as where:
+    with open_jobs(backend, graft_workers(backend, workers), address) as where:
         # In this process a graft reuses the graft games built above.
         solve = partial(solve_graft, games=games) if where.inline(len(jobs)) else solve_graft
         where.run(solve, jobs, lambda finished: done(finished.result()))

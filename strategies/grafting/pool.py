@@ -63,6 +63,7 @@ from agent.acpc.limits import excerpt
 from agent.jit import kernel
 from jobs.backends import run_jobs
 from strategies.games.abstract import FlatTree, KernelGame, flatten_tree
+from strategies.grafting import graft_workers
 from strategies.solvers import rng as _rng
 from strategies.solvers.cfr import _draw, _post_update, _row_sigma, solver_config
 from strategies.solvers.dealpool import DealPool, PoolGame, cached_pool
@@ -744,9 +745,8 @@ def pool_graft_strategy(
         if progress is not None:
             progress(result, len(results), len(jobs))
 
-    # On Ray every CPU of the cluster solves grafts (--workers counts local processes).
     run_jobs(solve_pool_graft, todo, lambda finished: done(finished.result()),
-             workers=workers if backend == "local" else None, backend=backend, address=address)
+             workers=graft_workers(backend, workers), backend=backend, address=address)
     results.sort(key=lambda r: (r.player, r.graft))
     grafted = assemble(pg, table, results)
     return PoolGrafted(pg.cards.spec, grafted, tuple(results), pg.parts, pool_deals,
