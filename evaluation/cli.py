@@ -61,6 +61,7 @@ from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import builtin_specs
 from agent.console import positive_int
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
+from jobs import BACKENDS
 
 PROG = "acpc-match"
 DEFAULT_HANDS = 500
@@ -209,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "inproc: the same engine and agent code in one process")
     p.add_argument("--jobs", "-j", type=RUN_SETTINGS["jobs"], default=None,
                    help="matches in parallel (default: the number of cores)")
-    p.add_argument("--backend", choices=("local", "ray"), default="local",
+    p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local process pool (default) or Ray tasks (extra 'cluster')")
     p.add_argument("--address", default=None,
                    help="Ray cluster address (default: a private Ray on 127.0.0.1)")

@@ -27,9 +27,9 @@ connected to
     0700 one above them closes), and Ray starts under umask 077, so the files it writes
     are 0600. The directory is removed at the end (a driver killed with SIGKILL leaves it).
 
-Lives in ``strategies`` because both callers may import it there (``dealer`` may import
-``strategies``, never the reverse: ``tests/test_layers.py``); it imports the standard
-library at import time and ``ray`` only inside :func:`ray_session`.
+Opened by :func:`jobs.backends.open_jobs` for ``backend="ray"``; imports the standard
+library (and :mod:`agent.acpc.errors`) at import time and ``ray`` only inside
+:func:`ray_session`.
 """
 
 from __future__ import annotations

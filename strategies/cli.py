@@ -62,6 +62,7 @@ from typing import Any
 
 from agent.acpc.errors import AcpcError
 from agent.console import positive_int
+from jobs import BACKENDS
 from strategies.commands import interop as interop_commands
 from strategies.commands import translation as translation_commands
 from strategies.commands.defaults import (
@@ -273,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="full-width solver of the graft games (default cfr+)")
     gr.add_argument("--workers", type=int, default=1,
                     help="processes solving grafts in parallel (default 1)")
-    gr.add_argument("--backend", choices=["local", "ray"], default="local",
+    gr.add_argument("--backend", choices=BACKENDS, default="local",
                     help="where grafts are solved: local processes (default) or Ray tasks")
     gr.add_argument("--address", default=None,
                     help="--backend ray: the cluster address (default: a private Ray on "

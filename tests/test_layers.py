@@ -198,11 +198,6 @@ def _no_package_above_or_beside(module: str, deps: frozenset[str]) -> set[str]:
             and PACKAGE_LEVELS[_package(m)] >= own}
 
 
-def _jobs_name_only_the_core(module: str, deps: frozenset[str]) -> set[str]:
-    return {m for m in _project(deps) if not _under(m, "jobs") and not _under(m, "agent.acpc")
-            and m != "agent"}
-
-
 def _evaluation_level(module: str) -> int | None:
     for prefix, level in EVALUATION_LEVELS.items():
         if _under(module, prefix):
@@ -214,6 +209,17 @@ def _no_upward_in_evaluation(module: str, deps: frozenset[str]) -> set[str]:
     own = _evaluation_level(module)
     assert own is not None
     return {m for m in deps if (lv := _evaluation_level(m)) is not None and lv > own}
+
+
+def _jobs_name_only_the_core(module: str, deps: frozenset[str]) -> set[str]:
+    allowed = (*sys.stdlib_module_names, *PACKAGES, "ray", "__mp_main__")  # multiprocessing's
+    bad = {m for m in deps if m.split(".")[0] not in allowed}
+    return bad | {m for m in _project(deps)
+                  if m != "agent" and not _under(m, "agent.acpc") and not _under(m, "jobs")}
+
+
+def _jobs_load_no_ray(module: str, deps: frozenset[str]) -> set[str]:
+    return _jobs_name_only_the_core(module, deps) | {m for m in deps if _under(m, "ray")}
 
 
 def _no_cli(module: str, deps: frozenset[str]) -> set[str]:
@@ -249,8 +255,10 @@ RULES = [
     Rule("a package names only its own floor and those below (agent < dealer, jobs < "
          "strategies < evaluation)", "names", lambda m: _package(m) in PACKAGE_LEVELS,
          _no_package_above_or_beside),
-    Rule("the job backend names only the core", "names",
+    Rule("jobs names only the stdlib, agent.acpc, itself and (lazily) ray", "names",
          lambda m: _under(m, "jobs"), _jobs_name_only_the_core),
+    Rule("jobs loads only the stdlib, agent.acpc and itself (ray when a Ray backend opens)",
+         "loads", lambda m: _under(m, "jobs"), _jobs_load_no_ray),
     Rule("no upward import inside evaluation (stats < estimators < match < commands)",
          "names", lambda m: _evaluation_level(m) is not None, _no_upward_in_evaluation),
     Rule("nothing names a CLI module but its entry point", "names", lambda m: True, _no_cli),

@@ -2,7 +2,7 @@
 
 :func:`run` opens (or creates) the run directory, checks that its manifest is compatible,
 plans every match (:mod:`evaluation.match.schedule`), skips the stored ones and plays the rest
-on a backend:
+on a backend (:mod:`jobs.backends`):
 
 * ``local`` with ``jobs == 1``: one match after another in this process (if this process
   is killed with SIGKILL during a TCP match, that match's dealer and agents finish on
@@ -24,20 +24,17 @@ each result is stored the moment it arrives (:class:`~evaluation.match.store.Res
 A failed match is recorded as an event (not as a result, so a rerun retries it); once a
 variant is blamed for a failure, its remaining matches are skipped in this session.
 
-Imports the stdlib and :mod:`dealer` (and, for Ray, :mod:`jobs.ray`).
+Imports the stdlib, :mod:`agent`, :mod:`jobs` and :mod:`evaluation.match` (Ray only through
+:mod:`jobs`).
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextlib
 import hashlib
 import json
-import multiprocessing
 import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,12 +62,10 @@ from evaluation.match.worker import (
     allin_values_by_seat,
     init_worker,
     job_payload,
-    run_job,
     run_job_json,
     run_shipped_job_json,
 )
-
-BACKENDS = ("local", "ray")
+from jobs.backends import Finished, check_backend, open_jobs
 
 
 @dataclass
@@ -297,130 +292,48 @@ class _Recorder:
             self.progress.note(f"acpc-match: {label}: {outcome.error}")
         self.progress.advance(label, outcome.hands, outcome.seconds, outcome.ok)
 
-
-def _failed(job: MatchJob, settings: MatchSettings, message: str) -> MatchOutcome:
-    return MatchOutcome(job.match_id, False, message, transport=settings.transport)
-
-
-def _run_serial(jobs: Sequence[MatchJob], rec: _Recorder) -> None:
-    for job in jobs:
-        if rec.should_skip(job):
-            continue
-        rec.record(job, run_job(job, rec.variants, rec.config.settings))
+    def finished(self, done: Finished[MatchJob, str]) -> None:
+        """Record a job the backend finished (its JSON outcome, or how its worker failed)."""
+        if done.ok:
+            outcome = MatchOutcome.from_json(json.loads(done.result()))
+        else:
+            outcome = MatchOutcome(done.job.match_id, False, done.failure,
+                                   transport=self.config.settings.transport)
+        self.record(done.job, outcome)
 
 
-_TRACKER_WARNING = "ignore:resource_tracker:UserWarning"
-"""The pool's semaphores are registered with multiprocessing's resource tracker; if this
-process is killed (SIGKILL) the tracker removes them itself and warns that they "leaked".
-They are cleaned up all the same, and the kill is the user's: the warning is noise after a
-kill -9 and says nothing a resumed run needs, so the tracker (which inherits the
-environment) is told to keep quiet about it."""
-
-
-def _run_pool(jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
-    settings = rec.config.settings
-    filters = os.environ.get("PYTHONWARNINGS", "")
-    if _TRACKER_WARNING not in filters.split(","):
-        os.environ["PYTHONWARNINGS"] = ",".join(f for f in (filters, _TRACKER_WARNING) if f)
-    pool = cf.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-        initializer=init_worker, initargs=(os.getpid(),),
-    )
-    inflight: dict[cf.Future[str], MatchJob] = {}
-    queue = iter(jobs)
-    try:
-        def fill() -> None:
-            for job in queue:
-                if rec.should_skip(job):
-                    continue
-                inflight[pool.submit(run_job_json, job_payload(job, rec.variants, settings))] \
-                    = job
-                if len(inflight) >= 2 * workers:
-                    return
-
-        fill()
-        for _ in range(len(jobs) + 1):  # each round finishes at least one match
-            if not inflight:
-                break
-            done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
-            for fut in done:
-                job = inflight.pop(fut)
-                try:
-                    outcome = MatchOutcome.from_json(json.loads(fut.result()))
-                except Exception as exc:  # a worker died (killed, out of memory...)
-                    outcome = _failed(job, settings, f"the worker failed: "
-                                      f"{type(exc).__name__}: {exc}")
-                rec.record(job, outcome)
-            fill()
-    except BaseException:
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()  # workers stop their dealer and agents on SIGTERM
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-
-
-def _run_ray(jobs: Sequence[MatchJob], rec: _Recorder, workers: int,
-             address: str | None) -> None:
-    """Play ``jobs`` as Ray tasks on :func:`jobs.ray.ray_session` (the cluster
-    at ``address``, or a private Ray on 127.0.0.1 with ``workers`` CPUs).
+def _play(jobs: Sequence[MatchJob], rec: _Recorder, config: RunConfig) -> None:
+    """Play ``jobs`` on the run's backend (:func:`jobs.backends.open_jobs`), storing each
+    outcome as it arrives.
 
     Raises:
+        UsageError: for bad backend settings.
         RayUnavailable: if ray is not installed.
         RayClusterError: if ``address`` cannot be joined.
     """
-    from jobs.ray import ray_session
-
-    # Ray prints its workers' troubles (a worker killed, a retry) on the driver's stdout:
-    # they go to stderr, so that stdout keeps only the final table.
-    with contextlib.redirect_stdout(sys.stderr), ray_session(address, workers) as ray:
-        _drive_ray(ray, jobs, rec, workers)
-
-
-def _drive_ray(ray: Any, jobs: Sequence[MatchJob], rec: _Recorder, workers: int) -> None:
     settings = rec.config.settings
-    # Strategy files travel through Ray's object store as plain bytes, once each, and are
-    # kept on each node under their sha256 (checked there): no shared file system needed.
-    shipped: dict[str, tuple[str, Any]] = {}
-    for v in rec.variants.values():
-        if v.kind == "file" and v.strategy is not None and v.strategy not in shipped:
-            data = Path(v.strategy).read_bytes()
-            shipped[v.strategy] = (hashlib.sha256(data).hexdigest(), ray.put(data))
-    remote = ray.remote(max_retries=3)(run_shipped_job_json)
-    inflight: dict[Any, MatchJob] = {}
-    queue = iter(jobs)
-    limit = 2 * max(1, workers)
+    with open_jobs(config.backend, max(1, config.jobs), config.address,
+                   initializer=init_worker, initargs=(os.getpid(),)) as backend:
+        if not backend.remote:
+            backend.run(run_job_json, jobs, rec.finished, skip=rec.should_skip,
+                        args=lambda job: (job_payload(job, rec.variants, settings),))
+            return
+        # Strategy files travel through Ray's object store as plain bytes, once each, and
+        # are kept on each node under their sha256 (checked there): no shared file system.
+        shipped: dict[str, tuple[str, Any]] = {}
+        for v in rec.variants.values():
+            if v.kind == "file" and v.strategy is not None and v.strategy not in shipped:
+                data = Path(v.strategy).read_bytes()
+                shipped[v.strategy] = (hashlib.sha256(data).hexdigest(), backend.share(data))
 
-    def fill() -> None:
-        for job in queue:
-            if rec.should_skip(job):
-                continue
+        def shipped_args(job: MatchJob) -> tuple[Any, ...]:
             files = sorted({rec.variants[n].strategy or "" for n in job.seats} & set(shipped))
             names = json.dumps([[path, shipped[path][0]] for path in files])
-            ref = remote.remote(job_payload(job, rec.variants, settings), names,
-                                *[shipped[path][1] for path in files])
-            inflight[ref] = job
-            if len(inflight) >= limit:
-                return
+            return (job_payload(job, rec.variants, settings), names,
+                    *[shipped[path][1] for path in files])
 
-    try:
-        fill()
-        for _ in range(len(jobs) + 1):
-            if not inflight:
-                break
-            ready, _ = ray.wait(list(inflight), num_returns=1)
-            for ref in ready:
-                job = inflight.pop(ref)
-                try:
-                    outcome = MatchOutcome.from_json(json.loads(ray.get(ref)))
-                except Exception as exc:
-                    outcome = _failed(job, settings, f"the Ray task failed: "
-                                      f"{type(exc).__name__}: {exc}")
-                rec.record(job, outcome)
-            fill()
-    finally:
-        for ref in inflight:
-            ray.cancel(ref, force=True)
+        backend.run(run_shipped_job_json, jobs, rec.finished, skip=rec.should_skip,
+                    args=shipped_args)
 
 
 def fill_allin(store: ResultStore, config: RunConfig, ids: set[str],
@@ -447,6 +360,7 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         StoreError: if the run directory cannot be used.
         RayUnavailable: for ``backend="ray"`` without ray.
     """
+    check_backend(config.backend, config.jobs, config.address)
     version = code_version()
     store = prepare_run_dir(config, version)
     try:
@@ -465,16 +379,9 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         progress.start(len(jobs) * config.hands, already * config.hands, len(jobs), already)
         variants = {v.name: v for v in config.variants}
         rec = _Recorder(config, store, progress, version, variants)
-        workers = max(1, min(config.jobs, len(pending)))
         try:
-            if not pending:
-                pass
-            elif config.backend == "ray":
-                _run_ray(pending, rec, max(1, config.jobs), config.address)
-            elif workers == 1:
-                _run_serial(pending, rec)
-            else:
-                _run_pool(pending, rec, workers)
+            if pending:
+                _play(pending, rec, config)
         finally:
             progress.close()
         ids = {j.match_id for j in jobs}
@@ -493,4 +400,4 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         store.close()
 
 
-__all__ = ["BACKENDS", "LOGS", "RunConfig", "RunResult", "run"]
+__all__ = ["LOGS", "RunConfig", "RunResult", "run"]

@@ -30,8 +30,8 @@ regret matching) until the graft game's NashConv (:func:`graft_nash_conv`) is at
 target or the iterations run out, and reports the NashConv it reached.
 
 **Assembly.** :func:`graft_strategy` solves every (player, graft) pair, in a process pool
-when ``workers > 1`` or as Ray tasks (``backend="ray"``, :mod:`strategies.grafting.backends`)
-(only JSON specs and numpy arrays cross the process boundary; no file
+when ``workers > 1`` or as Ray tasks on every CPU of the cluster (``backend="ray"``;
+:mod:`jobs.backends`) (only JSON specs and numpy arrays cross the process boundary; no file
 is pickled) and writes each graft's rows of its player into the expanded base: the grafted
 strategy, an ordinary table whose card spec is the ``graft`` kind.
 
@@ -39,8 +39,8 @@ Guarantee (tested): against an opponent that best-responds to the base in the ba
 abstract game, the grafted strategy of player ``i`` wins at least what the base wins, less
 the sum of its grafts' NashConvs.
 
-Imports numpy, numba (via :mod:`strategies.solvers.cfr`'s kernels), :mod:`agent` and
-:mod:`strategies`; never imported by :mod:`agent`.
+Imports numpy, numba (via :mod:`strategies.solvers.cfr`'s kernels), :mod:`agent`, :mod:`jobs`
+and :mod:`strategies`; never imported by :mod:`agent`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ from agent.abstraction.rank_cards import check_ranks, deck_ranks
 from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.jit import kernel
+from jobs.backends import open_jobs
 from strategies.games.abstract import (
     AbstractGame,
     KernelGame,
@@ -69,6 +71,7 @@ from strategies.games.abstract import (
     normalise_rows,
     player_rows,
 )
+from strategies.grafting import graft_workers
 from strategies.measure.best_response import best_response, expected_values
 from strategies.measure.crossplay import best_response_value
 from strategies.solvers.cfr import _cfr_pass, _post_update, _regret_matching, solver_config
@@ -512,13 +515,10 @@ def graft_strategy(
         if progress is not None:
             progress(result, len(results), len(jobs))
 
-    if backend == "local" and (workers == 1 or len(jobs) == 1):
-        for job in jobs:
-            done(solve_graft(job, games))
-    else:
-        from strategies.grafting.backends import run_jobs
-
-        run_jobs(solve_graft, jobs, done, workers=workers, backend=backend, address=address)
+    with open_jobs(backend, graft_workers(backend, workers), address) as where:
+        # In this process a graft reuses the graft games built above.
+        solve = partial(solve_graft, games=games) if where.inline(len(jobs)) else solve_graft
+        where.run(solve, jobs, lambda finished: done(finished.result()))
     results.sort(key=lambda r: (r.player, r.graft))
     for r in results:
         table[r.index] = r.values

@@ -34,7 +34,8 @@ graft's fine buckets) starts as the base expanded (each fine row a copy of its b
 bucket's row, :func:`expand_base`), then takes, for every (player, graft), the graft rows of
 that player from its graft game. Rows of a graft never reached in its pool keep the base's.
 
-Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
+Imports numpy, numba, :mod:`agent`, :mod:`jobs` and :mod:`strategies`; never imported by
+:mod:`agent`.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.limits import excerpt
 from agent.jit import kernel
+from jobs.backends import run_jobs
 from strategies.games.abstract import FlatTree, KernelGame, flatten_tree
+from strategies.grafting import graft_workers
 from strategies.solvers import rng as _rng
 from strategies.solvers.cfr import _draw, _post_update, _row_sigma, solver_config
 from strategies.solvers.dealpool import DealPool, PoolGame, cached_pool
@@ -697,8 +700,6 @@ def pool_graft_strategy(
     Raises:
         UsageError: for bad arguments or cards that do not refine the base's.
     """
-    from strategies.grafting.backends import run_jobs
-
     say = log or (lambda text: None)
     if iterations < 0 or pool_deals < 1:
         raise UsageError(f"expected iterations >= 0 and pool deals >= 1, got {iterations}, "
@@ -744,7 +745,8 @@ def pool_graft_strategy(
         if progress is not None:
             progress(result, len(results), len(jobs))
 
-    run_jobs(solve_pool_graft, todo, done, workers=workers, backend=backend, address=address)
+    run_jobs(solve_pool_graft, todo, lambda finished: done(finished.result()),
+             workers=graft_workers(backend, workers), backend=backend, address=address)
     results.sort(key=lambda r: (r.player, r.graft))
     grafted = assemble(pg, table, results)
     return PoolGrafted(pg.cards.spec, grafted, tuple(results), pg.parts, pool_deals,

@@ -553,6 +553,17 @@ def test_ray_missing_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
             "'acpc-arena[cluster]'") in err
 
 
+def test_an_address_without_ray_is_a_clear_error(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_cli(["--game", "leduc.limit.2p.game", "--transport", "inproc",
+                              "--hands", "5", "--matches", "1", "--address", "127.0.0.1:1",
+                              "--run-dir", str(tmp_path / "r"), "-v", "a=builtin:call",
+                              "-v", "b=builtin:call"], capsys)
+    assert status == 1
+    assert err.endswith("acpc-match: error: expected --address only with --backend ray\n")
+    assert not (tmp_path / "r").exists()  # checked before the run directory is made
+
+
 @pytest.mark.parametrize("target", ["out.txt", "out"])
 def test_a_bad_plot_file_fails_before_playing(tmp_path: Path, target: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
