@@ -56,7 +56,7 @@ def test_a_changed_hash_with_equal_values_is_reported() -> None:
     after = _record()
     after["checks"]["exploit-x"]["sha256"] = "0" * 64
     (line,) = sn.compare_records(_record(), after)
-    assert line.startswith("exploit-x: sha256 ") and "elsewhere" in line
+    assert line.startswith("exploit-x: sha256 ") and "readable values agree" in line
 
 
 def test_an_unstable_check_is_not_compared() -> None:
@@ -72,3 +72,13 @@ def test_normalising_drops_timings_and_paths() -> None:
     assert cleaned == {"mean": 1.5, "file": "<tmp>/x.strat", "time_guard": 0}
     assert sn.clean_text("NashConv 0.5 chips/hand\nwrote x (12 iterations in 1.2 s)\n",
                          paths) == ["NashConv 0.5 chips/hand"]
+
+
+def test_a_changed_hash_names_the_output_key_when_the_output_is_kept() -> None:
+    before, after = _record(), _record()
+    before["checks"]["exploit-x"]["output"] = {"meta": {"solver": "cfr+ (royal_cfr)"}}
+    after["checks"]["exploit-x"]["output"] = {"meta": {"solver": "cfr+ (royal)"}}
+    after["checks"]["exploit-x"]["sha256"] = "0" * 64
+    lines = sn.compare_records(before, after)
+    assert lines[0] == "exploit-x: output meta.solver: 'cfr+ (royal_cfr)' -> 'cfr+ (royal)'"
+    assert len(lines) == 2 and lines[1].startswith("exploit-x: sha256 ")
