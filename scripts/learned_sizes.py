@@ -28,13 +28,13 @@ from agent.abstraction.actions import parse_betting_abstraction
 from agent.acpc.gamefiles import load_game
 from strategies.measure.best_response import exploitability
 from strategies.sizes.learned import (
-    FixedSolver,
     Rules,
     SizeLearner,
     build_sizing_game,
     fixed_game,
     parse_learn,
 )
+from strategies.solvers.cfr import Solver
 
 KUHN = {
     "half-street": ('{"name": "half", "fractions": [[[0.5]]], "players": [null, [[[]]]],'
@@ -76,7 +76,7 @@ def solve_value(game_name: str, spec: Any, iterations: int, target: float,
                 rules: Rules | None) -> dict[str, Any]:
     """Solve the continuous abstract game until NashConv <= target (or ``iterations``)."""
     game = fixed_game(load_game(game_name), spec, rules=rules)
-    solver = FixedSolver(game)
+    solver = Solver(game, "cfr+")
     nash = math.inf
     step = 1000
     t = time.perf_counter()

@@ -69,7 +69,7 @@ def learn_sizes(args: argparse.Namespace) -> int:
         learner = SizeLearner(sizing_game, plus=args.solver == "cfr+", smoothing=args.smoothing)
     from strategies.sizes import learned as sizing
 
-    with console.compile_notice(PROG, [sizing._learn_run]):
+    with console.compile_notice(PROG, [sizing.learn_run]):
         learner.warm_up()
     target = None if args.minutes is not None else (args.iterations or 1_000_000)
     deadline = None if args.minutes is None else time.monotonic() + 60.0 * args.minutes

@@ -35,7 +35,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +45,7 @@ from agent.abstraction.buckets import CardAbstraction, LosslessCards
 from agent.acpc.cards import deck_for, format_cards
 from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand_fast
-from agent.acpc.gamedef import Game
+from agent.acpc.gamedef import Game, format_gamedef
 from agent.strategy.fileformat import TableLayout, table_layout
 
 MAX_DEALS = 2_000_000
@@ -61,8 +61,57 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
-KernelGame = tuple[I32, I32, I32, I32, I32, I64, I32, I32, I32, F64, F64, I32, I32]
-"""The arrays a kernel needs, in the order of :meth:`AbstractGame.kernel_args`."""
+AnyInt = npt.NDArray[np.int32] | npt.NDArray[np.int64]
+"""An integer array: the enumerated games use int32, the flat trees of pool games int64
+(numba compiles one specialisation per combination)."""
+
+
+class KernelGame(NamedTuple):
+    """The flat game every solver kernel takes as one argument (numba accepts a named tuple;
+    build it with :func:`kernel_game`). Per node: ``player`` (-1 at terminals), ``round``,
+    ``num_actions``, ``child_start`` (into ``children``), ``offset`` (first table index of its
+    rows, -1 at terminals), ``rows``, ``terminal`` (index into the terminal arrays, -1 at
+    decisions). Per terminal: ``term_set`` (its showdown set, -1 for folds) and
+    ``term_payoff[terminal, pattern, position]``. Chance: ``deal_prob`` (per enumerated
+    deal; empty for a pool, whose deals are drawn uniformly), ``deal_bucket[deal, position,
+    round]`` and ``deal_pattern[deal, showdown set]``."""
+
+    player: AnyInt
+    round: AnyInt
+    num_actions: AnyInt
+    child_start: AnyInt
+    children: AnyInt
+    offset: I64
+    rows: AnyInt
+    terminal: AnyInt
+    term_set: AnyInt
+    term_payoff: F64
+    deal_prob: F64
+    deal_bucket: npt.NDArray[Any]
+    deal_pattern: npt.NDArray[Any]
+
+
+def kernel_game(
+    *, player: AnyInt, round: AnyInt, num_actions: AnyInt, child_start: AnyInt,
+    children: AnyInt, offset: I64, rows: AnyInt, terminal: AnyInt, term_set: AnyInt,
+    term_payoff: F64, deal_prob: F64, deal_bucket: npt.NDArray[Any],
+    deal_pattern: npt.NDArray[Any],
+) -> KernelGame:
+    """The one builder of a :class:`KernelGame` (every field by name; arrays kept as given).
+
+    Raises:
+        UsageError: if the per-node arrays differ in length or a table offset is not int64.
+    """
+    nodes = len(player)
+    for name, arr in (("round", round), ("num_actions", num_actions),
+                      ("child_start", child_start), ("offset", offset), ("rows", rows),
+                      ("terminal", terminal)):
+        if len(arr) != nodes:
+            raise UsageError(f"expected {name} of {nodes} nodes (one per node), got {len(arr)}")
+    if offset.dtype != np.int64:
+        raise UsageError(f"expected int64 table offsets, got {offset.dtype!r}")
+    return KernelGame(player, round, num_actions, child_start, children, offset, rows,
+                      terminal, term_set, term_payoff, deal_prob, deal_bucket, deal_pattern)
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,12 +199,25 @@ class AbstractGame:
         return max(self.layout.buckets)
 
     def kernel_args(self) -> KernelGame:
-        """The arrays the numba kernels take, as one tuple (unpacked in this order)."""
-        return (
-            self.player, self.round, self.num_actions, self.child_start, self.children,
-            self.offset, self.rows, self.terminal, self.term_set, self.term_payoff, self.deal_prob,
-            self.deal_bucket, self.deal_pattern,
-        )  # fmt: skip
+        """The arrays the numba kernels take, as one :class:`KernelGame`."""
+        return kernel_game(
+            player=self.player, round=self.round, num_actions=self.num_actions,
+            child_start=self.child_start, children=self.children, offset=self.offset,
+            rows=self.rows, terminal=self.terminal, term_set=self.term_set,
+            term_payoff=self.term_payoff, deal_prob=self.deal_prob,
+            deal_bucket=self.deal_bucket, deal_pattern=self.deal_pattern,
+        )
+
+    def identity(self) -> dict[str, Any]:
+        """What a solver checkpoint must match: the game, both abstractions and the table
+        size."""
+        return {
+            "game": format_gamedef(self.game),
+            "game_fingerprint": self.game.fingerprint,
+            "betting": self.betting.to_json(),
+            "cards": dict(self.cards.spec),
+            "table_len": self.table_size,
+        }
 
     def deal_groups(self, deal: int) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
         """``(hole cards per position, board)`` of a deal."""
@@ -395,7 +457,21 @@ def player_rows(game: AbstractGame, player: int) -> npt.NDArray[np.bool_]:
     return mask
 
 
-def normalise_rows(game: AbstractGame, sums: npt.ArrayLike) -> F64:
+class RowTable(Protocol):
+    """A table layout by node: what :func:`normalise_rows` reads (an :class:`AbstractGame`,
+    a continuous game of :mod:`strategies.sizes.learned`)."""
+
+    @property
+    def offset(self) -> I64: ...
+    @property
+    def num_actions(self) -> npt.NDArray[Any]: ...
+    @property
+    def rows(self) -> npt.NDArray[Any]: ...
+    @property
+    def table_size(self) -> int: ...
+
+
+def normalise_rows(game: RowTable, sums: npt.ArrayLike) -> F64:
     """Each row of ``sums`` (negatives read as 0) divided by its total, in float64; rows
     with no positive total become uniform."""
     values = np.asarray(sums, dtype=np.float64).reshape(-1)

@@ -25,7 +25,8 @@ opponent its base buckets (``deal_bucket`` per position); ``i``'s rows outside g
 are *frozen* to the base's probabilities (chance nodes with the base's probabilities: the
 solver resets them before every pass and never lets the best response choose there), the
 rows of graft ``j`` and all the opponent's rows are free. :func:`solve_graft` runs full-width
-CFR / CFR+ (:mod:`strategies.solvers.cfr`'s kernels, with the frozen entries overwritten after each
+CFR / CFR+ (:class:`strategies.solvers.cfr.Solver` configured with
+:class:`~strategies.solvers.cfr.FrozenRows`: the frozen entries are overwritten after each
 regret matching) until the graft game's NashConv (:func:`graft_nash_conv`) is at most the
 target or the iterations run out, and reports the NashConv it reached.
 
@@ -39,8 +40,7 @@ Guarantee (tested): against an opponent that best-responds to the base in the ba
 abstract game, the grafted strategy of player ``i`` wins at least what the base wins, less
 the sum of its grafts' NashConvs.
 
-Imports numpy, numba (via :mod:`strategies.solvers.cfr`'s kernels), :mod:`agent`, :mod:`jobs`
-and :mod:`strategies`; never imported by :mod:`agent`.
+Imports numpy, :mod:`agent`, :mod:`jobs` and :mod:`strategies`; never imported by :mod:`agent`.
 """
 
 from __future__ import annotations
@@ -62,19 +62,16 @@ from agent.abstraction.graft_cards import GraftCards, GraftPart, check_parts
 from agent.abstraction.rank_cards import check_ranks, deck_ranks
 from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
-from agent.jit import kernel
 from jobs.backends import open_jobs
 from strategies.games.abstract import (
     AbstractGame,
-    KernelGame,
     build_abstract_game,
-    normalise_rows,
     player_rows,
 )
 from strategies.grafting import graft_workers
 from strategies.measure.best_response import best_response, expected_values
 from strategies.measure.crossplay import best_response_value
-from strategies.solvers.cfr import _cfr_pass, _post_update, _regret_matching, solver_config
+from strategies.solvers.cfr import FrozenRows, Solver, solver_config
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -306,79 +303,6 @@ def frozen_mask(games: GraftGames, player: int, graft: int) -> B:
 # --------------------------------------------------------------------------- solving
 
 
-@kernel
-def _frozen_run(
-    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
-    beta: float, gamma: float, frozen_index: I64, frozen_value: F64, regrets: F64,
-    strategy_sum: F64, current: F64, reach: F64, value: F64, action_value: F64,
-    node_at: I64, next_action: I64,
-) -> None:
-    """Full-width alternating CFR iterations ``t0 + 1, ...`` with the entries
-    ``frozen_index`` of the current strategy held at ``frozen_value`` in every pass."""
-    n_players = reach.shape[1]
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for p in range(n_players):
-            _regret_matching(g, regrets, current, -1)
-            for j in range(len(frozen_index)):
-                current[frozen_index[j]] = frozen_value[j]
-            reach[0, :, :] = 1.0
-            _cfr_pass(g, p, weight, current, regrets, strategy_sum, reach, value,
-                      action_value, node_at, next_action)
-            _post_update(g, regrets, p, t, plus, discount, alpha, beta)
-
-
-class FrozenSolver:
-    """Full-width alternating CFR of a variant (``cfr``, ``cfr+``, ``lcfr``, ``dcfr``) on a
-    game whose ``frozen`` entries always play ``values``.
-
-    Raises:
-        UsageError: for a sampling variant or mismatched arrays.
-    """
-
-    def __init__(self, game: AbstractGame, frozen: npt.ArrayLike, values: npt.ArrayLike,
-                 solver: str = "cfr+") -> None:
-        self.game = game
-        self.config = solver_config(solver)
-        if self.config.sampling != "full" or not self.config.alternating:
-            raise UsageError(f"expected a full-width alternating solver (cfr, cfr+, lcfr, "
-                             f"dcfr) for a graft game, got {solver!r}")
-        mask = np.asarray(frozen, dtype=bool).reshape(-1)
-        fixed = np.asarray(values, dtype=np.float64).reshape(-1)
-        if mask.size != game.table_size or fixed.size != game.table_size:
-            raise UsageError(f"expected a frozen mask and values of {game.table_size} entries")
-        self.frozen = mask
-        self.values = fixed
-        self._index = np.flatnonzero(mask).astype(np.int64)
-        self._fixed = np.ascontiguousarray(fixed[self._index])
-        self.iteration = 0
-        self.regrets = np.zeros(game.table_size)
-        self.strategy_sum = np.zeros(game.table_size)
-        n, depth = game.num_players, game.max_depth + 2
-        self._g = game.kernel_args()
-        self._current = np.zeros(game.table_size)
-        self._reach = np.zeros((depth, n, game.num_deals))
-        self._value = np.zeros((depth, n, game.num_deals))
-        self._action_value = np.zeros((depth, game.max_actions, game.num_deals))
-        self._node_at = np.zeros(depth, dtype=np.int64)
-        self._next_action = np.zeros(depth, dtype=np.int64)
-
-    def iterate(self, iterations: int) -> None:
-        c = self.config
-        _frozen_run(self._g, iterations, self.iteration, c.regret_plus, c.discount, c.alpha,
-                    c.beta, c.gamma, self._index, self._fixed, self.regrets,
-                    self.strategy_sum, self._current, self._reach, self._value,
-                    self._action_value, self._node_at, self._next_action)
-        self.iteration += iterations
-
-    def average_strategy(self) -> F64:
-        """The average strategy, the frozen entries at their values."""
-        out = normalise_rows(self.game, self.strategy_sum)
-        out[self.frozen] = self.values[self.frozen]
-        return out
-
-
 def graft_nash_conv(game: AbstractGame, table: npt.ArrayLike, player: int,
                     frozen: npt.ArrayLike) -> float:
     """NashConv of ``table`` in a graft game: the opponent's best-response gain plus
@@ -441,7 +365,7 @@ def solve_graft(job: GraftJob, games: GraftGames | None = None) -> GraftResult:
     g = graft_game(games, job.player)
     frozen = frozen_mask(games, job.player, job.graft)
     base = expand_base(games, job.base_table)
-    solver = FrozenSolver(g, frozen, base, job.solver)
+    solver = Solver(g, job.solver, frozen=FrozenRows(frozen, base))
     nash_conv = float("inf")
     while solver.iteration < job.iterations:
         solver.iterate(min(job.check_every, job.iterations - solver.iteration))
@@ -498,7 +422,10 @@ def graft_strategy(
     if iterations < 0 or check_every < 1 or workers < 1:
         raise UsageError(f"expected iterations >= 0, check_every >= 1, workers >= 1, got "
                          f"{iterations}, {check_every}, {workers}")
-    solver_config(solver)
+    config = solver_config(solver)
+    if config.sampling != "full" or not config.alternating:
+        raise UsageError(f"expected a full-width alternating solver (cfr, cfr+, lcfr, dcfr) "
+                         f"for a graft game, got {solver!r}")
     cards = graft_cards(game, base_cards, partition)
     games = build_graft_games(game, betting, base_cards, cards)
     base = np.asarray(base_table, dtype=np.float64).reshape(-1)

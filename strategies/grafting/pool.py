@@ -23,11 +23,12 @@ base bucket outside graft ``j`` and ``base + fine`` inside (the table has ``base
 fine[r]`` rows per node from ``from_round`` on). ``i``'s base rows are *frozen*: chance
 nodes with the base's probabilities (an action drawn from them, no regret and no average
 update, for either traverser); ``i``'s graft rows and all the opponent's rows are free
-(:func:`_es_frozen_pass`, checked against a plain-Python oracle in
-``tests/strategies/test_pool_grafting.py``). ``warm`` optionally starts the free rows at the
-base's strategy (regrets and average sums ``warm * base``; fine rows from their base bucket's
-row) instead of uniform: a heuristic to spend a small budget improving the base rather than
-re-solving the opponent from nothing.
+(:class:`strategies.solvers.cfr.Solver` with :class:`~strategies.solvers.cfr.FrozenRows`,
+the frozen rows of :func:`strategies.solvers.kernels.es_pass`, checked against a
+plain-Python oracle in ``tests/strategies/test_pool_grafting.py``). ``warm`` optionally
+starts the free rows at the base's strategy (regrets and average sums ``warm * base``; fine
+rows from their base bucket's row) instead of uniform: a heuristic to spend a small budget
+improving the base rather than re-solving the opponent from nothing.
 
 **Assembly.** The grafted table (layout of the ``graft`` card kind: base buckets, then each
 graft's fine buckets) starts as the base expanded (each fine row a copy of its base
@@ -60,12 +61,10 @@ from agent.abstraction.holdem_buckets import (
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.limits import excerpt
-from agent.jit import kernel
 from jobs.backends import run_jobs
-from strategies.games.abstract import FlatTree, KernelGame, flatten_tree
+from strategies.games.abstract import FlatTree, flatten_tree
 from strategies.grafting import graft_workers
-from strategies.solvers import rng as _rng
-from strategies.solvers.cfr import _draw, _post_update, _row_sigma, solver_config
+from strategies.solvers.cfr import FrozenRows, Solver, solver_config
 from strategies.solvers.dealpool import DealPool, PoolGame, cached_pool
 
 F64 = npt.NDArray[np.float64]
@@ -373,184 +372,6 @@ def graft_index(pg: PoolGrafts, game: PoolGame, player: int, graft: int) -> tupl
     return np.concatenate(src), np.concatenate(dst)
 
 
-# --------------------------------------------------------------------------- the kernel
-
-
-@kernel
-def _es_frozen_pass(
-    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
-    frozen: npt.NDArray[np.bool_], fixed: F64, state: I64, sigma: F64, utility: F64,
-    total: F64, node_at: I64, next_action: I64,
-) -> float:
-    """:func:`strategies.solvers.cfr._es_pass` where rows starting at a ``frozen`` entry are chance
-    nodes playing ``fixed``: one action drawn, no regret or average update."""
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    ret = 0.0
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        p = player[node]
-        k = num_actions[node]
-        if a < 0:
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                pattern = 0 if s < 0 else deal_pattern[deal, s]
-                ret = term_payoff[t, pattern, traverser]
-                depth -= 1
-                continue
-            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            chance = frozen[row]
-            if chance:
-                for b in range(k):
-                    sigma[depth, b] = fixed[row + b]
-            else:
-                _row_sigma(regrets, row, k, sigma, depth)
-            if chance or p != traverser:
-                if not chance:
-                    for b in range(k):
-                        strategy_sum[row + b] += weight * sigma[depth, b]
-                choice = _draw(sigma, depth, k, _rng.uniform(state))
-                next_action[depth] = k
-                node_at[depth + 1] = children[child_start[node] + choice]
-                next_action[depth + 1] = -1
-                depth += 1
-                continue
-            total[depth] = 0.0
-            a = 0
-        else:
-            if a >= k:  # a chance or opponent node: pass the child's value up
-                depth -= 1
-                continue
-            utility[depth, a] = ret
-            total[depth] += sigma[depth, a] * ret
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-        v = total[depth]
-        for b in range(k):
-            regrets[row + b] += utility[depth, b] - v
-        ret = v
-        depth -= 1
-    return ret
-
-
-@kernel
-def _es_frozen_run(
-    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
-    beta: float, gamma: float, discount_interval: int, discount_until: int, regrets: F64,
-    strategy_sum: F64, frozen: npt.NDArray[np.bool_], fixed: F64, state: I64, sigma: F64,
-    utility: F64, total: F64, node_at: I64, next_action: I64,
-) -> float:
-    """:func:`strategies.solvers.cfr._es_run` over a pool with frozen rows."""
-    n_deals = g[11].shape[0]
-    value0 = 0.0
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for p in range(2):
-            u = _rng.uniform(state)
-            deal = int(u * n_deals)
-            if deal >= n_deals:
-                deal = n_deals - 1
-            v = _es_frozen_pass(g, deal, p, weight, regrets, strategy_sum, frozen, fixed,
-                                state, sigma, utility, total, node_at, next_action)
-            if p == 0:
-                value0 += v
-            _post_update(g, regrets, p, t, plus, discount, alpha, beta)
-        if discount_interval > 0 and t % discount_interval == 0 and t <= discount_until:
-            kk = t // discount_interval
-            f = kk / (kk + 1.0)
-            for j in range(regrets.shape[0]):
-                regrets[j] *= f
-                strategy_sum[j] *= f
-    return value0
-
-
-# --------------------------------------------------------------------------- the solver
-
-
-def normalise_or(flat: FlatTree, sums: F64, fallback: F64) -> F64:
-    """Rows of ``sums`` normalised; rows summing to zero take ``fallback``'s."""
-    out = fallback.copy()
-    for node in np.flatnonzero(flat.num_actions > 0):
-        k = int(flat.num_actions[node])
-        o = int(flat.offset[node])
-        n = int(flat.layout.rows[node]) * k
-        block = sums[o : o + n].reshape(-1, k)
-        total = block.sum(axis=1)
-        ok = total > 0
-        view = out[o : o + n].reshape(-1, k)
-        view[ok] = block[ok] / total[ok, None]
-    return out
-
-
-class PoolFrozenSolver:
-    """External-sampling MCCFR over a pool game whose ``frozen`` rows play ``fixed``
-    (chance nodes); ``warm > 0`` starts the free rows at ``fixed`` (module docstring).
-
-    Raises:
-        UsageError: for a solver that is not external sampling, or mismatched arrays.
-    """
-
-    def __init__(self, game: PoolGame, frozen: npt.ArrayLike, fixed: npt.ArrayLike,
-                 config: Any = "mccfr-es-pool", *, seed: int = 0, warm: float = 0.0) -> None:
-        self.game = game
-        self.config = solver_config(config)
-        if self.config.sampling != "external":
-            raise UsageError(f"expected external sampling for a hold'em graft game, got "
-                             f"{self.config.name!r}")
-        self.frozen = np.ascontiguousarray(np.asarray(frozen, dtype=bool).reshape(-1))
-        self.fixed = np.ascontiguousarray(np.asarray(fixed, dtype=np.float64).reshape(-1))
-        if self.frozen.size != game.table_size or self.fixed.size != game.table_size:
-            raise UsageError(f"expected frozen rows and values of {game.table_size} entries")
-        if warm < 0:
-            raise UsageError(f"expected warm >= 0, got {warm}")
-        self.regrets = np.zeros(game.table_size)
-        self.strategy_sum = np.zeros(game.table_size)
-        if warm > 0:
-            free = ~self.frozen
-            self.regrets[free] = warm * self.fixed[free]
-            self.strategy_sum[free] = warm * self.fixed[free]
-        self.iteration = 0
-        self.seconds = 0.0
-        self.value_sum = 0.0
-        self.rng_state = _rng.seed_state(seed)
-        self._g = game.kernel_args()
-        depth = game.max_depth + 2
-        self._sigma = np.zeros((depth, game.max_actions))
-        self._utility = np.zeros((depth, game.max_actions))
-        self._total = np.zeros(depth)
-        self._node_at = np.zeros(depth, dtype=np.int64)
-        self._next_action = np.zeros(depth, dtype=np.int64)
-
-    def iterate(self, iterations: int) -> None:
-        c = self.config
-        start = time.perf_counter()
-        self.value_sum += float(_es_frozen_run(
-            self._g, iterations, self.iteration, c.regret_plus, c.discount, c.alpha, c.beta,
-            c.gamma, c.discount_interval, c.discount_until, self.regrets, self.strategy_sum,
-            self.frozen, self.fixed, self.rng_state, self._sigma, self._utility, self._total,
-            self._node_at, self._next_action))
-        self.iteration += iterations
-        self.seconds += time.perf_counter() - start
-
-    def average_strategy(self) -> F64:
-        """The average strategy; frozen rows and rows never updated play ``fixed``."""
-        out = normalise_or(self.game.flat, self.strategy_sum, self.fixed)
-        out[self.frozen] = self.fixed[self.frozen]
-        return out
-
-
 # --------------------------------------------------------------------------- jobs
 
 
@@ -620,8 +441,11 @@ def solve_pool_graft(job: PoolGraftJob, pg: PoolGrafts | None = None,
     game = graft_pool_game(pg, job.player, job.graft)
     fixed = game_base_table(pg, game, job.graft, job.base_table)
     frozen = frozen_rows(game, job.player, pg.base.buckets)
-    solver = PoolFrozenSolver(game, frozen, fixed, SolverConfig.from_json(job.config),
-                              seed=job.seed, warm=job.warm)
+    config = SolverConfig.from_json(job.config)
+    if config.sampling != "external":
+        raise UsageError(f"expected external sampling for a hold'em graft game, got "
+                         f"{config.name!r}")
+    solver = Solver(game, config, seed=job.seed, frozen=FrozenRows(frozen, fixed, job.warm))
     if log is None and job.verbose:
         def log(text: str) -> None:
             print(f"acpc-strategy: {text}", file=sys.stderr, flush=True)

@@ -17,10 +17,11 @@ where the abstraction has a sized bet, the sized bets become one action *bet*; a
 *bet-sizing player* (position ``2 + p`` for card player ``p``, seeing no cards, paid exactly
 what ``p`` is paid) chooses the low size ``L`` or the high size ``H``. The card players do
 not see that choice: their information sets span both branches (the flat table shares the
-rows of the nodes with the same abstract history, so the kernels of :mod:`strategies.solvers.cfr`
-walk the transformed game unchanged). With ``P(H) = q`` the effective size is
-``B = (1 - q) L + q H``; as long as no clamp binds below the bet, every payoff is affine in
-the bet, so the transformed game has the value of the abstract game that bets ``B``.
+rows of the nodes with the same abstract history, so the kernels of
+:mod:`strategies.solvers.kernels` walk the transformed game unchanged). With ``P(H) = q``
+the effective size is ``B = (1 - q) L + q H``; as long as no clamp binds below the bet,
+every payoff is affine in the bet, so the transformed game has the value of the abstract
+game that bets ``B``.
 
 **The algorithm.** Card players: regret matching over counterfactual regrets (CFR, or CFR+
 with ``regret_plus``), simultaneous updates, the average strategy weighted by ``t**gamma``.
@@ -30,8 +31,10 @@ Sizing players: each iteration regret matching on their cumulative regrets gives
 
 **Fixed sizes.** The same builder with nothing to learn is the continuous abstract game of
 a spec (learned sizes as ``sequences`` overrides): :func:`solve_fixed` solves it with the
-full-width CFR kernels and :func:`strategies.measure.best_response.exploitability` measures it
-(the flat game here offers the attributes those functions read).
+one :class:`~strategies.solvers.cfr.Solver` (CFR+ or CFR, alternating) and
+:func:`strategies.measure.best_response.exploitability` measures it (the flat game here
+offers the attributes those functions read). The learner is the same solver over the
+:class:`LearnedSizes` game adapter.
 
 Sequence keys follow :func:`agent.abstraction.actions.action_token`; a learned spec keys
 every learned size by its node's *sized* key, so :func:`agent.abstraction.actions.build_tree`
@@ -45,7 +48,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,8 +71,9 @@ from agent.acpc.gamedef import Game, format_gamedef
 from agent.jit import kernel
 from strategies.cache import write_npz
 from strategies.commands.defaults import SMOOTHING
-from strategies.games.abstract import KernelGame, enumerate_deals, normalise_rows
-from strategies.solvers.cfr import _cfr_pass, _cfr_run, _post_update, _regret_matching
+from strategies.games.abstract import KernelGame, enumerate_deals, kernel_game, normalise_rows
+from strategies.solvers.cfr import FrozenRows, Solver, SolverConfig
+from strategies.solvers.kernels import cfr_pass, post_update, regret_matching
 
 F64 = npt.NDArray[np.float64]
 I32 = npt.NDArray[np.int32]
@@ -400,7 +403,7 @@ class SizingGame:
     num_actions: I32
 
     def kernel_args(self) -> KernelGame:
-        """The flat arrays in :data:`strategies.games.abstract.KernelGame` order."""
+        """The flat arrays: a :class:`strategies.games.abstract.KernelGame`."""
         return self.arrays
 
     @property
@@ -572,10 +575,12 @@ def build_sizing_game(game: Game, abstraction: BettingAbstraction, *,
         offset[i] = known[0]
         rows[i] = buckets[node.round] if node.player < 2 else 1
     term_payoff = np.array(payoffs, dtype=np.float64)[:, :, :n_players].copy()
-    arrays: KernelGame = (
-        player, round_, num_actions, child_start, np.array(children, dtype=np.int32), offset,
-        rows, terminal, np.array(term_set, dtype=np.int32), term_payoff, deal_prob,
-        deal_bucket, deal_pattern,
+    arrays = kernel_game(
+        player=player, round=round_, num_actions=num_actions, child_start=child_start,
+        children=np.array(children, dtype=np.int32), offset=offset, rows=rows,
+        terminal=terminal, term_set=np.array(term_set, dtype=np.int32),
+        term_payoff=term_payoff, deal_prob=deal_prob, deal_bucket=deal_bucket,
+        deal_pattern=deal_pattern,
     )
     return SizingGame(
         game=game, rules=rules, betting=abstraction, learn=learn, nodes=tuple(nodes),
@@ -600,24 +605,26 @@ def _set_sizes(current: F64, size_rows: I64, low: F64, high: F64, sizes: F64) ->
 
 
 @kernel
-def _learn_run(
+def learn_run(
     g: KernelGame, iterations: int, t0: int, plus: bool, gamma: float, smoothing: int,
     regrets: F64, strategy_sum: F64, current: F64, reach: F64, value: F64,
     action_value: F64, node_at: I64, next_action: I64, size_rows: I64, low: F64,
     high: F64, sizes: F64,
 ) -> None:
-    """``iterations`` iterations of the published algorithm (module docstring)."""
+    """``iterations`` iterations of the published algorithm (module docstring): the card
+    players' simultaneous CFR(+) pass of :mod:`strategies.solvers.kernels`, then the sizing
+    players' smoothed step."""
     for i in range(iterations):
         t = t0 + i + 1
         weight = float(t) ** gamma
-        _regret_matching(g, regrets, current, 0)
-        _regret_matching(g, regrets, current, 1)
+        regret_matching(g, regrets, current, 0)
+        regret_matching(g, regrets, current, 1)
         _set_sizes(current, size_rows, low, high, sizes)
         reach[0, :, :] = 1.0
-        _cfr_pass(g, -1, weight, current, regrets, strategy_sum, reach, value, action_value,
-                  node_at, next_action)
-        _post_update(g, regrets, 0, t, plus, False, 0.0, 0.0)
-        _post_update(g, regrets, 1, t, plus, False, 0.0, 0.0)
+        cfr_pass(g, -1, weight, current, regrets, strategy_sum, reach, value, action_value,
+                 node_at, next_action)
+        post_update(g, regrets, 0, t, plus, False, 0.0, 0.0)
+        post_update(g, regrets, 1, t, plus, False, 0.0, 0.0)
         step = float(min(t, smoothing))
         for j in range(len(size_rows)):
             r_low = max(regrets[size_rows[j]], 0.0)
@@ -630,8 +637,74 @@ def _learn_run(
 # --------------------------------------------------------------------------- the learner
 
 
+SIZING_CONFIGS: dict[bool, SolverConfig] = {
+    True: SolverConfig("cfr+", regret_plus=True, gamma=1.0, alternating=False),
+    False: SolverConfig("cfr", alternating=False),
+}
+"""The card players' configuration by ``plus``: CFR+ (RM+, linear averaging) or CFR, with
+simultaneous updates (the published algorithm)."""
+
+
+class LearnedSizes:
+    """The game adapter of a transformed game (:class:`strategies.solvers.cfr.SolverGame`):
+    :func:`learn_run` over ``game`` moving ``sizes`` (updated in place) with the smoothing
+    constant ``smoothing``; the average plays the current sizes at the sizing rows."""
+
+    def __init__(self, game: SizingGame, sizes: F64, smoothing: int) -> None:
+        self.game = game
+        self.sizes = sizes
+        self.smoothing = smoothing
+
+    @property
+    def table_size(self) -> int:
+        return self.game.table_size
+
+    def identity(self) -> dict[str, Any]:
+        return self.game.identity()
+
+    def runner(self, config: SolverConfig, frozen: FrozenRows | None) -> _LearnRunner:
+        if (config.sampling != "full" or config.alternating or config.discount
+                or frozen is not None):
+            raise SizingError(f"expected simultaneous full-width CFR or CFR+ without frozen "
+                              f"rows for learned sizes, got {config.name!r}")
+        return _LearnRunner(self, config)
+
+    def average(self, strategy_sum: F64, regrets: F64, frozen: FrozenRows | None) -> F64:
+        """The card players' average (sizing rows: the current ``q``)."""
+        g = self.game
+        out = _normalise(g, strategy_sum)
+        _set_sizes(out, g.size_rows, g.low, g.high, self.sizes)
+        return out
+
+
+class _LearnRunner:
+    def __init__(self, adapter: LearnedSizes, config: SolverConfig) -> None:
+        game = adapter.game
+        self.adapter = adapter
+        self.config = config
+        self.g = game.kernel_args()
+        self.low, self.high = game.low, game.high
+        self._current = np.zeros(game.table_size)
+        depth, n, deals = game.max_depth + 2, game.num_players, game.num_deals
+        self._reach = np.zeros((depth, n, deals))
+        self._value = np.zeros((depth, n, deals))
+        self._action_value = np.zeros((depth, game.max_actions, deals))
+        self._node_at = np.zeros(depth, dtype=np.int64)
+        self._next_action = np.zeros(depth, dtype=np.int64)
+
+    def run(self, iterations: int, t0: int, regrets: F64, strategy_sum: F64,
+            rng_state: I64) -> float:
+        a, c = self.adapter, self.config
+        learn_run(self.g, iterations, t0, c.regret_plus, c.gamma, a.smoothing, regrets,
+                  strategy_sum, self._current, self._reach, self._value, self._action_value,
+                  self._node_at, self._next_action, a.game.size_rows, self.low, self.high,
+                  a.sizes)
+        return 0.0
+
+
 class SizeLearner:
-    """Runs the algorithm on a transformed game; keeps sizes, regrets and the average.
+    """Runs the algorithm on a transformed game: the one :class:`~strategies.solvers.cfr.
+    Solver` over the :class:`LearnedSizes` adapter, plus the sizes' trace and checkpoints.
 
     Args:
         game: a transformed game (:func:`build_sizing_game` with ``learn``).
@@ -649,8 +722,6 @@ class SizeLearner:
         self.game = game
         self.plus = plus
         self.smoothing = int(smoothing)
-        self.iteration = 0
-        self.seconds = 0.0
         self.trace: list[tuple[int, list[float]]] = []
         """``(iteration, sizes)`` after every call of :meth:`iterate` (for the plot and the
         tail average)."""
@@ -660,37 +731,47 @@ class SizeLearner:
         if self.sizes.shape != low.shape or ((self.sizes < low) | (self.sizes > high)).any():
             raise UsageError(f"expected {len(low)} initial sizes within [L, H], got "
                              f"{list(self.sizes)!r}")
-        size = game.table_size
-        self.regrets = np.zeros(size)
-        self.strategy_sum = np.zeros(size)
-        self._current = np.zeros(size)
-        depth, n, deals = game.max_depth + 2, game.num_players, game.num_deals
-        self._reach = np.zeros((depth, n, deals))
-        self._value = np.zeros((depth, n, deals))
-        self._action_value = np.zeros((depth, game.max_actions, deals))
-        self._node_at = np.zeros(depth, dtype=np.int64)
-        self._next_action = np.zeros(depth, dtype=np.int64)
+        self.solver = Solver(LearnedSizes(game, self.sizes, self.smoothing),
+                             SIZING_CONFIGS[bool(plus)])
+
+    @property
+    def regrets(self) -> F64:
+        """Cumulative regrets (the solver's)."""
+        return self.solver.regrets
+
+    @property
+    def strategy_sum(self) -> F64:
+        """Weighted strategy sums (the solver's)."""
+        return self.solver.strategy_sum
+
+    @property
+    def iteration(self) -> int:
+        """Iterations done so far."""
+        return self.solver.iteration
+
+    @iteration.setter
+    def iteration(self, value: int) -> None:
+        self.solver.iteration = value
+
+    @property
+    def seconds(self) -> float:
+        """Wall time spent iterating."""
+        return self.solver.seconds
+
+    @seconds.setter
+    def seconds(self, value: float) -> None:
+        self.solver.seconds = value
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernel without iterating."""
-        self._run(0)
+        self.solver.warm_up()
 
     def iterate(self, iterations: int) -> None:
         """Run ``iterations`` more iterations."""
         if iterations <= 0:
             return
-        start = time.perf_counter()
-        self._run(iterations)
-        self.iteration += iterations
-        self.seconds += time.perf_counter() - start
+        self.solver.iterate(iterations)
         self.trace.append((self.iteration, [float(x) for x in self.sizes]))
-
-    def _run(self, iterations: int) -> None:
-        g = self.game
-        _learn_run(g.kernel_args(), iterations, self.iteration, self.plus,
-                   1.0 if self.plus else 0.0, self.smoothing, self.regrets, self.strategy_sum,
-                   self._current, self._reach, self._value, self._action_value,
-                   self._node_at, self._next_action, g.size_rows, g.low, g.high, self.sizes)
 
     def tail_sizes(self) -> list[float]:
         """Per learned node, the played size averaged over the second half of the run
@@ -717,9 +798,7 @@ class SizeLearner:
 
     def average_strategy(self) -> F64:
         """The card players' average (sizing rows: the current ``q``)."""
-        out = _normalise(self.game, self.strategy_sum)
-        _set_sizes(out, self.game.size_rows, self.game.low, self.game.high, self.sizes)
-        return out
+        return self.solver.average_strategy()
 
     def undetermined(self) -> list[bool]:
         """Per learned size: True if its bet is (almost) never made or always folded to
@@ -807,13 +886,15 @@ def learned_abstraction(game: SizingGame, sizes: Sequence[float],
 
 def _normalise(game: SizingGame, sums: F64) -> F64:
     """Rows of ``sums`` normalised (uniform where empty), as :func:`normalise_rows`."""
-    return normalise_rows(game, sums)  # type: ignore[arg-type]
+    return normalise_rows(game, sums)
 
 
 def _node_reach(game: SizingGame, table: F64) -> F64:
     """Probability of reaching each node (chance and every player) under ``table``."""
-    player, rnd, num_actions, child_start, children, offset = game.arrays[:6]
-    deal_bucket = game.arrays[11]
+    g = game.arrays
+    player, rnd, num_actions, child_start, children, offset = (
+        g.player, g.round, g.num_actions, g.child_start, g.children, g.offset)
+    deal_bucket = g.deal_bucket
     n = len(player)
     reach = np.zeros((n, game.num_deals))
     reach[0] = game.deal_prob
@@ -833,44 +914,6 @@ def _node_reach(game: SizingGame, table: F64) -> F64:
 # --------------------------------------------------------------------------- fixed sizes
 
 
-class FixedSolver:
-    """Full-width CFR(+) on a continuous game without sizing players (resumable).
-
-    Raises:
-        SizingError: for a transformed game.
-    """
-
-    def __init__(self, game: SizingGame, *, plus: bool = True) -> None:
-        if game.learn is not None:
-            raise SizingError("expected a game with fixed sizes (no sizing players)")
-        self.game = game
-        self.plus = plus
-        self.iteration = 0
-        size = game.table_size
-        self.regrets, self.strategy_sum = np.zeros(size), np.zeros(size)
-        self._current = np.zeros(size)
-        depth, deals = game.max_depth + 2, game.num_deals
-        self._reach = np.zeros((depth, 2, deals))
-        self._value = np.zeros((depth, 2, deals))
-        self._action_value = np.zeros((depth, game.max_actions, deals))
-        self._node_at = np.zeros(depth, dtype=np.int64)
-        self._next_action = np.zeros(depth, dtype=np.int64)
-
-    def iterate(self, iterations: int) -> None:
-        """Run ``iterations`` more iterations (alternating updates)."""
-        if iterations <= 0:
-            return
-        _cfr_run(self.game.kernel_args(), iterations, self.iteration, True, self.plus, False,
-                 0.0, 0.0, 1.0 if self.plus else 0.0, self.regrets, self.strategy_sum,
-                 self._current, self._reach, self._value, self._action_value, self._node_at,
-                 self._next_action)
-        self.iteration += iterations
-
-    def average_strategy(self) -> F64:
-        """The average strategy (table layout)."""
-        return _normalise(self.game, self.strategy_sum)
-
-
 def solve_fixed(game: SizingGame, iterations: int, *, plus: bool = True,
                 tick: Callable[[int], None] | None = None, chunk: int = 1000) -> F64:
     """Solve a continuous game without sizing players by CFR(+); its average strategy.
@@ -878,7 +921,9 @@ def solve_fixed(game: SizingGame, iterations: int, *, plus: bool = True,
     Raises:
         SizingError: for a transformed game.
     """
-    solver = FixedSolver(game, plus=plus)
+    if game.learn is not None:
+        raise SizingError("expected a game with fixed sizes (no sizing players)")
+    solver = Solver(game, "cfr+" if plus else "cfr")
     while solver.iteration < iterations:
         solver.iterate(min(chunk, iterations - solver.iteration))
         if tick is not None:

@@ -44,15 +44,22 @@ The flags, per iteration ``t = 1, 2, ...``:
   iterations, while ``t <= discount_until``, regrets and average sums are multiplied by
   ``k / (k + 1)`` where ``k = t // discount_interval``.
 
-**Where chance comes from.** The game is either an :class:`~strategies.games.abstract.AbstractGame`
-(every deal enumerated with its probability; full-width passes or external sampling, deals
-drawn from the cumulative distribution) or a :class:`~strategies.solvers.dealpool.PoolGame` (a
-flat two-player tree and a pool of sampled deals with precomputed buckets and showdown
-results; external sampling or Pure CFR only, deals drawn uniformly from the pool: the
-``mccfr-es-pool`` variant the hold'em recipe uses). Both give the kernels the same flat arrays
-(``kernel_args``), so there is one external-sampling traversal (:func:`_es_pass`) and one
-run loop (:func:`_es_run`) for both. Rows a pool solve never reached average to the
-regret-matching strategy of their regrets (uniform without positive regrets).
+**Game adapters and configurations.** :class:`Solver` runs any :class:`SolverGame` (a small
+protocol: table size, checkpoint identity, a :class:`Runner` for a configuration, the
+average). Flat games are adapted by :class:`FlatGame`, which runs the kernels of
+:mod:`strategies.solvers.kernels` on the game's :class:`~strategies.games.abstract.KernelGame`:
+an :class:`~strategies.games.abstract.AbstractGame` (every deal enumerated with its
+probability; every sampling, deals drawn from the cumulative distribution), a
+:class:`~strategies.solvers.dealpool.PoolGame` (a flat two-player tree and a pool of sampled
+deals with precomputed buckets and showdown results; external sampling or Pure CFR only,
+deals drawn uniformly: the ``mccfr-es-pool`` variant the hold'em recipes use) or a
+continuous game of :mod:`strategies.sizes.learned` (fixed sizes). The learned-size
+transformation (:class:`strategies.sizes.learned.LearnedSizes`) and Royal's public tree
+(:class:`strategies.solvers.royal.RoyalGame`) are adapters with their own passes. Frozen
+rows (:class:`FrozenRows`, strategy grafting) are a configuration of the flat games:
+full-width passes hold them at their values, external sampling plays them as chance nodes.
+Rows a pool solve never reached average to the regret-matching strategy of their regrets
+(uniform without positive regrets), or to the frozen values when there are frozen rows.
 
 Full-width passes are vectorised over chance: one walk of the betting tree per pass, with
 every player's reach probability and every player's value held as vectors over all the
@@ -62,12 +69,11 @@ strategy accumulates ``weight * own reach * current strategy`` (OpenSpiel's conv
 A subtree is skipped when every player's reach is zero for every deal (it cannot change
 anything). Rows never reached average to uniform.
 
-Kernels are private :func:`agent.jit.kernel` functions over flat arrays that mutate
-preallocated outputs; the class validates, allocates and times. Each kernel has a slow
-pure-Python oracle in ``tests/strategies/test_cfr.py`` (enumerated games) and
-``tests/strategies/test_holdem_solver.py`` (pool games). The kernels walk the tree depth
-first with an explicit stack (per-depth frames), not recursion: numba's on-disk cache
-crashes when it reloads self-recursive functions (numba issue #6061).
+The kernels live in :mod:`strategies.solvers.kernels` (public, over flat arrays, mutating
+preallocated outputs); the solver validates, allocates and times. Each kernel has a slow
+pure-Python oracle in ``tests/strategies/test_cfr.py`` (enumerated games),
+``tests/strategies/test_holdem_solver.py`` (pool games) and
+``tests/strategies/test_pool_grafting.py`` (frozen rows).
 
 Imports :mod:`agent`, numpy, numba and :mod:`strategies` modules; never imported by
 :mod:`agent`.
@@ -83,25 +89,31 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 from numpy.lib.npyio import NpzFile
 
 from agent.acpc.errors import AcpcError, UsageError
-from agent.acpc.gamedef import format_gamedef
-from agent.jit import inline_kernel, kernel
 from strategies.cache import write_npz
-from strategies.games.abstract import AbstractGame, KernelGame, normalise_rows
+from strategies.games.abstract import AbstractGame, KernelGame, RowTable, normalise_rows
 from strategies.solvers import rng as _rng
-from strategies.solvers.dealpool import PoolGame
-
-SolverGame = AbstractGame | PoolGame
-"""What a :class:`Solver` solves: enumerated deals or a deal pool."""
+from strategies.solvers.kernels import (
+    NO_FROZEN,
+    NO_INDEX,
+    NO_VALUES,
+    cfr_run,
+    cs_run,
+    es_run,
+    normalise_or_regrets,
+    pure_run,
+    regret_matching,
+)
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
 
 CHECKPOINT_FORMAT = "acpc-arena-checkpoint"
 CHECKPOINT_VERSION = 2
@@ -213,614 +225,272 @@ def solver_config(spec: str | SolverConfig) -> SolverConfig:
         raise UsageError(f"expected a solver in {', '.join(VARIANTS)}, got {spec!r}") from None
 
 
-# --------------------------------------------------------------------------- kernels
+# --------------------------------------------------------------------------- game adapters
 
 
-@kernel
-def _regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) -> None:
-    """Current strategy of every row (of ``only_player``, or all if -1) from its regrets."""
-    player, offset, rows, num_actions = g[0], g[5], g[6], g[2]
-    for n in range(len(offset)):
-        if offset[n] < 0 or (only_player >= 0 and player[n] != only_player):
-            continue
-        k = num_actions[n]
-        for b in range(rows[n]):
-            start = offset[n] + b * k
-            total = 0.0
-            for a in range(k):
-                r = regrets[start + a]
-                if r > 0.0:
-                    total += r
-            if total > 0.0:
-                for a in range(k):
-                    r = regrets[start + a]
-                    out[start + a] = r / total if r > 0.0 else 0.0
-            else:
-                for a in range(k):
-                    out[start + a] = 1.0 / k
+@dataclass(frozen=True, eq=False)
+class FrozenRows:
+    """A configuration of :class:`Solver`: rows that play fixed values (strategy grafting).
 
-
-@kernel
-def _post_update(
-    g: KernelGame, regrets: F64, only_player: int, t: int, plus: bool, discount: bool,
-    alpha: float, beta: float,
-) -> None:
-    """After a pass: discount (DCFR) and floor (RM+) the regrets of the updated rows."""
-    if not plus and not discount:
-        return
-    player, offset, rows, num_actions = g[0], g[5], g[6], g[2]
-    ta = float(t) ** alpha
-    tb = float(t) ** beta
-    pos = ta / (ta + 1.0)
-    neg = tb / (tb + 1.0)
-    for n in range(len(offset)):
-        if offset[n] < 0 or (only_player >= 0 and player[n] != only_player):
-            continue
-        start = offset[n]
-        for i in range(start, start + rows[n] * num_actions[n]):
-            r = regrets[i]
-            if discount:
-                r = r * pos if r > 0.0 else r * neg
-            if plus and r < 0.0:
-                r = 0.0
-            regrets[i] = r
-
-
-@kernel
-def _cfr_pass(
-    g: KernelGame, update_player: int, weight: float, current: F64, regrets: F64,
-    strategy_sum: F64, reach: F64, value: F64, action_value: F64, node_at: I64, next_action: I64,
-) -> None:
-    """One full-width pass over the tree, vectorised over deals (depth-first, no recursion).
-
-    ``reach[0]`` (players x deals) holds the root's reach; ``reach[depth]`` and
-    ``value[depth]`` are the frames of the node at that depth on the current path. The
-    expected payoff of every player for every deal ends in ``value[0]``. Updates the
-    regrets and average of ``update_player`` (every player if -1).
+    ``mask`` is True at every entry of a frozen row, ``values`` (table layout) are what the
+    frozen rows play; ``warm > 0`` starts the free entries' regrets and average sums at
+    ``warm * values`` (external sampling over a pool only). Full-width solvers hold the
+    frozen entries of the current strategy at their values before every pass; external
+    sampling treats frozen rows as chance nodes (one action drawn, for either traverser, no
+    regret or average update). The average plays the values at frozen rows.
     """
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    n_players = reach.shape[1]
-    n_deals = reach.shape[2]
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        if a < 0:  # entering the node
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                for d in range(n_deals):
-                    pattern = 0 if s < 0 else deal_pattern[d, s]
-                    for q in range(n_players):
-                        value[depth, q, d] = term_payoff[t, pattern, q]
-                depth -= 1
-                continue
-            live = False
-            for q in range(n_players):
-                for d in range(n_deals):
-                    value[depth, q, d] = 0.0
-                    if reach[depth, q, d] != 0.0:
-                        live = True
-            if not live:  # nobody reaches it with any deal: nothing below can matter
-                depth -= 1
-                continue
-            a = 0
-        else:  # child ``a`` is done: its values are in value[depth + 1]
-            p = player[node]
-            k = num_actions[node]
-            base = offset[node] + a
-            r = rnd[node]
-            for d in range(n_deals):
-                s_a = current[base + deal_bucket[d, p, r] * k]
-                for q in range(n_players):
-                    value[depth, q, d] += s_a * value[depth + 1, q, d]
-                action_value[depth, a, d] = value[depth + 1, p, d]
-            a += 1
-        p = player[node]
-        k = num_actions[node]
-        r = rnd[node]
-        if a < k:
-            next_action[depth] = a
-            base = offset[node] + a
-            for q in range(n_players):
-                for d in range(n_deals):
-                    reach[depth + 1, q, d] = reach[depth, q, d]
-            for d in range(n_deals):
-                reach[depth + 1, p, d] *= current[base + deal_bucket[d, p, r] * k]
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        if update_player < 0 or update_player == p:
-            base = offset[node]
-            for d in range(n_deals):
-                cf = deal_prob[d]
-                for q in range(n_players):
-                    if q != p:
-                        cf *= reach[depth, q, d]
-                own = weight * reach[depth, p, d]
-                row = base + deal_bucket[d, p, r] * k
-                v = value[depth, p, d]
-                for b in range(k):
-                    regrets[row + b] += cf * (action_value[depth, b, d] - v)
-                    strategy_sum[row + b] += own * current[row + b]
-        depth -= 1
+
+    mask: B
+    values: F64
+    warm: float = 0.0
 
 
-@kernel
-def _cfr_run(
-    g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
-    alpha: float, beta: float, gamma: float, regrets: F64, strategy_sum: F64, current: F64,
-    reach: F64, value: F64, action_value: F64, node_at: I64, next_action: I64,
-) -> None:
-    """``iterations`` full-width iterations numbered ``t0 + 1, ...``."""
-    n_players = reach.shape[1]
-    passes = n_players if alternating else 1
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for j in range(passes):
-            update = j if alternating else -1
-            _regret_matching(g, regrets, current, -1)
-            reach[0, :, :] = 1.0
-            _cfr_pass(g, update, weight, current, regrets, strategy_sum, reach, value,
-                      action_value, node_at, next_action)
-            _post_update(g, regrets, update, t, plus, discount, alpha, beta)
+class Runner(Protocol):
+    """Runs a configured solver's iterations over its own scratch arrays."""
+
+    def run(self, iterations: int, t0: int, regrets: F64, strategy_sum: F64,
+            rng_state: I64) -> float:
+        """Iterations ``t0 + 1 .. t0 + iterations``, updating the arrays in place; returns
+        the sum of position 0's sampled values (0 for full-width passes)."""
+        ...
 
 
-@kernel
-def _sample_index(cumulative: F64, u: float) -> int:
-    """The first index whose cumulative probability exceeds ``u`` (the last if none)."""
-    for i in range(len(cumulative)):
-        if u < cumulative[i]:
-            return i
-    return len(cumulative) - 1
+@runtime_checkable
+class SolverGame(Protocol):
+    """A game adapter: what :class:`Solver` needs of a game. Flat games
+    (:class:`~strategies.games.abstract.AbstractGame`,
+    :class:`~strategies.solvers.dealpool.PoolGame`, the continuous games of
+    :mod:`strategies.sizes.learned`) are adapted by :class:`FlatGame`; the learned-size
+    transformation and Royal's public tree bring their own."""
+
+    @property
+    def table_size(self) -> int:
+        """Values in the regret and average tables."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must match (JSON-able)."""
+        ...
+
+    def runner(self, config: SolverConfig, frozen: FrozenRows | None) -> Runner:
+        """The iteration loop for ``config`` (raises :class:`UsageError` if unsupported)."""
+        ...
+
+    def average(self, strategy_sum: F64, regrets: F64, frozen: FrozenRows | None) -> F64:
+        """The average strategy (the solver's output, in strategy-file table layout)."""
+        ...
 
 
-@inline_kernel
-def _row_sigma(regrets: F64, row: int, k: int, sigma: F64, depth: int) -> None:
-    """``sigma[depth]``: the regret-matching strategy of the ``k`` regrets at ``row``."""
-    positive = 0.0
-    for b in range(k):
-        r = regrets[row + b]
-        if r > 0.0:
-            positive += r
-    for b in range(k):
-        r = regrets[row + b]
-        if positive > 0.0:
-            sigma[depth, b] = r / positive if r > 0.0 else 0.0
+class KernelSource(Protocol):
+    """A flat game: its :class:`~strategies.games.abstract.KernelGame` and sizes."""
+
+    @property
+    def table_size(self) -> int: ...
+    @property
+    def num_players(self) -> int: ...
+    @property
+    def max_depth(self) -> int: ...
+    @property
+    def max_actions(self) -> int: ...
+    @property
+    def num_deals(self) -> int: ...
+    def kernel_args(self) -> KernelGame: ...
+    def identity(self) -> dict[str, Any]: ...
+
+
+class FlatGame:
+    """The adapter of a flat game: the kernels of :mod:`strategies.solvers.kernels`.
+
+    Chance is enumerated when the game's ``deal_prob`` is non-empty (deals drawn from that
+    distribution; every sampling), else a pool (deals drawn uniformly; external sampling or
+    Pure CFR only).
+    """
+
+    def __init__(self, game: KernelSource) -> None:
+        self.game = game
+        self.g = game.kernel_args()
+        self.pool = self.g.deal_prob.shape[0] == 0
+
+    @property
+    def table_size(self) -> int:
+        return self.game.table_size
+
+    def identity(self) -> dict[str, Any]:
+        return self.game.identity()
+
+    def runner(self, config: SolverConfig, frozen: FrozenRows | None) -> Runner:
+        if self.pool and config.sampling not in ("external", "pure"):
+            raise UsageError(f"expected external sampling or Pure CFR for a deal pool, got "
+                             f"solver {config.name!r}")
+        if frozen is not None and config.sampling not in ("full", "external"):
+            raise UsageError(f"expected a full-width or external-sampling solver with frozen "
+                             f"rows, got {config.name!r}")
+        if frozen is not None and frozen.warm > 0 and config.sampling != "external":
+            raise UsageError(f"expected external sampling for a warm start, got "
+                             f"{config.name!r}")
+        return KernelRunner(self, config, frozen)
+
+    def average(self, strategy_sum: F64, regrets: F64, frozen: FrozenRows | None) -> F64:
+        """Enumerated games: rows normalised, uniform where never reached. Pools: rows never
+        reached take the regret matching of their regrets, or with frozen rows the frozen
+        values. Frozen rows play their values."""
+        g = self.g
+        if not self.pool:
+            out = normalise_rows(cast(RowTable, self.game), strategy_sum)
+        elif frozen is None:
+            out = np.empty(self.table_size)
+            normalise_or_regrets(g.num_actions, g.offset, g.rows, strategy_sum, regrets, out)
         else:
-            sigma[depth, b] = 1.0 / k
+            out = normalise_or(g, strategy_sum, frozen.values)
+        if frozen is not None:
+            out[frozen.mask] = frozen.values[frozen.mask]
+        return out
 
 
-@inline_kernel
-def _draw(sigma: F64, depth: int, k: int, u: float) -> int:
-    """The action of ``sigma[depth]`` that the uniform draw ``u`` picks (the last if none)."""
-    choice = k - 1
-    c = 0.0
-    for b in range(k):
-        c += sigma[depth, b]
-        if u < c:
-            choice = b
-            break
-    return choice
+def normalise_or(g: KernelGame, sums: F64, fallback: F64) -> F64:
+    """Rows of ``sums`` normalised; rows summing to zero take ``fallback``'s."""
+    out = fallback.copy()
+    for node in np.flatnonzero(g.num_actions > 0):
+        k = int(g.num_actions[node])
+        o = int(g.offset[node])
+        n = int(g.rows[node]) * k
+        block = sums[o : o + n].reshape(-1, k)
+        total = block.sum(axis=1)
+        ok = total > 0
+        view = out[o : o + n].reshape(-1, k)
+        view[ok] = block[ok] / total[ok, None]
+    return out
 
 
-@kernel
-def _es_pass(
-    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
-    state: I64, sigma: F64, utility: F64, total: F64, node_at: I64, next_action: I64,
-) -> float:
-    """One external-sampling traversal for ``deal``; returns the traverser's value.
+class KernelRunner:
+    """The scratch arrays of one configuration over a flat game, and its run loop."""
 
-    Depth-first without recursion: at the traverser's nodes every action is explored, at
-    the others' one action is drawn from their current strategy (after adding it to their
-    average), in the order a recursive traversal would draw them.
-    """
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    ret = 0.0
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        p = player[node]
-        k = num_actions[node]
-        if a < 0:  # entering the node
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                pattern = 0 if s < 0 else deal_pattern[deal, s]
-                ret = term_payoff[t, pattern, traverser]
-                depth -= 1
-                continue
-            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            _row_sigma(regrets, row, k, sigma, depth)
-            if p != traverser:
-                for b in range(k):
-                    strategy_sum[row + b] += weight * sigma[depth, b]
-                choice = _draw(sigma, depth, k, _rng.uniform(state))
-                next_action[depth] = k  # on return, pass the child's value up
-                node_at[depth + 1] = children[child_start[node] + choice]
-                next_action[depth + 1] = -1
-                depth += 1
-                continue
-            total[depth] = 0.0
-            a = 0
-        else:  # child ``a`` is done with value ``ret``
-            if p != traverser:
-                depth -= 1
-                continue
-            utility[depth, a] = ret
-            total[depth] += sigma[depth, a] * ret
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-        v = total[depth]
-        for b in range(k):
-            regrets[row + b] += utility[depth, b] - v
-        ret = v
-        depth -= 1
-    return ret
+    def __init__(self, flat: FlatGame, config: SolverConfig, frozen: FrozenRows | None) -> None:
+        game = flat.game
+        self.g = flat.g
+        self.config = config
+        n, depth = game.num_players, game.max_depth + 2
+        self._node_at = np.zeros(depth, dtype=np.int64)
+        self._next_action = np.zeros(depth, dtype=np.int64)
+        self._frozen, self._fixed = NO_FROZEN, NO_VALUES
+        self._frozen_index, self._frozen_value = NO_INDEX, NO_VALUES
+        if frozen is not None and config.sampling == "full":
+            self._frozen_index = np.flatnonzero(frozen.mask).astype(np.int64)
+            self._frozen_value = np.ascontiguousarray(frozen.values[self._frozen_index])
+        elif frozen is not None:
+            self._frozen, self._fixed = frozen.mask, frozen.values
+        if config.sampling == "full":
+            self._current = np.zeros(game.table_size)
+            self._reach = np.zeros((depth, n, game.num_deals))
+            self._value = np.zeros((depth, n, game.num_deals))
+            self._action_value = np.zeros((depth, game.max_actions, game.num_deals))
+            return
+        if flat.pool:
+            self._cumulative = np.empty(0)
+        else:
+            cumulative = np.cumsum(self.g.deal_prob)
+            cumulative[-1] = 1.0
+            self._cumulative = cumulative
+        self._sigma = np.zeros((depth, game.max_actions))
+        self._utility = np.zeros((depth, game.max_actions))
+        self._total = np.zeros(depth)
+        self._chosen = np.zeros(depth, dtype=np.int64)
+        self._reach = np.zeros((depth, n))
+        self._value = np.zeros((depth, n))
+        self._action_value = np.zeros((depth, game.max_actions))
 
-
-@kernel
-def _es_run(
-    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
-    beta: float, gamma: float, discount_interval: int, discount_until: int, regrets: F64,
-    strategy_sum: F64, state: I64, cumulative: F64, sigma: F64, utility: F64, total: F64,
-    node_at: I64, next_action: I64,
-) -> float:
-    """``iterations`` external-sampling iterations (one traversal per player each).
-
-    A deal is drawn from ``cumulative`` (the enumerated deals' distribution), or uniformly
-    from the ``deal_bucket`` rows if ``cumulative`` is empty (a pool). Returns the sum of
-    position 0's sampled traversal values, a cheap running estimate of its game value.
-    """
-    n_deals = g[11].shape[0]
-    n_players = g[11].shape[1]
-    value0 = 0.0
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for p in range(n_players):
-            deal = _draw_deal(cumulative, n_deals, state)
-            v = _es_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
-                         total, node_at, next_action)
-            if p == 0:
-                value0 += v
-            _post_update(g, regrets, p, t, plus, discount, alpha, beta)
-        if discount_interval > 0 and t % discount_interval == 0 and t <= discount_until:
-            k = t // discount_interval
-            f = k / (k + 1.0)
-            for j in range(regrets.shape[0]):
-                regrets[j] *= f
-                strategy_sum[j] *= f
-    return value0
+    def run(self, iterations: int, t0: int, regrets: F64, strategy_sum: F64,
+            rng_state: I64) -> float:
+        c = self.config
+        if c.sampling == "full":
+            cfr_run(self.g, iterations, t0, c.alternating, c.regret_plus, c.discount, c.alpha,
+                    c.beta, c.gamma, self._frozen_index, self._frozen_value, regrets,
+                    strategy_sum, self._current, self._reach, self._value, self._action_value,
+                    self._node_at, self._next_action)
+            return 0.0
+        if c.sampling == "chance":
+            return float(cs_run(self.g, iterations, t0, c.alternating, c.regret_plus,
+                                c.discount, c.alpha, c.beta, c.gamma, regrets, strategy_sum,
+                                rng_state, self._cumulative, self._sigma, self._reach,
+                                self._value, self._action_value, self._node_at,
+                                self._next_action))
+        if c.sampling == "pure":
+            return float(pure_run(self.g, iterations, t0, c.regret_plus, c.discount, c.alpha,
+                                  c.beta, c.gamma, regrets, strategy_sum, rng_state,
+                                  self._cumulative, self._sigma, self._utility, self._chosen,
+                                  self._node_at, self._next_action))
+        return float(es_run(self.g, iterations, t0, c.regret_plus, c.discount, c.alpha, c.beta,
+                            c.gamma, c.discount_interval, c.discount_until, regrets,
+                            strategy_sum, self._frozen, self._fixed, rng_state,
+                            self._cumulative, self._sigma, self._utility, self._total,
+                            self._node_at, self._next_action))
 
 
-@kernel
-def _draw_deal(cumulative: F64, n_deals: int, state: I64) -> int:
-    """One deal: from ``cumulative`` (the enumerated deals' distribution), or uniformly
-    among ``n_deals`` if ``cumulative`` is empty (a pool). Draws one number from ``state``."""
-    u = _rng.uniform(state)
-    if cumulative.shape[0] == 0:
-        deal = int(u * n_deals)
-        return n_deals - 1 if deal >= n_deals else deal
-    return _sample_index(cumulative, u)
-
-
-@kernel
-def _cs_pass(
-    g: KernelGame, deal: int, update_player: int, weight: float, regrets: F64,
-    strategy_sum: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
-    next_action: I64,
-) -> float:
-    """One chance-sampled CFR pass: vanilla CFR on the single ``deal``, chance weight 1.
-
-    The deal was drawn from the deals' own distribution, so its sampling weight
-    ``prob / prob`` is 1: regrets grow by the other players' reach times the action's
-    advantage; the average by ``weight`` times the own reach times the current strategy.
-    Every action of every player is explored; a row's current strategy is its regret
-    matching, read when the walk enters it (each row is entered at most once per pass).
-    ``reach[depth]`` and ``value[depth]`` are per-player frames; updates ``update_player``
-    (everybody if -1). Returns position 0's value of the deal under the current strategy.
-    """
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    n_players = reach.shape[1]
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        p = player[node]
-        k = num_actions[node]
-        if a < 0:  # entering the node
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                pattern = 0 if s < 0 else deal_pattern[deal, s]
-                for q in range(n_players):
-                    value[depth, q] = term_payoff[t, pattern, q]
-                depth -= 1
-                continue
-            live = False
-            for q in range(n_players):
-                value[depth, q] = 0.0
-                if reach[depth, q] != 0.0:
-                    live = True
-            if not live:
-                depth -= 1
-                continue
-            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            _row_sigma(regrets, row, k, sigma, depth)
-            a = 0
-        else:  # child ``a`` is done: its values are in value[depth + 1]
-            for q in range(n_players):
-                value[depth, q] += sigma[depth, a] * value[depth + 1, q]
-            action_value[depth, a] = value[depth + 1, p]
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            for q in range(n_players):
-                reach[depth + 1, q] = reach[depth, q]
-            reach[depth + 1, p] *= sigma[depth, a]
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        if update_player < 0 or update_player == p:
-            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            cf = 1.0
-            for q in range(n_players):
-                if q != p:
-                    cf *= reach[depth, q]
-            own = weight * reach[depth, p]
-            v = value[depth, p]
-            for b in range(k):
-                regrets[row + b] += cf * (action_value[depth, b] - v)
-                strategy_sum[row + b] += own * sigma[depth, b]
-        depth -= 1
-    return float(value[0, 0])
-
-
-@kernel
-def _cs_run(
-    g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
-    alpha: float, beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64,
-    cumulative: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
-    next_action: I64,
-) -> float:
-    """``iterations`` chance-sampled CFR iterations: alternating, one drawn deal per player's
-    pass; simultaneous, one drawn deal and one pass for everybody. Returns the sum of
-    position 0's sampled values (one per pass that updates position 0)."""
-    n_deals = g[11].shape[0]
-    n_players = reach.shape[1]
-    passes = n_players if alternating else 1
-    value0 = 0.0
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for j in range(passes):
-            update = j if alternating else -1
-            deal = _draw_deal(cumulative, n_deals, state)
-            for q in range(n_players):
-                reach[0, q] = 1.0
-            v = _cs_pass(g, deal, update, weight, regrets, strategy_sum, sigma, reach, value,
-                         action_value, node_at, next_action)
-            if update <= 0:
-                value0 += v
-            _post_update(g, regrets, update, t, plus, discount, alpha, beta)
-    return value0
-
-
-@kernel
-def _pure_pass(
-    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
-    state: I64, sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
-) -> float:
-    """One Pure CFR traversal for ``deal`` (Gibson 2014); returns the traverser's value.
-
-    Every row the walk enters samples one action from its regret-matching strategy (a pure
-    strategy profile, drawn on entry in depth-first order). The other players follow their
-    sampled action and add ``weight`` to its average count. The traverser explores every
-    action; its regrets grow by ``u(a) - u(sampled)`` and the node's value is
-    ``u(sampled)``: with integer payoffs and weights, regrets and counts stay integers.
-    """
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    ret = 0.0
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        p = player[node]
-        k = num_actions[node]
-        if a < 0:  # entering the node
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                pattern = 0 if s < 0 else deal_pattern[deal, s]
-                ret = term_payoff[t, pattern, traverser]
-                depth -= 1
-                continue
-            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-            _row_sigma(regrets, row, k, sigma, depth)
-            choice = _draw(sigma, depth, k, _rng.uniform(state))
-            chosen[depth] = choice
-            if p != traverser:
-                strategy_sum[row + choice] += weight
-                next_action[depth] = k  # on return, pass the child's value up
-                node_at[depth + 1] = children[child_start[node] + choice]
-                next_action[depth + 1] = -1
-                depth += 1
-                continue
-            a = 0
-        else:  # child ``a`` is done with value ``ret``
-            if p != traverser:
-                depth -= 1
-                continue
-            utility[depth, a] = ret
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
-        v = utility[depth, chosen[depth]]
-        for b in range(k):
-            regrets[row + b] += utility[depth, b] - v
-        ret = v
-        depth -= 1
-    return ret
-
-
-@kernel
-def _pure_run(
-    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
-    beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64, cumulative: F64,
-    sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
-) -> float:
-    """``iterations`` Pure CFR iterations (one traversal per player each, a deal drawn for
-    each). Returns the sum of position 0's sampled traversal values."""
-    n_deals = g[11].shape[0]
-    n_players = g[11].shape[1]
-    value0 = 0.0
-    for i in range(iterations):
-        t = t0 + i + 1
-        weight = float(t) ** gamma
-        for p in range(n_players):
-            deal = _draw_deal(cumulative, n_deals, state)
-            v = _pure_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
-                           chosen, node_at, next_action)
-            if p == 0:
-                value0 += v
-            _post_update(g, regrets, p, t, plus, discount, alpha, beta)
-    return value0
-
-
-@kernel
-def _normalise_or_regrets(num_actions: npt.NDArray[Any], offset: I64, rows: npt.NDArray[Any],
-                          sums: F64, regrets: F64, out: F64) -> None:
-    """Average strategy rows: ``sums`` normalised; rows with no sum use regret matching of
-    ``regrets``, and uniform if those have no positive entry either."""
-    for n in range(num_actions.shape[0]):
-        k = num_actions[n]
-        if k == 0:
-            continue
-        for b in range(rows[n]):
-            s = offset[n] + b * k
-            tot = 0.0
-            for a in range(k):
-                if sums[s + a] > 0.0:
-                    tot += sums[s + a]
-            src = sums
-            if tot <= 0.0:
-                src = regrets
-                for a in range(k):
-                    if regrets[s + a] > 0.0:
-                        tot += regrets[s + a]
-            for a in range(k):
-                if tot > 0.0:
-                    out[s + a] = src[s + a] / tot if src[s + a] > 0.0 else 0.0
-                else:
-                    out[s + a] = 1.0 / k
+def adapt(game: SolverGame | KernelSource) -> SolverGame:
+    """``game`` if it is a game adapter, else its :class:`FlatGame`."""
+    if isinstance(game, SolverGame):
+        return game
+    return FlatGame(game)
 
 
 # --------------------------------------------------------------------------- the solver
 
 
-def _identity(game: SolverGame) -> dict[str, Any]:
-    """What a checkpoint must match: the game, both abstractions (and the pool) and the
-    table size."""
-    if isinstance(game, PoolGame):
-        return game.identity()
-    return {
-        "game": format_gamedef(game.game),
-        "game_fingerprint": game.game.fingerprint,
-        "betting": game.betting.to_json(),
-        "cards": dict(game.cards.spec),
-        "table_len": game.table_size,
-    }
-
-
 class Solver:
-    """The base solver: a game, behaviour flags, cumulative regrets and average strategy.
+    """The one solver: a game adapter, behaviour flags, cumulative regrets and average.
 
     Args:
-        game: the flat abstract game (:func:`strategies.games.abstract.build_abstract_game`) or a
-            pool game (:class:`strategies.solvers.dealpool.PoolGame`, external sampling or Pure
-            CFR only).
+        game: a game adapter (:class:`SolverGame`) or a flat game, adapted by
+            :class:`FlatGame`: the enumerated abstract game
+            (:func:`strategies.games.abstract.build_abstract_game`), a pool game
+            (:class:`strategies.solvers.dealpool.PoolGame`, external sampling or Pure CFR
+            only), a continuous game of :mod:`strategies.sizes.learned`.
         config: a :class:`SolverConfig` or a variant name (``cfr``, ``cfr+``, ``lcfr``,
             ``dcfr``, ``mccfr-es``, ``cfr-cs``, ``pure-cfr``, ``mccfr-es-pool``).
         seed: seeds the sampling generator (ignored by full-width variants, kept anyway).
+        frozen: rows that play fixed values (:class:`FrozenRows`; strategy grafting).
 
     Raises:
-        ValueError: for a pool game with a full-width configuration.
+        UsageError: for a configuration the game cannot run, or frozen rows that do not fit.
     """
 
     def __init__(
-        self, game: SolverGame, config: SolverConfig | str = "cfr", *, seed: int = 0
+        self, game: SolverGame | KernelSource, config: SolverConfig | str = "cfr", *,
+        seed: int = 0, frozen: FrozenRows | None = None,
     ) -> None:
         self.game = game
+        self.adapter = adapt(game)
         self.config = solver_config(config)
-        if isinstance(game, PoolGame) and self.config.sampling not in ("external", "pure"):
-            raise UsageError(f"expected external sampling or Pure CFR for a deal pool, got solver "
-                             f"{self.config.name!r}")
+        size = self.adapter.table_size
+        if frozen is not None:
+            mask = np.ascontiguousarray(np.asarray(frozen.mask, dtype=bool).reshape(-1))
+            values = np.ascontiguousarray(np.asarray(frozen.values, dtype=np.float64)
+                                          .reshape(-1))
+            if mask.size != size or values.size != size:
+                raise UsageError(f"expected frozen rows and values of {size} entries, got "
+                                 f"{mask.size} and {values.size}")
+            if not frozen.warm >= 0:
+                raise UsageError(f"expected warm >= 0, got {frozen.warm!r}")
+            frozen = FrozenRows(mask, values, float(frozen.warm))
+        self.frozen = frozen
+        self._runner = self.adapter.runner(self.config, frozen)
         self.seed = int(seed)
         self.iteration = 0
         """Iterations done so far."""
         self.seconds = 0.0
         """Wall time spent in :meth:`iterate` (carried over by checkpoints)."""
         self.value_sum = 0.0
-        """External sampling: the sum of position 0's sampled traversal values (divide by
+        """Sampling: the sum of position 0's sampled traversal values (divide by
         :attr:`iteration` for a running estimate of its game value)."""
-        size = game.table_size
         self.regrets = np.zeros(size)
         """Cumulative counterfactual regrets, in table layout."""
         self.strategy_sum = np.zeros(size)
         """Weighted sums of the current strategies (unnormalised average)."""
+        if frozen is not None and frozen.warm > 0:
+            free = ~frozen.mask
+            self.regrets[free] = frozen.warm * frozen.values[free]
+            self.strategy_sum[free] = frozen.warm * frozen.values[free]
         self.rng_state = _rng.seed_state(self.seed)
-        self._g = game.kernel_args()
-        n, depth = game.num_players, game.max_depth + 2
-        self._node_at = np.zeros(depth, dtype=np.int64)
-        self._next_action = np.zeros(depth, dtype=np.int64)
-        if self.config.sampling == "full":
-            assert isinstance(game, AbstractGame)
-            self._current = np.zeros(size)
-            self._reach = np.zeros((depth, n, game.num_deals))
-            self._value = np.zeros((depth, n, game.num_deals))
-            self._action_value = np.zeros((depth, game.max_actions, game.num_deals))
-        else:
-            if isinstance(game, PoolGame):
-                self._cumulative = np.empty(0)
-            else:
-                cumulative = np.cumsum(game.deal_prob)
-                cumulative[-1] = 1.0
-                self._cumulative = cumulative
-            self._sigma = np.zeros((depth, game.max_actions))
-            self._utility = np.zeros((depth, game.max_actions))
-            self._total = np.zeros(depth)
-            self._chosen = np.zeros(depth, dtype=np.int64)
-            self._reach = np.zeros((depth, n))
-            self._value = np.zeros((depth, n))
-            self._action_value = np.zeros((depth, game.max_actions))
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels without iterating."""
@@ -842,48 +512,19 @@ class Solver:
         self.seconds += time.perf_counter() - start
 
     def _run(self, iterations: int) -> float:
-        c = self.config
-        if c.sampling == "full":
-            _cfr_run(self._g, iterations, self.iteration, c.alternating, c.regret_plus,
-                     c.discount, c.alpha, c.beta, c.gamma, self.regrets, self.strategy_sum,
-                     self._current, self._reach, self._value, self._action_value,
-                     self._node_at, self._next_action)
-            return 0.0
-        if c.sampling == "chance":
-            return float(_cs_run(self._g, iterations, self.iteration, c.alternating,
-                                 c.regret_plus, c.discount, c.alpha, c.beta, c.gamma,
-                                 self.regrets, self.strategy_sum, self.rng_state,
-                                 self._cumulative, self._sigma, self._reach, self._value,
-                                 self._action_value, self._node_at, self._next_action))
-        if c.sampling == "pure":
-            return float(_pure_run(self._g, iterations, self.iteration, c.regret_plus,
-                                   c.discount, c.alpha, c.beta, c.gamma, self.regrets,
-                                   self.strategy_sum, self.rng_state, self._cumulative,
-                                   self._sigma, self._utility, self._chosen, self._node_at,
-                                   self._next_action))
-        return float(_es_run(self._g, iterations, self.iteration, c.regret_plus, c.discount,
-                             c.alpha, c.beta, c.gamma, c.discount_interval, c.discount_until,
-                             self.regrets, self.strategy_sum, self.rng_state,
-                             self._cumulative, self._sigma, self._utility, self._total,
-                             self._node_at, self._next_action))
+        return self._runner.run(iterations, self.iteration, self.regrets, self.strategy_sum,
+                                self.rng_state)
 
     def current_strategy(self) -> F64:
-        """The regret-matching strategy the next iteration would play (table layout)."""
-        out = np.empty(self.game.table_size)
-        _regret_matching(self._g, self.regrets, out, -1)
+        """The regret-matching strategy the next iteration would play (flat games)."""
+        assert isinstance(self.adapter, FlatGame), "expected a flat game"
+        out = np.empty(self.adapter.table_size)
+        regret_matching(self.adapter.g, self.regrets, out, -1)
         return out
 
     def average_strategy(self) -> F64:
         """The average strategy: the solver's output, in strategy-file table layout."""
-        game = self.game
-        if isinstance(game, PoolGame):
-            out = np.empty(game.table_size)
-            f = game.flat
-            _normalise_or_regrets(f.num_actions, f.offset,
-                                  np.asarray(f.layout.rows, dtype=np.int64),
-                                  self.strategy_sum, self.regrets, out)
-            return out
-        return normalise_rows(game, self.strategy_sum)
+        return self.adapter.average(self.strategy_sum, self.regrets, self.frozen)
 
     # ----------------------------------------------------------------- checkpoints
 
@@ -895,7 +536,7 @@ class Solver:
         header = {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
-            **_identity(self.game),
+            **self.adapter.identity(),
             "config": self.config.to_json(),
             "seed": self.seed,
             "iteration": self.iteration,
@@ -911,7 +552,7 @@ class Solver:
         return target
 
     @classmethod
-    def load_checkpoint(cls, path: str | Path, game: SolverGame) -> Solver:
+    def load_checkpoint(cls, path: str | Path, game: SolverGame | KernelSource) -> Solver:
         """Resume a solver from :meth:`save_checkpoint` for the same game and abstractions
         (and the same pool).
 
@@ -944,7 +585,7 @@ class Solver:
                 f"{source}: expected a {CHECKPOINT_FORMAT} version {CHECKPOINT_VERSION}, got "
                 f"{header.get('format')!r} version {header.get('version')!r}"
             )
-        for key, value in _identity(game).items():
+        for key, value in adapt(game).identity().items():
             if header.get(key) != value:
                 what = "game" if key.startswith("game") else key
                 raise CheckpointError(
@@ -960,11 +601,12 @@ class Solver:
             state = _rng.check_state(arrays["rng_state"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"{source}: corrupt checkpoint header: {exc}") from None
+        size = solver.adapter.table_size
         for key in ("regrets", "strategy_sum"):
             arr = arrays[key]
-            if arr.shape != (game.table_size,) or arr.dtype != np.float64:
+            if arr.shape != (size,) or arr.dtype != np.float64:
                 raise CheckpointError(
-                    f"{source}: corrupt checkpoint: expected {key} of {game.table_size} "
+                    f"{source}: corrupt checkpoint: expected {key} of {size} "
                     f"float64 values, got {arr.dtype} {arr.shape}"
                 )
             if not np.isfinite(arr).all():

@@ -53,7 +53,7 @@ from agent.acpc.gamedef import format_gamedef
 from agent.handeval import SUIT_BASE, hand_value
 from agent.jit import kernel, nogil_kernel
 from strategies.cache import cache_dir, write_npz
-from strategies.games.abstract import TIE, WIN0, WIN1, FlatTree
+from strategies.games.abstract import TIE, WIN0, WIN1, FlatTree, KernelGame, kernel_game
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -401,7 +401,7 @@ class PoolGame:
             "table_len": self.flat.table_size,
         }
 
-    def kernel_args(self) -> tuple[Any, ...]:
+    def kernel_args(self) -> KernelGame:
         """The arrays the solver kernels take (see :meth:`AbstractGame.kernel_args`)."""
         f = self.flat
         terminals = np.flatnonzero(f.num_actions == 0)
@@ -410,9 +410,11 @@ class PoolGame:
         term_payoff = np.empty((len(terminals), 3, 2))
         term_payoff[:, :, 0] = f.term_value[terminals]
         term_payoff[:, :, 1] = -f.term_value[terminals]
-        return (
-            f.player, f.round, f.num_actions, f.child_start, f.children, f.offset,
-            np.asarray(f.layout.rows, dtype=np.int64), terminal,
-            np.zeros(len(terminals), dtype=np.int64), term_payoff,
-            np.empty(0), self.pool.buckets, self.pool.result.reshape(-1, 1),
-        )  # fmt: skip
+        return kernel_game(
+            player=f.player, round=f.round, num_actions=f.num_actions,
+            child_start=f.child_start, children=f.children, offset=f.offset,
+            rows=np.asarray(f.layout.rows, dtype=np.int64), terminal=terminal,
+            term_set=np.zeros(len(terminals), dtype=np.int64), term_payoff=term_payoff,
+            deal_prob=np.empty(0), deal_bucket=self.pool.buckets,
+            deal_pattern=self.pool.result.reshape(-1, 1),
+        )

@@ -1,9 +1,11 @@
 """Solving a recipe: one solve loop, one checkpoint, one manifest writer for every recipe.
 
-:func:`solve_recipe` is what ``acpc-strategy solve --recipe NAME`` runs. A recipe's game is
-either enumerated (lossless cards: :meth:`Recipe.abstract_game`) or sampled (hold'em:
-:func:`setup_pool_game` builds the card abstraction, the flat tree and the deal pool, cached);
-either way a :class:`strategies.solvers.cfr.Solver` runs on it, through :func:`run_solver`:
+:func:`solve_recipe` is what ``acpc-strategy solve --recipe NAME`` runs. A recipe's ``cards``
+names its game (:data:`RECIPE_GAMES`, a :class:`RecipeGame`): enumerated (lossless cards:
+:meth:`Recipe.abstract_game`), sampled (hold'em: :func:`setup_pool_game` builds the card
+abstraction, the flat tree and the deal pool, cached) or Royal's public tree
+(:class:`strategies.solvers.royal.RoyalGame`); whichever, the one
+:class:`strategies.solvers.cfr.Solver` runs on it, through :func:`run_solver`:
 
 * iterations in chunks of about :data:`CHUNK_SECONDS`, until the target iteration count or
   the deadline;
@@ -14,7 +16,8 @@ either way a :class:`strategies.solvers.cfr.Solver` runs on it, through :func:`r
   written then, every ``checkpoint_minutes`` for long solves, and at the end, so
   ``--resume`` continues any of them.
 
-The strategy file gets the solver's metadata; ``--bundle`` writes the bundled file and its
+The strategy file gets the solver's metadata and the figures of the stored table (the
+exact exploitability of enumerated and Royal games); ``--bundle`` writes the bundled file and its
 manifest entry (:func:`bundle_entry`, figures of an earlier entry for the same table kept).
 
 Imports :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
@@ -38,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agent import console
-from agent.abstraction.actions import BettingAbstraction, build_tree
+from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
 from agent.abstraction.holdem_buckets import HoldemCards, check_holdem_game
-from agent.acpc.errors import AbstractionError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game
 from agent.strategy.fileformat import Strategy, dump_strategy, load_strategy, quantize_rows
 from strategies.cache import cache_dir
@@ -48,7 +51,7 @@ from strategies.commands.defaults import PROG
 from strategies.games.abstract import AbstractGame, flatten_tree, normalise_rows
 from strategies.measure.best_response import Exploitability, exploitability
 from strategies.recipes import Recipe, load_manifest, update_manifest
-from strategies.solvers.cfr import Solver
+from strategies.solvers.cfr import KernelSource, Solver, SolverGame
 from strategies.solvers.dealpool import PoolCards, PoolGame, cached_pool
 
 if TYPE_CHECKING:
@@ -296,6 +299,158 @@ def bundle_entry(recipe: Recipe, path: Path, loaded: Strategy, solver: Solver,
     return entry
 
 
+# --------------------------------------------------------------------------- recipe games
+
+
+class RecipeGame:
+    """A recipe's game as :func:`solve_recipe` solves and records it. The recipe's ``cards``
+    names its kind (:data:`RECIPE_GAMES`): enumerated deals, a hold'em deal pool, or Royal's
+    public tree; each gives the solver its game (a flat game or an adapter) and measures
+    the stored table."""
+
+    default_purification: str = "none"
+    """The file's ``default_purification`` (the recipe's for pool files)."""
+
+    def __init__(self, game: Game, betting: BettingAbstraction, cards: dict[str, Any],
+                 tree: BettingTree, solver_game: SolverGame | KernelSource,
+                 note: Callable[[Solver], str] | None = None) -> None:
+        self.game = game
+        self.betting = betting
+        self.cards = cards
+        self.tree = tree
+        self.solver_game = solver_game
+        self.note = note
+        """The progress note (:func:`run_solver`)."""
+
+    def checkpoint_every(self, minutes: float) -> float:
+        """Seconds between checkpoints during the run (default: only at the end)."""
+        return float("inf")
+
+    def solver_meta(self, solver: Solver) -> dict[str, Any]:
+        """How the file's and the manifest's ``solver`` fields describe the solver."""
+        return {"solver": solver.config.name, "solver_config": solver.config.to_json()}
+
+    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+               meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """Add the figures of the stored table to ``meta``; the manifest fields and the end
+        of the summary line."""
+        raise NotImplementedError
+
+
+class EnumeratedRecipe(RecipeGame):
+    """Lossless cards, every deal enumerated (:meth:`Recipe.abstract_game`)."""
+
+    def __init__(self, game: AbstractGame) -> None:
+        super().__init__(game.game, game.betting, game.cards.spec, game.tree, game,
+                         exploitability_note)
+        self.abstract = game
+
+    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+               meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        result = exploitability(self.abstract, stored_table(self.abstract, average,
+                                                            recipe.dtype))
+        meta.update(figures(result))
+        kind, value = result.headline
+        fields = {"cards": self.cards, "solver": solver.config.name,
+                  "iterations": solver.iteration, "seconds": round(solver.seconds, 2),
+                  **figures(result)}
+        return fields, (f", {kind} {value:.6g} chips/hand, game value "
+                        f"{', '.join(f'{v:+.6f}' for v in result.values)}")
+
+
+class PoolRecipe(RecipeGame):
+    """Hold'em buckets and a sampled deal pool (:func:`setup_pool_game`)."""
+
+    def __init__(self, recipe: Recipe, setup: PoolSetup) -> None:
+        super().__init__(setup.game, setup.betting, setup.cards.spec,
+                         setup.pool_game.flat.tree, setup.pool_game, value_note)
+        self.setup = setup
+        self.default_purification = recipe.purification
+
+    def checkpoint_every(self, minutes: float) -> float:
+        return 60.0 * minutes
+
+    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+               meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        setup = self.setup
+        pool = setup.pool_game.pool
+        meta["pool_deals"] = pool.size
+        meta["sampled_value_p0"] = solver.value_sum / max(solver.iteration, 1)
+        fields = {
+            "betting_spec": setup.betting.to_json(),
+            "cards": manifest_cards(setup.cards.spec),
+            "solver": solver.config.name,
+            "solver_config": solver.config.to_json(),
+            "iterations": solver.iteration,
+            "seconds": round(solver.seconds, 2),
+            "card_abstraction_seconds": round(setup.cards_seconds, 2),
+            "pool_deals": pool.size,
+            "pool_seconds": round(pool.seconds, 2) if pool.seconds else None,
+            "exploitability": None,
+            "exploitability_kind": "not computed",
+            "sampled_value_p0": meta["sampled_value_p0"],
+            "units": "chips per hand",
+            "default_purification": recipe.purification,
+        }
+        return fields, ""
+
+
+class RoyalRecipe(RecipeGame):
+    """Lossless cards, CFR+ on the public tree (:class:`strategies.solvers.royal.RoyalGame`)."""
+
+    def __init__(self, recipe: Recipe) -> None:
+        from strategies.solvers.royal import RoyalGame
+
+        say(f"{recipe.name}: building the lossless cards and the boards")
+        royal = RoyalGame(recipe.load_game(), recipe.betting_abstraction())
+        super().__init__(royal.game, royal.betting, royal.cards.spec, royal.tree, royal)
+        self.royal = royal
+
+    def solver_meta(self, solver: Solver) -> dict[str, Any]:
+        return {"solver": "cfr+ (public tree, royal_cfr)"}
+
+    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+               meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        from strategies.solvers.royal import stored_average
+
+        br0, br1 = self.royal.exploitability(stored_average(self.royal, average,
+                                                            recipe.dtype))
+        found: dict[str, Any] = {
+            "exploitability": (br0 + br1) / 2, "exploitability_kind": "(br0 + br1) / 2",
+            "best_responses": [br0, br1], "units": "chips per hand",
+        }
+        meta.update(found)
+        fields = {"betting_spec": self.betting.to_json(), "cards": self.cards,
+                  "solver": meta["solver"], "iterations": solver.iteration,
+                  "seconds": round(solver.seconds, 2), **found}
+        return fields, (f", abstract-game exploitability {(br0 + br1) / 2:.6g} chips/hand "
+                        f"(br0 {br0:.6g}, br1 {br1:.6g})")
+
+
+RECIPE_GAMES: dict[str, Callable[[Recipe, int], RecipeGame]] = {
+    "lossless": lambda recipe, workers: EnumeratedRecipe(recipe.abstract_game()),
+    "holdem": lambda recipe, workers: PoolRecipe(
+        recipe, setup_pool_game(recipe, workers=workers, log=say)),
+    "royal": lambda recipe, workers: RoyalRecipe(recipe),
+}
+"""The game of a recipe by its ``cards`` kind (``holdem-pa`` is a pool like ``holdem``)."""
+RECIPE_GAMES["holdem-pa"] = RECIPE_GAMES["holdem"]
+
+
+def recipe_game(recipe: Recipe, *, workers: int = 1) -> RecipeGame:
+    """The game ``recipe`` names (:data:`RECIPE_GAMES`).
+
+    Raises:
+        UsageError: for an unknown kind of cards.
+    """
+    try:
+        make = RECIPE_GAMES[recipe.cards]
+    except KeyError:
+        raise UsageError(f"expected recipe cards in {sorted(RECIPE_GAMES)}, got "
+                         f"{recipe.cards!r}") from None
+    return make(recipe, max(1, workers))
+
+
 # --------------------------------------------------------------------------- the command
 
 
@@ -307,40 +462,33 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     Raises:
         ValueError, CheckpointError, OSError: for bad options, checkpoints or files.
     """
-    if recipe.cards == "royal":
-        from strategies.solvers.royal import solve_royal_recipe
-
-        return solve_royal_recipe(recipe, iterations=iterations, minutes=minutes, out=out,
-                                  bundle=bundle, progress=progress)
-    pool_setup: PoolSetup | None = None
-    game: AbstractGame | PoolGame
-    if recipe.enumerated:
-        game = recipe.abstract_game()
-    else:
-        pool_setup = setup_pool_game(recipe, workers=max(1, workers), log=say)
-        game = pool_setup.pool_game
+    if bundle and not recipe.bundled:
+        raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
+                         f"write it with --out F")
+    rg = recipe_game(recipe, workers=workers)
     out_path, ckpt = recipe.solve_paths(out, bundle, checkpoint, resume)
     if resume:
-        solver = Solver.load_checkpoint(ckpt, game)
+        solver = Solver.load_checkpoint(ckpt, rg.solver_game)
     else:
-        solver = Solver(game, recipe.solver_config(), seed=recipe.seed)
+        solver = Solver(rg.solver_game, recipe.solver_config(), seed=recipe.seed)
     deadline = None if minutes is None else time.monotonic() + 60.0 * minutes
     target: int | None = None
     if minutes is None:
         target = iterations if iterations is not None else recipe.iterations
-    from strategies.solvers import cfr
+    from strategies.solvers import kernels
 
-    with console.compile_notice(PROG, [cfr._cfr_run, cfr._es_run, cfr._cs_run, cfr._pure_run]):
+    with console.compile_notice(PROG, [kernels.cfr_run, kernels.es_run, kernels.cs_run,
+                                       kernels.pure_run]):
         solver.warm_up()
     budget = f"{target} iterations" if target is not None else f"{minutes:g} minutes"
     extra = {"recipe": recipe.name}
+    described = rg.solver_meta(solver)
     stopped = run_solver(
         solver, target, deadline, progress=progress,
-        banner=f"{PROG}: solving {recipe.name} with {solver.config.name} from iteration "
+        banner=f"{PROG}: solving {recipe.name} with {described['solver']} from iteration "
         f"{solver.iteration} ({budget}; Ctrl-C writes a checkpoint)",
-        note=exploitability_note if pool_setup is None else value_note,
-        checkpoint=ckpt, extra=extra,
-        checkpoint_every=float("inf") if pool_setup is None else 60.0 * checkpoint_minutes,
+        note=rg.note, checkpoint=ckpt, extra=extra,
+        checkpoint_every=rg.checkpoint_every(checkpoint_minutes),
     )
     solver.save_checkpoint(ckpt, extra)
     if stopped:
@@ -349,55 +497,19 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
         return 130
     average = solver.average_strategy()
     meta: dict[str, Any] = {
-        "solver": solver.config.name,
-        "solver_config": solver.config.to_json(),
+        **described,
         "iterations": solver.iteration,
         "seconds": round(solver.seconds, 3),
         "seed": solver.seed,
         "recipe": recipe.name,
     }
-    if pool_setup is None:
-        assert isinstance(game, AbstractGame)
-        result = exploitability(game, stored_table(game, average, recipe.dtype))
-        meta.update(figures(result))
-        path = dump_strategy(out_path, game.game, game.betting, game.cards.spec, average,
-                             dtype=recipe.dtype, meta=meta, tree=game.tree)
-        loaded = load_strategy(path, game.game, tree=game.tree)
-        kind, value = result.headline
-        print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iteration} "
-              f"iterations of {solver.config.name} in {solver.seconds:.1f} s, {kind} "
-              f"{value:.6g} chips/hand, game value "
-              f"{', '.join(f'{v:+.6f}' for v in result.values)}")
-        fields = {"cards": game.cards.spec, "solver": solver.config.name,
-                  "iterations": solver.iteration, "seconds": round(solver.seconds, 2),
-                  **figures(result)}
-    else:
-        pool = pool_setup.pool_game.pool
-        tree = pool_setup.pool_game.flat.tree
-        meta["pool_deals"] = pool.size
-        meta["sampled_value_p0"] = solver.value_sum / max(solver.iteration, 1)
-        path = dump_strategy(out_path, pool_setup.game, pool_setup.betting,
-                             pool_setup.cards.spec, average, dtype=recipe.dtype,
-                             default_purification=recipe.purification, meta=meta, tree=tree)
-        loaded = load_strategy(path, pool_setup.game, tree=tree)
-        print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iteration} "
-              f"iterations of {solver.config.name} in {solver.seconds:.1f} s")
-        fields = {
-            "betting_spec": pool_setup.betting.to_json(),
-            "cards": manifest_cards(pool_setup.cards.spec),
-            "solver": solver.config.name,
-            "solver_config": solver.config.to_json(),
-            "iterations": solver.iteration,
-            "seconds": round(solver.seconds, 2),
-            "card_abstraction_seconds": round(pool_setup.cards_seconds, 2),
-            "pool_deals": pool.size,
-            "pool_seconds": round(pool.seconds, 2) if pool.seconds else None,
-            "exploitability": None,
-            "exploitability_kind": "not computed",
-            "sampled_value_p0": meta["sampled_value_p0"],
-            "units": "chips per hand",
-            "default_purification": recipe.purification,
-        }
+    fields, summary = rg.finish(recipe, solver, average, meta)
+    path = dump_strategy(out_path, rg.game, rg.betting, rg.cards, average, dtype=recipe.dtype,
+                         default_purification=rg.default_purification, meta=meta,
+                         tree=rg.tree)
+    loaded = load_strategy(path, rg.game, tree=rg.tree)
+    print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iteration} "
+          f"iterations of {described['solver']} in {solver.seconds:.1f} s{summary}")
     if bundle:
         entry = bundle_entry(recipe, path, loaded, solver, fields)
         print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")

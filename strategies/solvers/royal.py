@@ -13,22 +13,20 @@ tree once per board, vectorised over the hands that do not touch the board, exac
 - CFR+ (regret matching+, alternating updates, linear averaging of the strategy): one
   iteration updates position 0 against the current strategy, then position 1 against the
   updated one; each update is one pass over the boards.
-- :func:`solve` stops after a number of iterations or seconds, or on Ctrl-C (what is done
-  is kept), measures the average's abstract-game exploitability
-  (:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`) and returns it.
+
+:class:`RoyalGame` is a game adapter of the one solver: ``Solver(RoyalGame(game, betting),
+"cfr+")`` runs these passes (any other configuration is refused), with the solver's
+checkpoints; :meth:`RoyalGame.exploitability` measures a table's abstract-game best
+responses (:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`). A recipe
+with ``cards="royal"`` names this adapter (:mod:`strategies.solvers.recipe`).
 
 Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 """
 
 from __future__ import annotations
 
-import signal
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +34,7 @@ import numpy.typing as npt
 from agent.abstraction.actions import BettingAbstraction, BettingTree, build_tree
 from agent.abstraction.buckets import CardAbstraction
 from agent.acpc.errors import UsageError
-from agent.acpc.gamedef import Game
+from agent.acpc.gamedef import Game, format_gamedef
 from agent.jit import kernel
 from agent.strategy.fileformat import table_layout
 from strategies.measure.translation.royal_br import (
@@ -50,21 +48,12 @@ from strategies.measure.translation.royal_br import (
     lossless_cards,
     table_agent,
 )
-
-if TYPE_CHECKING:
-    from strategies.recipes import Recipe
+from strategies.solvers.cfr import FrozenRows, SolverConfig
 
 F64 = npt.NDArray[np.float64]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 B1 = npt.NDArray[np.bool_]
-
-IterationFn = Callable[[int, float], None]
-"""Called with (iterations done, seconds) after each iteration."""
-
-
-def _quiet(done: int, seconds: float) -> None:
-    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,8 +239,15 @@ def _add_images(rows: I32, cfv: F64, images: I32, values: F64) -> None:
 # --------------------------------------------------------------------------- solver
 
 
-class RoyalCfr:
-    """CFR+ state for one betting abstraction (module docstring)."""
+class RoyalGame:
+    """The game adapter of a two-round board game's public tree
+    (:class:`strategies.solvers.cfr.SolverGame`; module docstring): the one
+    :class:`~strategies.solvers.cfr.Solver` with the ``cfr+`` configuration runs CFR+ here.
+
+    Raises:
+        UsageError: for a game that is not a two-round board game, or cards that are not
+            lossless.
+    """
 
     def __init__(self, game: Game, betting: BettingAbstraction,
                  cards: CardAbstraction | None = None) -> None:
@@ -270,11 +266,6 @@ class RoyalCfr:
         self.layout = table_layout(self.tree, self.buckets)
         self.deals: Deals = build_deals(game, True)
         size = self.layout.total
-        self.regrets = np.zeros(size)
-        self.strat_sum = np.zeros(size)
-        self.sigma = np.zeros(size)
-        self.iterations = 0
-        self.seconds = 0.0
         owner = np.zeros(size, dtype=np.int32)
         for node in self.tree.nodes:
             if not node.is_terminal:
@@ -300,168 +291,92 @@ class RoyalCfr:
                 hb[0, j] = self.bucket0[h]
                 hb[1, j] = cards.bucket(1, hole, list(board.cards))
             self.board_buckets.append(hb)
-        self._update_sigma()
 
-    def _update_sigma(self) -> None:
+    @property
+    def table_size(self) -> int:
+        return int(self.layout.total)
+
+    def identity(self) -> dict[str, Any]:
+        """What a solver checkpoint must match: the game, both abstractions, the table."""
+        return {"game": format_gamedef(self.game), "game_fingerprint": self.game.fingerprint,
+                "betting": self.betting.to_json(), "cards": dict(self.cards.spec),
+                "table_len": self.table_size}
+
+    def runner(self, config: SolverConfig, frozen: FrozenRows | None) -> _RoyalRunner:
+        """CFR+ only: regret matching+, alternating, linear averaging (``cfr+``)."""
+        if (config.sampling != "full" or not config.alternating or not config.regret_plus
+                or config.discount or config.gamma != 1.0 or frozen is not None):
+            raise UsageError(f"expected cfr+ for the public-tree solver, got "
+                             f"{config.name!r}")
+        return _RoyalRunner(self)
+
+    def average(self, strategy_sum: F64, regrets: F64, frozen: FrozenRows | None) -> F64:
+        """The average strategy (rows of no weight uniform)."""
+        out = np.empty_like(strategy_sum)
+        self.regret_match(strategy_sum, out)
+        return out
+
+    def regret_match(self, values: F64, out: F64) -> None:
+        """``out``: every row of ``values`` regret-matched (uniform where none positive)."""
         lay = self.layout
-        _regret_match(self.regrets, np.asarray(lay.offsets), np.asarray(lay.rows),
-                      np.asarray(lay.num_actions), self.sigma)
+        _regret_match(values, np.asarray(lay.offsets), np.asarray(lay.rows),
+                      np.asarray(lay.num_actions), out)
 
-    def _pass(self, p: int) -> None:
-        a = self.arrays
+    def exploitability(self, table: F64) -> tuple[float, float]:
+        """Abstract-game best responses ``(br0, br1)`` to ``table`` (chips per hand)."""
+        return RoyalLab(table_agent(self.tree, self.cards, table)).abstract().best_responses
+
+
+class _RoyalRunner:
+    """One CFR+ iteration: position 0's pass over the boards, then position 1's against
+    the updated strategy; ``sigma`` is the regret matching of the regrets."""
+
+    def __init__(self, game: RoyalGame) -> None:
+        self.game = game
+        self.sigma = np.zeros(game.table_size)
+
+    def run(self, iterations: int, t0: int, regrets: F64, strategy_sum: F64,
+            rng_state: I64) -> float:
+        self.game.regret_match(regrets, self.sigma)
+        for i in range(iterations):
+            wt = float(t0 + i + 1)
+            self._pass(0, wt, regrets, strategy_sum)
+            self._pass(1, wt, regrets, strategy_sum)
+        return 0.0
+
+    def _pass(self, p: int, wt: float, regrets: F64, strategy_sum: F64) -> None:
+        g = self.game
+        a = g.arrays
         n = len(a.player)
-        delta = np.zeros_like(self.regrets)
-        wt = float(self.iterations + 1)
-        values = np.zeros((n, self.deals.num_hands))
+        delta = np.zeros_like(regrets)
+        values = np.zeros((n, g.deals.num_hands))
         scratch = np.zeros((3, 52))
-        for board, hb in zip(self.deals.boards, self.board_buckets, strict=True):
+        for board, hb in zip(g.deals.boards, g.board_buckets, strict=True):
             m = len(board.hands)
             reach_own = np.zeros((n, m))
             reach_opp = np.zeros((n, m))
             cfv = np.zeros((n, m))
-            cards = np.ascontiguousarray(self.deals.hand_cards[board.hands])
+            cards = np.ascontiguousarray(g.deals.hand_cards[board.hands])
             _cfr_board(p, a.player, a.kind, a.on_board, a.child_start, a.children, a.offset,
                        a.num_actions, a.round, a.payoff[p], self.sigma, hb, cards,
                        board.order, board.ranks, float(len(board.images)), wt, reach_own,
-                       reach_opp, cfv, delta, self.strat_sum, scratch)
-            _add_images(self.boundary, cfv, board.images, values)
+                       reach_opp, cfv, delta, strategy_sum, scratch)
+            _add_images(g.boundary, cfv, board.images, values)
         _cfr_first_round(p, a.player, a.on_board, a.child_start, a.children, a.offset,
-                         a.num_actions, self.sigma, self.bucket0, wt,
-                         np.zeros((n, self.deals.num_hands)), values, delta, self.strat_sum)
-        mine = self.owner == p
-        self.regrets[mine] = np.maximum(self.regrets[mine] + delta[mine], 0.0)
-        self._update_sigma()
-
-    def iterate(self, iterations: int | None = None, seconds: float | None = None,
-                on_iteration: IterationFn = _quiet) -> None:
-        """Run CFR+ iterations until ``iterations`` more are done or ``seconds`` passed
-        (at least one).
-
-        Raises:
-            KeyboardInterrupt: after the iteration in progress is finished, if Ctrl-C
-                (SIGINT) came during the run (in the main thread); the state is whole.
-        """
-        start = time.monotonic()
-        done = 0
-        stop = False
-
-        def on_sigint(signum: int, frame: FrameType | None) -> None:
-            nonlocal stop
-            stop = True
-
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, on_sigint) if main else None
-        try:
-            while not stop:
-                if iterations is not None and done >= iterations:
-                    break
-                if seconds is not None and done > 0 and time.monotonic() - start >= seconds:
-                    break
-                self._pass(0)
-                self._pass(1)
-                self.iterations += 1
-                done += 1
-                on_iteration(self.iterations, self.seconds + time.monotonic() - start)
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
-            self.seconds += time.monotonic() - start
-        if stop:
-            raise KeyboardInterrupt
-
-    def average(self) -> F64:
-        """The average strategy (rows of no weight uniform)."""
-        out = np.empty_like(self.strat_sum)
-        _regret_match(self.strat_sum, np.asarray(self.layout.offsets),
-                      np.asarray(self.layout.rows), np.asarray(self.layout.num_actions), out)
-        return out
-
-    def exploitability(self) -> tuple[float, float]:
-        """Abstract-game best responses ``(br0, br1)`` to the average (chips per hand)."""
-        agent = table_agent(self.tree, self.cards, self.average())
-        return RoyalLab(agent).abstract().best_responses
+                         a.num_actions, self.sigma, g.bucket0, wt,
+                         np.zeros((n, g.deals.num_hands)), values, delta, strategy_sum)
+        mine = g.owner == p
+        regrets[mine] = np.maximum(regrets[mine] + delta[mine], 0.0)
+        g.regret_match(regrets, self.sigma)
 
 
 # --------------------------------------------------------------------------- recipes
 
 
-def stored_average(solver: RoyalCfr, dtype: str) -> F64:
-    """The average as it reads back from a file of ``dtype`` (float32 or uint16)."""
+def stored_average(game: RoyalGame, average: F64, dtype: str) -> F64:
+    """``average`` as it reads back from a file of ``dtype`` (float32 or uint16)."""
     from agent.strategy.fileformat import quantize_rows
 
-    average = solver.average()
     if dtype == "uint16":
-        return quantize_rows(average, solver.layout).astype(np.float64)
+        return quantize_rows(average, game.layout).astype(np.float64)
     return np.asarray(average.astype(np.float32), dtype=np.float64)
-
-
-def solve_royal_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | None,
-                       out: str | None, bundle: bool, progress: bool) -> int:
-    """``acpc-strategy solve --recipe NAME`` for a public-tree recipe (``cards="royal"``):
-    CFR+ until the iteration count or the time budget, then the file (and its manifest
-    entry with ``bundle``). Ctrl-C stops after the last whole iteration and writes the
-    file of what is done. Returns the exit status.
-
-    Raises:
-        ValueError, OSError: for bad options or files.
-    """
-    import hashlib
-
-    from agent import console
-    from agent.strategy.fileformat import dump_strategy, load_strategy
-    from strategies.commands.defaults import PROG
-    from strategies.recipes import update_manifest
-
-    if bundle and not recipe.bundled:
-        raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
-                         f"write it with --out F")
-    game = recipe.load_game()
-    betting = recipe.betting_abstraction()
-    out_path, _ = recipe.solve_paths(out, bundle, None, False)
-    print(f"{PROG}: {recipe.name}: building the lossless cards and the boards", flush=True)
-    solver = RoyalCfr(game, betting)
-    target = None if minutes is not None else (iterations or recipe.iterations)
-    bar = console.make_progress(
-        enabled=progress, description=recipe.name, total=target, fields=("note",),
-        line=lambda done, f: f"{PROG}: {recipe.name}: iteration {done:.0f} {f.get('note', '')}")
-
-    def tick(done: int, seconds: float) -> None:
-        bar.update(done, note=f"{seconds:.0f} s")
-
-    stopped = False
-    try:
-        solver.iterate(target, None if minutes is None else 60.0 * minutes, tick)
-    except KeyboardInterrupt:
-        stopped = True
-    finally:
-        bar.close()
-    stored = stored_average(solver, recipe.dtype)
-    br0, br1 = RoyalLab(table_agent(solver.tree, solver.cards, stored)).abstract() \
-        .best_responses
-    figures: dict[str, Any] = {
-        "exploitability": (br0 + br1) / 2, "exploitability_kind": "(br0 + br1) / 2",
-        "best_responses": [br0, br1], "units": "chips per hand",
-    }
-    meta: dict[str, Any] = {"solver": "cfr+ (public tree, royal_cfr)",
-                            "iterations": solver.iterations,
-                            "seconds": round(solver.seconds, 3), "recipe": recipe.name,
-                            **figures}
-    path = dump_strategy(out_path, game, betting, solver.cards.spec, solver.average(),
-                         dtype=recipe.dtype, meta=meta, tree=solver.tree)
-    loaded = load_strategy(path, game, tree=solver.tree)
-    print(f"{PROG}: wrote {path} ({path.stat().st_size} bytes): {solver.iterations} "
-          f"iterations of CFR+ in {solver.seconds:.1f} s, abstract-game exploitability "
-          f"{(br0 + br1) / 2:.6g} chips/hand (br0 {br0:.6g}, br1 {br1:.6g})"
-          + (" [interrupted]" if stopped else ""))
-    if bundle and not stopped:
-        entry: dict[str, Any] = {
-            "file": path.name, "recipe": recipe.name, "game": recipe.game,
-            "betting": betting.name, "betting_spec": betting.to_json(),
-            "cards": solver.cards.spec, "solver": meta["solver"],
-            "iterations": solver.iterations, "seconds": round(solver.seconds, 2), **figures,
-            "dtype": recipe.dtype, "checksum": loaded.checksum,
-            "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "bytes": path.stat().st_size,
-        }
-        print(f"{PROG}: manifest updated: {update_manifest(recipe.name, entry)}")
-    return 130 if stopped else 0

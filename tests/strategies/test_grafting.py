@@ -32,7 +32,6 @@ from agent.strategy.purification import parse_purification
 from strategies import cli
 from strategies.games.abstract import AbstractGame, build_abstract_game
 from strategies.grafting.exact import (
-    FrozenSolver,
     Grafted,
     GraftGames,
     build_graft_games,
@@ -49,7 +48,7 @@ from strategies.grafting.exact import (
 )
 from strategies.measure.best_response import best_response, expected_values, exploitability
 from strategies.measure.crossplay import best_response_value, cross_value, real_exploitability
-from strategies.solvers.cfr import Solver
+from strategies.solvers.cfr import FrozenRows, Solver
 from tests.support import random_playout
 
 F64 = npt.NDArray[np.float64]
@@ -304,7 +303,7 @@ def test_frozen_solver_matches_the_oracle(leduc: Game, base: tuple[AbstractGame,
     frozen = frozen_mask(games, 1, 2)
     expanded = expand_base(games, table)
     for variant, plus in (("cfr", False), ("cfr+", True)):
-        solver = FrozenSolver(gg, frozen, expanded, variant)
+        solver = Solver(gg, variant, frozen=FrozenRows(frozen, expanded))
         solver.iterate(3)
         regrets, sums = oracle_frozen_cfr(gg, frozen, expanded, 3, plus)
         np.testing.assert_allclose(solver.regrets[~frozen], regrets[~frozen], atol=1e-12)
@@ -367,7 +366,7 @@ def test_each_graft_is_an_equilibrium_of_its_graft_game(
         # the graft game is re-solved for them: the graft rows must be an equilibrium part)
         gg = graft_game(games, r.player)
         frozen = frozen_mask(games, r.player, r.graft)
-        solver = FrozenSolver(gg, frozen, expand_base(games, table))
+        solver = Solver(gg, "cfr+", frozen=FrozenRows(frozen, expand_base(games, table)))
         solver.iterate(r.iterations)
         avg = solver.average_strategy()
         mine = graft_mask(games, r.player, r.graft)

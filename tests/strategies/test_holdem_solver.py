@@ -46,9 +46,9 @@ from strategies.solvers.cfr import (
     CheckpointError,
     Solver,
     SolverConfig,
-    _es_pass,
 )
 from strategies.solvers.dealpool import PoolGame
+from strategies.solvers.kernels import NO_FROZEN, NO_VALUES, es_pass
 from tests.support import NO_JIT, rewrite_checkpoint_header, run_without_jit
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
@@ -288,8 +288,9 @@ def test_sampled_values_are_unbiased() -> None:
     samples = []
     for _ in range(4000):
         deal = int(pick.integers(pool.size))
-        samples.append(_es_pass(
-            g, deal, 0, 1.0, np.zeros(size), np.zeros(size), state, np.zeros((depth, width)),
+        samples.append(es_pass(
+            g, deal, 0, 1.0, np.zeros(size), np.zeros(size), NO_FROZEN, NO_VALUES, state,
+            np.zeros((depth, width)),
             np.zeros((depth, width)), np.zeros(depth), np.zeros(depth, np.int64),
             np.zeros(depth, np.int64)))
     values = np.asarray(samples)

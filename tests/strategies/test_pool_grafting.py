@@ -36,7 +36,7 @@ from strategies.grafting import pool as P
 from strategies.grafting.exact import parse_partition
 from strategies.solvers import dealpool as H
 from strategies.solvers import rng
-from strategies.solvers.cfr import POOL_SOLVER, SolverConfig
+from strategies.solvers.cfr import POOL_SOLVER, FrozenRows, Solver, SolverConfig
 from strategies.solvers.dealpool import PoolGame
 
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
@@ -152,7 +152,8 @@ def test_small_frozen_kernel_equals_the_oracle() -> None:
     pool = synthetic_pool(30, (169, 3, 3, 3), seed=4)
     frozen = P.frozen_rows(PoolGame(flat, pool), 0, (169, 2, 1, 2))  # position 0's low rows
     fixed = random_table(flat, 3)
-    solver = P.PoolFrozenSolver(PoolGame(flat, pool), frozen, fixed, config(7, 30), seed=9)
+    solver = Solver(PoolGame(flat, pool), config(7, 30), seed=9,
+                    frozen=FrozenRows(frozen, fixed))
     oracle = FrozenOracle(flat, pool, frozen, fixed, 7, 30, seed=9)
     for chunk in (1, 12, 27):
         solver.iterate(chunk)
@@ -171,11 +172,11 @@ def test_small_warm_start_plays_the_fixed_rows_first() -> None:
     pool = synthetic_pool(30, (169, 3, 3, 3), seed=5)
     frozen = np.zeros(flat.table_size, dtype=bool)
     fixed = random_table(flat, 8)
-    solver = P.PoolFrozenSolver(PoolGame(flat, pool), frozen, fixed, config(), warm=5.0)
+    solver = Solver(PoolGame(flat, pool), config(), frozen=FrozenRows(frozen, fixed, 5.0))
     np.testing.assert_allclose(solver.average_strategy(), fixed, atol=1e-12)
     np.testing.assert_allclose(solver.regrets, 5.0 * fixed)
     with pytest.raises(UsageError, match="external sampling"):
-        P.PoolFrozenSolver(PoolGame(flat, pool), frozen, fixed, "cfr+")
+        Solver(PoolGame(flat, pool), "cfr+", frozen=FrozenRows(frozen, fixed))
 
 
 # --------------------------------------------------------------------------- real cards

@@ -259,15 +259,17 @@ def test_bad_input() -> None:
 
 def test_tables_script(tmp_path: Path) -> None:
     from agent.strategy.fileformat import dump_strategy
-    from strategies.solvers.royal import RoyalCfr
+    from strategies.solvers.cfr import Solver
+    from strategies.solvers.royal import RoyalGame
 
     game = small_royal()
     files = []
     for name in ("fcpa", "fchpa"):
-        solver = RoyalCfr(game, PRESETS[name])
+        royal = RoyalGame(game, PRESETS[name])
+        solver = Solver(royal, "cfr+")
         solver.iterate(10)
         path = dump_strategy(tmp_path / f"{name}.strat", game, PRESETS[name],
-                             solver.cards.spec, solver.average(), tree=solver.tree)
+                             royal.cards.spec, solver.average_strategy(), tree=royal.tree)
         files.append(f"{name}={path}")
     spec = importlib.util.spec_from_file_location(
         "royal_tables_script", Path(__file__).parents[3] / "scripts" / "royal_tables.py")

@@ -1,0 +1,609 @@
+"""The solver kernels: the one public module of CFR's compiled building blocks.
+
+Every solver of :mod:`strategies.solvers` (and the graft, learned-size and pool
+configurations of :class:`strategies.solvers.cfr.Solver`) runs these; no other module
+defines a CFR pass. All are :func:`agent.jit.kernel` functions over flat arrays that mutate
+preallocated outputs; the game is one :class:`~strategies.games.abstract.KernelGame` (a
+named tuple of the flat tree, its terminal payoffs and its chance, built by
+:func:`strategies.games.abstract.kernel_game`).
+
+* :func:`regret_matching`, :func:`row_sigma`: current strategies from regrets (every row,
+  or one row into a per-depth frame).
+* :func:`post_update`: after a pass, discount (DCFR) and floor (RM+) the updated rows.
+* :func:`cfr_pass`, :func:`cfr_run`: full-width CFR vectorised over the enumerated deals
+  (frozen entries held at fixed values: strategy grafting).
+* :func:`es_pass`, :func:`es_run`: external-sampling MCCFR over enumerated deals or a deal
+  pool, with optional frozen rows (chance nodes playing fixed values: hold'em grafting).
+* :func:`cs_pass`, :func:`cs_run`: chance-sampled CFR; :func:`pure_pass`,
+  :func:`pure_run`: Pure CFR.
+* :func:`draw`, :func:`draw_deal`, :func:`sample_index`: the draws (from
+  :mod:`strategies.solvers.rng`).
+* :func:`normalise_or_regrets`: average rows, falling back to regret matching.
+
+The algorithms, their flags and the oracles that check them are described in
+:mod:`strategies.solvers.cfr`. The kernels walk the tree depth first with an explicit stack
+(per-depth frames), not recursion: numba's on-disk cache crashes when it reloads
+self-recursive functions (numba issue #6061).
+
+Imports numpy, numba, :mod:`agent.jit` and :mod:`strategies`; never imported by
+:mod:`agent`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.jit import inline_kernel, kernel
+from strategies.games.abstract import KernelGame
+from strategies.solvers import rng
+
+__all__ = [
+    "NO_FROZEN", "NO_INDEX", "NO_VALUES", "KernelGame", "cfr_pass", "cfr_run", "cs_pass",
+    "cs_run", "draw", "draw_deal", "es_pass", "es_run", "normalise_or_regrets", "post_update",
+    "pure_pass", "pure_run", "regret_matching", "row_sigma", "sample_index",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
+NO_FROZEN: B = np.zeros(0, dtype=np.bool_)
+"""The empty frozen mask: no frozen rows (:func:`es_pass`)."""
+NO_INDEX: I64 = np.zeros(0, dtype=np.int64)
+"""The empty frozen index: no frozen entries (:func:`cfr_run`)."""
+NO_VALUES: F64 = np.zeros(0)
+"""No fixed values (with :data:`NO_FROZEN` or :data:`NO_INDEX`)."""
+
+
+@kernel
+def regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) -> None:
+    """Current strategy of every row (of ``only_player``, or all if -1) from its regrets."""
+    player, offset, rows, num_actions = g.player, g.offset, g.rows, g.num_actions
+    for n in range(len(offset)):
+        if offset[n] < 0 or (only_player >= 0 and player[n] != only_player):
+            continue
+        k = num_actions[n]
+        for b in range(rows[n]):
+            start = offset[n] + b * k
+            total = 0.0
+            for a in range(k):
+                r = regrets[start + a]
+                if r > 0.0:
+                    total += r
+            if total > 0.0:
+                for a in range(k):
+                    r = regrets[start + a]
+                    out[start + a] = r / total if r > 0.0 else 0.0
+            else:
+                for a in range(k):
+                    out[start + a] = 1.0 / k
+
+
+@kernel
+def post_update(
+    g: KernelGame, regrets: F64, only_player: int, t: int, plus: bool, discount: bool,
+    alpha: float, beta: float,
+) -> None:
+    """After a pass: discount (DCFR) and floor (RM+) the regrets of the updated rows."""
+    if not plus and not discount:
+        return
+    player, offset, rows, num_actions = g.player, g.offset, g.rows, g.num_actions
+    ta = float(t) ** alpha
+    tb = float(t) ** beta
+    pos = ta / (ta + 1.0)
+    neg = tb / (tb + 1.0)
+    for n in range(len(offset)):
+        if offset[n] < 0 or (only_player >= 0 and player[n] != only_player):
+            continue
+        start = offset[n]
+        for i in range(start, start + rows[n] * num_actions[n]):
+            r = regrets[i]
+            if discount:
+                r = r * pos if r > 0.0 else r * neg
+            if plus and r < 0.0:
+                r = 0.0
+            regrets[i] = r
+
+
+@kernel
+def cfr_pass(
+    g: KernelGame, update_player: int, weight: float, current: F64, regrets: F64,
+    strategy_sum: F64, reach: F64, value: F64, action_value: F64, node_at: I64, next_action: I64,
+) -> None:
+    """One full-width pass over the tree, vectorised over deals (depth-first, no recursion).
+
+    ``reach[0]`` (players x deals) holds the root's reach; ``reach[depth]`` and
+    ``value[depth]`` are the frames of the node at that depth on the current path. The
+    expected payoff of every player for every deal ends in ``value[0]``. Updates the
+    regrets and average of ``update_player`` (every player if -1).
+    """
+    player, rnd, num_actions, child_start, children = (g.player, g.round, g.num_actions,
+                                                        g.child_start, g.children)
+    offset, terminal, term_set, term_payoff = g.offset, g.terminal, g.term_set, g.term_payoff
+    deal_prob = g.deal_prob
+    deal_bucket, deal_pattern = g.deal_bucket, g.deal_pattern
+    n_players = reach.shape[1]
+    n_deals = reach.shape[2]
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                for d in range(n_deals):
+                    pattern = 0 if s < 0 else deal_pattern[d, s]
+                    for q in range(n_players):
+                        value[depth, q, d] = term_payoff[t, pattern, q]
+                depth -= 1
+                continue
+            live = False
+            for q in range(n_players):
+                for d in range(n_deals):
+                    value[depth, q, d] = 0.0
+                    if reach[depth, q, d] != 0.0:
+                        live = True
+            if not live:  # nobody reaches it with any deal: nothing below can matter
+                depth -= 1
+                continue
+            a = 0
+        else:  # child ``a`` is done: its values are in value[depth + 1]
+            p = player[node]
+            k = num_actions[node]
+            base = offset[node] + a
+            r = rnd[node]
+            for d in range(n_deals):
+                s_a = current[base + deal_bucket[d, p, r] * k]
+                for q in range(n_players):
+                    value[depth, q, d] += s_a * value[depth + 1, q, d]
+                action_value[depth, a, d] = value[depth + 1, p, d]
+            a += 1
+        p = player[node]
+        k = num_actions[node]
+        r = rnd[node]
+        if a < k:
+            next_action[depth] = a
+            base = offset[node] + a
+            for q in range(n_players):
+                for d in range(n_deals):
+                    reach[depth + 1, q, d] = reach[depth, q, d]
+            for d in range(n_deals):
+                reach[depth + 1, p, d] *= current[base + deal_bucket[d, p, r] * k]
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        if update_player < 0 or update_player == p:
+            base = offset[node]
+            for d in range(n_deals):
+                cf = deal_prob[d]
+                for q in range(n_players):
+                    if q != p:
+                        cf *= reach[depth, q, d]
+                own = weight * reach[depth, p, d]
+                row = base + deal_bucket[d, p, r] * k
+                v = value[depth, p, d]
+                for b in range(k):
+                    regrets[row + b] += cf * (action_value[depth, b, d] - v)
+                    strategy_sum[row + b] += own * current[row + b]
+        depth -= 1
+
+
+@kernel
+def cfr_run(
+    g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
+    alpha: float, beta: float, gamma: float, frozen_index: I64, frozen_value: F64,
+    regrets: F64, strategy_sum: F64, current: F64, reach: F64, value: F64,
+    action_value: F64, node_at: I64, next_action: I64,
+) -> None:
+    """``iterations`` full-width iterations numbered ``t0 + 1, ...``; the entries
+    ``frozen_index`` of the current strategy are held at ``frozen_value`` in every pass
+    (frozen rows; both empty for none)."""
+    n_players = reach.shape[1]
+    passes = n_players if alternating else 1
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for j in range(passes):
+            update = j if alternating else -1
+            regret_matching(g, regrets, current, -1)
+            for j in range(len(frozen_index)):
+                current[frozen_index[j]] = frozen_value[j]
+            reach[0, :, :] = 1.0
+            cfr_pass(g, update, weight, current, regrets, strategy_sum, reach, value,
+                      action_value, node_at, next_action)
+            post_update(g, regrets, update, t, plus, discount, alpha, beta)
+
+
+@kernel
+def sample_index(cumulative: F64, u: float) -> int:
+    """The first index whose cumulative probability exceeds ``u`` (the last if none)."""
+    for i in range(len(cumulative)):
+        if u < cumulative[i]:
+            return i
+    return len(cumulative) - 1
+
+
+@inline_kernel
+def row_sigma(regrets: F64, row: int, k: int, sigma: F64, depth: int) -> None:
+    """``sigma[depth]``: the regret-matching strategy of the ``k`` regrets at ``row``."""
+    positive = 0.0
+    for b in range(k):
+        r = regrets[row + b]
+        if r > 0.0:
+            positive += r
+    for b in range(k):
+        r = regrets[row + b]
+        if positive > 0.0:
+            sigma[depth, b] = r / positive if r > 0.0 else 0.0
+        else:
+            sigma[depth, b] = 1.0 / k
+
+
+@inline_kernel
+def draw(sigma: F64, depth: int, k: int, u: float) -> int:
+    """The action of ``sigma[depth]`` that the uniform draw ``u`` picks (the last if none)."""
+    choice = k - 1
+    c = 0.0
+    for b in range(k):
+        c += sigma[depth, b]
+        if u < c:
+            choice = b
+            break
+    return choice
+
+
+@kernel
+def es_pass(
+    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
+    frozen: B, fixed: F64, state: I64, sigma: F64, utility: F64, total: F64, node_at: I64,
+    next_action: I64,
+) -> float:
+    """One external-sampling traversal for ``deal``; returns the traverser's value.
+
+    Depth-first without recursion: at the traverser's nodes every action is explored, at
+    the others' one action is drawn from their current strategy (after adding it to their
+    average), in the order a recursive traversal would draw them. Frozen rows (``frozen``
+    per table entry, or empty for none) are chance nodes playing ``fixed``: one action
+    drawn, for either traverser, no regret or average update.
+    """
+    player, rnd, num_actions, child_start, children = (g.player, g.round, g.num_actions,
+                                                        g.child_start, g.children)
+    offset, terminal, term_set, term_payoff = g.offset, g.terminal, g.term_set, g.term_payoff
+    deal_bucket, deal_pattern = g.deal_bucket, g.deal_pattern
+    any_frozen = frozen.shape[0] > 0
+    ret = 0.0
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        p = player[node]
+        k = num_actions[node]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                pattern = 0 if s < 0 else deal_pattern[deal, s]
+                ret = term_payoff[t, pattern, traverser]
+                depth -= 1
+                continue
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            chance = any_frozen and frozen[row]
+            if chance:
+                for b in range(k):
+                    sigma[depth, b] = fixed[row + b]
+            else:
+                row_sigma(regrets, row, k, sigma, depth)
+            if chance or p != traverser:
+                if not chance:
+                    for b in range(k):
+                        strategy_sum[row + b] += weight * sigma[depth, b]
+                choice = draw(sigma, depth, k, rng.uniform(state))
+                next_action[depth] = k  # on return, pass the child's value up
+                node_at[depth + 1] = children[child_start[node] + choice]
+                next_action[depth + 1] = -1
+                depth += 1
+                continue
+            total[depth] = 0.0
+            a = 0
+        else:  # child ``a`` is done with value ``ret``
+            if a >= k:  # a chance or opponent node: pass the child's value up
+                depth -= 1
+                continue
+            utility[depth, a] = ret
+            total[depth] += sigma[depth, a] * ret
+            a += 1
+        if a < k:
+            next_action[depth] = a
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+        v = total[depth]
+        for b in range(k):
+            regrets[row + b] += utility[depth, b] - v
+        ret = v
+        depth -= 1
+    return ret
+
+
+@kernel
+def es_run(
+    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
+    beta: float, gamma: float, discount_interval: int, discount_until: int, regrets: F64,
+    strategy_sum: F64, frozen: B, fixed: F64, state: I64, cumulative: F64, sigma: F64,
+    utility: F64, total: F64, node_at: I64, next_action: I64,
+) -> float:
+    """``iterations`` external-sampling iterations (one traversal per player each).
+
+    A deal is drawn from ``cumulative`` (the enumerated deals' distribution), or uniformly
+    from the ``deal_bucket`` rows if ``cumulative`` is empty (a pool). ``frozen``/``fixed``:
+    see :func:`es_pass`. Returns the sum of position 0's sampled traversal values, a cheap
+    running estimate of its game value.
+    """
+    n_deals = g.deal_bucket.shape[0]
+    n_players = g.deal_bucket.shape[1]
+    value0 = 0.0
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for p in range(n_players):
+            deal = draw_deal(cumulative, n_deals, state)
+            v = es_pass(g, deal, p, weight, regrets, strategy_sum, frozen, fixed, state, sigma,
+                        utility, total, node_at, next_action)
+            if p == 0:
+                value0 += v
+            post_update(g, regrets, p, t, plus, discount, alpha, beta)
+        if discount_interval > 0 and t % discount_interval == 0 and t <= discount_until:
+            k = t // discount_interval
+            f = k / (k + 1.0)
+            for j in range(regrets.shape[0]):
+                regrets[j] *= f
+                strategy_sum[j] *= f
+    return value0
+
+
+@kernel
+def draw_deal(cumulative: F64, n_deals: int, state: I64) -> int:
+    """One deal: from ``cumulative`` (the enumerated deals' distribution), or uniformly
+    among ``n_deals`` if ``cumulative`` is empty (a pool). Draws one number from ``state``."""
+    u = rng.uniform(state)
+    if cumulative.shape[0] == 0:
+        deal = int(u * n_deals)
+        return n_deals - 1 if deal >= n_deals else deal
+    return sample_index(cumulative, u)
+
+
+@kernel
+def cs_pass(
+    g: KernelGame, deal: int, update_player: int, weight: float, regrets: F64,
+    strategy_sum: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
+    next_action: I64,
+) -> float:
+    """One chance-sampled CFR pass: vanilla CFR on the single ``deal``, chance weight 1.
+
+    The deal was drawn from the deals' own distribution, so its sampling weight
+    ``prob / prob`` is 1: regrets grow by the other players' reach times the action's
+    advantage; the average by ``weight`` times the own reach times the current strategy.
+    Every action of every player is explored; a row's current strategy is its regret
+    matching, read when the walk enters it (each row is entered at most once per pass).
+    ``reach[depth]`` and ``value[depth]`` are per-player frames; updates ``update_player``
+    (everybody if -1). Returns position 0's value of the deal under the current strategy.
+    """
+    player, rnd, num_actions, child_start, children = (g.player, g.round, g.num_actions,
+                                                        g.child_start, g.children)
+    offset, terminal, term_set, term_payoff = g.offset, g.terminal, g.term_set, g.term_payoff
+    deal_bucket, deal_pattern = g.deal_bucket, g.deal_pattern
+    n_players = reach.shape[1]
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        p = player[node]
+        k = num_actions[node]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                pattern = 0 if s < 0 else deal_pattern[deal, s]
+                for q in range(n_players):
+                    value[depth, q] = term_payoff[t, pattern, q]
+                depth -= 1
+                continue
+            live = False
+            for q in range(n_players):
+                value[depth, q] = 0.0
+                if reach[depth, q] != 0.0:
+                    live = True
+            if not live:
+                depth -= 1
+                continue
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            row_sigma(regrets, row, k, sigma, depth)
+            a = 0
+        else:  # child ``a`` is done: its values are in value[depth + 1]
+            for q in range(n_players):
+                value[depth, q] += sigma[depth, a] * value[depth + 1, q]
+            action_value[depth, a] = value[depth + 1, p]
+            a += 1
+        if a < k:
+            next_action[depth] = a
+            for q in range(n_players):
+                reach[depth + 1, q] = reach[depth, q]
+            reach[depth + 1, p] *= sigma[depth, a]
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        if update_player < 0 or update_player == p:
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            cf = 1.0
+            for q in range(n_players):
+                if q != p:
+                    cf *= reach[depth, q]
+            own = weight * reach[depth, p]
+            v = value[depth, p]
+            for b in range(k):
+                regrets[row + b] += cf * (action_value[depth, b] - v)
+                strategy_sum[row + b] += own * sigma[depth, b]
+        depth -= 1
+    return float(value[0, 0])
+
+
+@kernel
+def cs_run(
+    g: KernelGame, iterations: int, t0: int, alternating: bool, plus: bool, discount: bool,
+    alpha: float, beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64,
+    cumulative: F64, sigma: F64, reach: F64, value: F64, action_value: F64, node_at: I64,
+    next_action: I64,
+) -> float:
+    """``iterations`` chance-sampled CFR iterations: alternating, one drawn deal per player's
+    pass; simultaneous, one drawn deal and one pass for everybody. Returns the sum of
+    position 0's sampled values (one per pass that updates position 0)."""
+    n_deals = g.deal_bucket.shape[0]
+    n_players = reach.shape[1]
+    passes = n_players if alternating else 1
+    value0 = 0.0
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for j in range(passes):
+            update = j if alternating else -1
+            deal = draw_deal(cumulative, n_deals, state)
+            for q in range(n_players):
+                reach[0, q] = 1.0
+            v = cs_pass(g, deal, update, weight, regrets, strategy_sum, sigma, reach, value,
+                         action_value, node_at, next_action)
+            if update <= 0:
+                value0 += v
+            post_update(g, regrets, update, t, plus, discount, alpha, beta)
+    return value0
+
+
+@kernel
+def pure_pass(
+    g: KernelGame, deal: int, traverser: int, weight: float, regrets: F64, strategy_sum: F64,
+    state: I64, sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
+) -> float:
+    """One Pure CFR traversal for ``deal`` (Gibson 2014); returns the traverser's value.
+
+    Every row the walk enters samples one action from its regret-matching strategy (a pure
+    strategy profile, drawn on entry in depth-first order). The other players follow their
+    sampled action and add ``weight`` to its average count. The traverser explores every
+    action; its regrets grow by ``u(a) - u(sampled)`` and the node's value is
+    ``u(sampled)``: with integer payoffs and weights, regrets and counts stay integers.
+    """
+    player, rnd, num_actions, child_start, children = (g.player, g.round, g.num_actions,
+                                                        g.child_start, g.children)
+    offset, terminal, term_set, term_payoff = g.offset, g.terminal, g.term_set, g.term_payoff
+    deal_bucket, deal_pattern = g.deal_bucket, g.deal_pattern
+    ret = 0.0
+    depth = 0
+    node_at[0] = 0
+    next_action[0] = -1
+    while depth >= 0:
+        node = node_at[depth]
+        a = next_action[depth]
+        p = player[node]
+        k = num_actions[node]
+        if a < 0:  # entering the node
+            t = terminal[node]
+            if t >= 0:
+                s = term_set[t]
+                pattern = 0 if s < 0 else deal_pattern[deal, s]
+                ret = term_payoff[t, pattern, traverser]
+                depth -= 1
+                continue
+            row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+            row_sigma(regrets, row, k, sigma, depth)
+            choice = draw(sigma, depth, k, rng.uniform(state))
+            chosen[depth] = choice
+            if p != traverser:
+                strategy_sum[row + choice] += weight
+                next_action[depth] = k  # on return, pass the child's value up
+                node_at[depth + 1] = children[child_start[node] + choice]
+                next_action[depth + 1] = -1
+                depth += 1
+                continue
+            a = 0
+        else:  # child ``a`` is done with value ``ret``
+            if p != traverser:
+                depth -= 1
+                continue
+            utility[depth, a] = ret
+            a += 1
+        if a < k:
+            next_action[depth] = a
+            node_at[depth + 1] = children[child_start[node] + a]
+            next_action[depth + 1] = -1
+            depth += 1
+            continue
+        row = offset[node] + deal_bucket[deal, p, rnd[node]] * k
+        v = utility[depth, chosen[depth]]
+        for b in range(k):
+            regrets[row + b] += utility[depth, b] - v
+        ret = v
+        depth -= 1
+    return ret
+
+
+@kernel
+def pure_run(
+    g: KernelGame, iterations: int, t0: int, plus: bool, discount: bool, alpha: float,
+    beta: float, gamma: float, regrets: F64, strategy_sum: F64, state: I64, cumulative: F64,
+    sigma: F64, utility: F64, chosen: I64, node_at: I64, next_action: I64,
+) -> float:
+    """``iterations`` Pure CFR iterations (one traversal per player each, a deal drawn for
+    each). Returns the sum of position 0's sampled traversal values."""
+    n_deals = g.deal_bucket.shape[0]
+    n_players = g.deal_bucket.shape[1]
+    value0 = 0.0
+    for i in range(iterations):
+        t = t0 + i + 1
+        weight = float(t) ** gamma
+        for p in range(n_players):
+            deal = draw_deal(cumulative, n_deals, state)
+            v = pure_pass(g, deal, p, weight, regrets, strategy_sum, state, sigma, utility,
+                           chosen, node_at, next_action)
+            if p == 0:
+                value0 += v
+            post_update(g, regrets, p, t, plus, discount, alpha, beta)
+    return value0
+
+
+@kernel
+def normalise_or_regrets(num_actions: npt.NDArray[Any], offset: I64, rows: npt.NDArray[Any],
+                          sums: F64, regrets: F64, out: F64) -> None:
+    """Average strategy rows: ``sums`` normalised; rows with no sum use regret matching of
+    ``regrets``, and uniform if those have no positive entry either."""
+    for n in range(num_actions.shape[0]):
+        k = num_actions[n]
+        if k == 0:
+            continue
+        for b in range(rows[n]):
+            s = offset[n] + b * k
+            tot = 0.0
+            for a in range(k):
+                if sums[s + a] > 0.0:
+                    tot += sums[s + a]
+            src = sums
+            if tot <= 0.0:
+                src = regrets
+                for a in range(k):
+                    if regrets[s + a] > 0.0:
+                        tot += regrets[s + a]
+            for a in range(k):
+                if tot > 0.0:
+                    out[s + a] = src[s + a] / tot if src[s + a] > 0.0 else 0.0
+                else:
+                    out[s + a] = 1.0 / k
