@@ -25,6 +25,7 @@ from agent.abstraction.holdem_spec import preflop_class
 from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
+from agent.data import strategies_dir
 from agent.strategy.purification import parse_purification, sample_index
 from evaluation.estimators import fastwalk as fw
 from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
@@ -32,7 +33,7 @@ from evaluation.match.variants import parse_variant
 from tests.support import NO_JIT, ROOT
 
 fw.load_kernels()
-DATA = ROOT / "strategies" / "data"
+DATA = strategies_dir()
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 STRAT = DATA / "holdem.nolimit.2p.strat"
 
