@@ -50,7 +50,6 @@ AGENT_LEVELS = {
     "agent.fileio": 1,
     "agent.console": 1,
     "agent.kernelstamp": 1,
-    "agent.corebuild": 1,
     "agent.abstraction": 2,
     "agent.strategy": 3,
     "agent.builtin": 4,
