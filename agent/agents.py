@@ -1,10 +1,11 @@
 """The agents a ``--strategy`` spec names: one registry shared by every command.
 
 A spec is a strategy file (a path, or the name of a file bundled with acpc-arena such as
-``leduc.limit.2p.strat``: :func:`bundled_strategies`) or a built-in, ``builtin:NAME`` with
-NAME in :data:`BUILTINS`. :func:`make_policy` turns a spec and its options into a policy, the same
-way for ``acpc-agent``, ``acpc-match`` (in-process seats and variant checks) and any other
-caller, so every command accepts the same agents with the same behaviour.
+``leduc.limit.2p.strat``: :func:`agent.data.bundled_strategies`) or a built-in,
+``builtin:NAME`` with NAME in :data:`BUILTINS`. :func:`make_policy` turns a spec and its
+options into a policy, the same way for ``acpc-agent``, ``acpc-match`` (in-process seats
+and variant checks) and any other caller, so every command accepts the same agents with
+the same behaviour.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.builtin` at import time; a strategy
 file's machinery (numpy, numba, msgpack: :mod:`agent.policy`, :mod:`agent.strategy`) and
@@ -28,6 +29,7 @@ from agent.builtin import (
     Policy,
     RandomPolicy,
 )
+from agent.data import bundled_strategies, strategy_path
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -116,18 +118,6 @@ def _card_kind(spec: str) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-BUNDLED_STRATEGIES = Path(__file__).resolve().parents[1] / "strategies" / "data"
-"""Where the bundled strategy files are (package data installed beside ``agent``; read as
-files, no strategy code is imported)."""
-
-
-def bundled_strategies() -> list[str]:
-    """File names of the bundled strategy files, sorted (empty if none are installed)."""
-    if not BUNDLED_STRATEGIES.is_dir():
-        return []
-    return sorted(p.name for p in BUNDLED_STRATEGIES.glob("*.strat"))
-
-
 def resolve_strategy(spec: str) -> Path:
     """The strategy file of a spec: the path itself if it exists, else the bundled file of
     that name (a path that exists wins over a bundled name, as for games).
@@ -139,7 +129,7 @@ def resolve_strategy(spec: str) -> Path:
     if path.exists():
         return path
     if spec in bundled_strategies():
-        return BUNDLED_STRATEGIES / spec
+        return strategy_path(spec)
     raise UsageError(f"expected a strategy file, a bundled strategy "
                      f"({', '.join(bundled_strategies()) or 'none installed'}) or a built-in, "
                      f"got {spec!r}: no such file")

@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from agent.acpc.native import cache_root
-
 
 def _create_temporary(target: Path, suffix: str) -> tuple[int, str]:
     """A new temporary file beside ``target``, created with mode 0666 less the umask."""
@@ -68,4 +66,5 @@ def cache_dir() -> Path:
     """Where the project caches what it computes or receives: ``$ACPC_ARENA_CACHE``, else
     ``~/.cache/acpc-arena`` (deal pools, strength tables, strategy files shipped to a
     cluster worker)."""
-    return cache_root()
+    base = os.environ.get("ACPC_ARENA_CACHE")
+    return Path(base) if base else Path.home() / ".cache" / "acpc-arena"

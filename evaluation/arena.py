@@ -1,9 +1,10 @@
 """``acpc-arena``: the maintenance commands.
 
-``acpc-arena compile`` builds the compiled core (mypyc, :mod:`agent.corebuild`): the rules,
-protocol, evaluator and match engine as C extensions, served to every later command for
-exactly these sources (:mod:`agent.acpc.native`); ``--status`` says whether this checkout's
-build is in use and why not. It is optional: everything runs the same without it.
+``acpc-arena compile`` builds the compiled core (mypyc, :mod:`evaluation.corebuild`): the
+rules, protocol, evaluator and match engine as C extensions placed beside their sources,
+which Python's ordinary import then loads. ``--status`` says whether the build is in use,
+stale (the sources changed since) or damaged, and why; ``--remove`` deletes it. It is
+optional: everything runs the same without it.
 
 ``acpc-arena warmup`` compiles every numba kernel of the project ahead of time.
 Runs the agent's and the offline tools' steps (:mod:`strategies.warmup`), then the arena's
@@ -57,38 +58,47 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--quiet", action="store_true", help="print only the total")
     c = sub.add_parser("compile", help="compile the core with mypyc (optional; about half the "
                        "CPU per hand in the engine)")
-    c.add_argument("--status", action="store_true",
-                   help="only say whether a build for these sources is in use, and why not")
+    todo = c.add_mutually_exclusive_group()
+    todo.add_argument("--status", action="store_true",
+                      help="only say whether the build is in use for these sources, and why "
+                      "not")
+    todo.add_argument("--remove", action="store_true",
+                      help="delete the build: the pure Python modules run again")
     return parser
 
 
-def compile_core(status_only: bool) -> int:
-    """``acpc-arena compile``: build (unless ``status_only``), then report what is served."""
+def compile_core(action: str) -> int:
+    """``acpc-arena compile``: build (``action`` ``build``), or only ``status`` or ``remove``;
+    then report the status. Exit status 0 when nothing needs fixing (the build is in use, or
+    there is none and none was asked for), else 1."""
     from agent.acpc.errors import AcpcError
-    from agent.corebuild import build, check_served
+    from evaluation.corebuild import build, remove, status
 
     def say(text: str) -> None:
         print(f"{PROG} compile: {text}", file=sys.stderr, flush=True)
 
-    if not status_only:
-        try:
+    try:
+        if action == "remove":
+            gone = remove()
+            say(f"removed {len(gone)} files" if gone else "no build to remove")
+        elif action == "build":
             build(say)
-        except AcpcError as exc:
-            print(f"{PROG} compile: error: {exc}", file=sys.stderr)
-            return 1
-    served, reason = check_served()
-    if served:
+    except (AcpcError, OSError) as exc:
+        print(f"{PROG} compile: error: {exc}", file=sys.stderr)
+        return 1
+    found = status()
+    if found.state == "in use":
         print("compiled core: in use")
         return 0
-    print(f"compiled core: not in use ({reason})")
-    return 0 if status_only else 1
+    print(f"compiled core: {'not in use' if found.ok else found.state} ({found.reason})")
+    return 0 if found.ok and action != "build" else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-arena``; returns the exit status."""
     args = build_parser().parse_args(argv)
     if args.command == "compile":
-        return compile_core(args.status)
+        return compile_core("status" if args.status else "remove" if args.remove else "build")
     from strategies.warmup import steps, warm_up
 
     def say(text: str) -> None:

@@ -60,6 +60,7 @@ from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import builtin_specs
 from agent.console import positive_int
+from agent.data import manifest_path, strategy_path
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
 from jobs import BACKENDS
 
@@ -68,9 +69,6 @@ DEFAULT_HANDS = 500
 DEFAULT_MATCHES = 4
 DEFAULT_SEED = 1
 DEFAULT_RUNS_DIR = Path("acpc-match-runs")
-
-STRATEGY_DATA = Path(__file__).resolve().parents[1] / "strategies" / "data"
-STRATEGY_MANIFEST = Path(__file__).resolve().parents[1] / "strategies" / "manifest.json"
 
 DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
     # (bundled strategy file, game), tried in order: the heads-up no-limit hold'em strategy,
@@ -104,10 +102,11 @@ class DefaultSetup:
 
 def _manifest_rejects(name: str, path: Path) -> str | None:
     """Why the strategies manifest says not to use ``path`` (a checksum mismatch), or None."""
-    if not STRATEGY_MANIFEST.exists():
+    manifest = manifest_path()
+    if not manifest.exists():
         return None
     try:
-        data = json.loads(STRATEGY_MANIFEST.read_text(encoding="utf-8"))
+        data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     entries: list[dict[str, Any]] = []
@@ -128,7 +127,7 @@ def _manifest_rejects(name: str, path: Path) -> str | None:
             from evaluation.match.variants import sha256_file
 
             if sha256_file(path) != want:
-                return f"{path.name} does not match its sha256 in {STRATEGY_MANIFEST.name}"
+                return f"{path.name} does not match its sha256 in {manifest.name}"
     return None
 
 
@@ -150,7 +149,7 @@ def default_setup() -> DefaultSetup:
     one place to switch the default."""
     missing = []
     for name, game in DEFAULT_STRATEGIES:
-        path = STRATEGY_DATA / name
+        path = strategy_path(name)
         if not path.is_file():
             missing.append(name)
             continue

@@ -50,19 +50,21 @@ top functions by own time (profiling slows the dealer down; the figure is not a 
 ``--client agent`` uses ``acpc-agent --strategy builtin:call`` instead of the minimal client.
 ``--dealer-path DIR`` runs our dealer (and our agents) from another checkout (``DIR`` goes
 first on its ``PYTHONPATH``), to compare two versions on the same machine and load.
-``--core pure`` runs our side on the pure Python core (``ACPC_ARENA_NATIVE=0``),
-``--core compiled`` on the compiled one (``acpc-arena compile``; an error if this checkout has
-no build in use), ``--core auto`` (the default) on whatever the install serves; the header
-says which.
+``--core pure`` runs our side on the pure Python core (from a copy of its sources without
+the compiled modules, when ``acpc-arena compile`` placed some beside them), ``--core
+compiled`` on the compiled one (an error if that checkout has no build in use for its
+sources), ``--core auto`` (the default) on whatever is there; the header says which.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import os
 import pstats
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -328,17 +330,30 @@ def _line(label: str, runs: list[Run], hands: int) -> str:
             f"{cpu:4.0f} us/hand (user {user:.0f}); clients CPU {clients:4.0f} us/hand")
 
 
-def choose_core(core: str) -> str | None:
-    """Set up ``--core`` for this process and its children; what our side runs, or None if
-    ``compiled`` was asked for and no build is in use (before anything imports the core)."""
+def choose_core(core: str, dealer_path: Path | None) -> tuple[str | None, Path | None]:
+    """Set up ``--core`` before anything imports the core: what our side runs (None if
+    ``compiled`` was asked for and no build is in use) and the checkout to run it from
+    (``dealer_path``, or for ``pure`` a copy without the compiled modules, first on this
+    process's path too)."""
+    root = ROOT if dealer_path is None else dealer_path.resolve()
     if core == "pure":
-        os.environ["ACPC_ARENA_NATIVE"] = "0"
-    from agent.acpc import native
+        compiled = [*root.glob("agent/acpc/*.so"), *root.glob("dealer/*.so")]
+        if not compiled:
+            return "pure Python", dealer_path
+        copy = Path(tempfile.mkdtemp(prefix="bench_dealer_pure_"))
+        atexit.register(shutil.rmtree, copy, True)
+        skip = shutil.ignore_patterns("__pycache__", "*.so", "*.strat", "*.json")
+        for package in ("agent", "dealer"):
+            shutil.copytree(root / package, copy / package, ignore=skip)
+        sys.path.insert(0, str(copy))
+        return f"pure Python (a copy of {root} without its compiled modules)", copy
+    from evaluation.corebuild import status
 
-    served = native.status().active
-    if core == "compiled" and not served:
-        return None
-    return "compiled (acpc-arena compile)" if served else "pure Python"
+    found = status(root)
+    if core == "compiled" and found.state != "in use":
+        return None, dealer_path
+    return ("compiled (acpc-arena compile)" if found.state == "in use"
+            else f"pure Python ({found.state}: {found.reason})"), dealer_path
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -457,7 +472,7 @@ def main() -> int:
         path = getattr(args, opt)
         if path is not None and not os.access(path, os.X_OK):
             parser.error(f"--{opt.replace('_', '-')}: expected an executable, got {str(path)!r}")
-    core = choose_core(args.core)
+    core, args.dealer_path = choose_core(args.core, args.dealer_path)
     if core is None:
         parser.error("--core compiled: expected a compiled core in use for this checkout "
                      "(run acpc-arena compile), got none")

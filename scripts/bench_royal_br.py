@@ -36,9 +36,9 @@ def _resolve(spec: str) -> Path:
     path = Path(spec)
     if path.exists():
         return path
-    from strategies.recipes import DATA_DIR
+    from agent.data import strategy_path
 
-    return DATA_DIR / f"royal.nolimit.2p.{spec}.strat"
+    return strategy_path(f"royal.nolimit.2p.{spec}.strat")
 
 
 def child(path: str, mapping_name: str, purify: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ the strategy file against ``builtin:call`` and against ``builtin:equity`` in hea
 no-limit hold'em (reverse blinds), ``--matches`` duplicate seeds of ``--hands`` hands,
 each played in both seat orders, and reports mbb/hand with 95% confidence intervals whose
 unit is a duplicate pair of hands (the same cards dealt in both seat orders). With
-``--update-manifest`` the figures go into the strategy's ``strategies/manifest.json``
+``--update-manifest`` the figures go into the strategy's ``agent/data/strategies/manifest.json``
 entry under ``matches`` (only if the file's checksum is the manifest's).
 
     python scripts/holdem_matches.py --hands 1000 --matches 20 --jobs 2 --update-manifest

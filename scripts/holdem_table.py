@@ -38,8 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 GAME = "holdem.nolimit.2p.reverse_blinds.game"
-DEFAULT_FILES = ("old=strategies/data/holdem.nolimit.2p.strat",
-                 "new=strategies/data/holdem.nolimit.2p.pa.strat")
+DEFAULT_FILES = ("old=agent/data/strategies/holdem.nolimit.2p.strat",
+                 "new=agent/data/strategies/holdem.nolimit.2p.pa.strat")
 MAPPINGS = ("rand-pshar", "det-arith")
 PURIFICATIONS = ("none", "full")
 BASELINES = {"call": "builtin:call", "equity": "builtin:equity"}

@@ -4,7 +4,7 @@ Exploitability of each Royal abstraction (FCPA, FCHA, FCMHPA, FCMHQTPA) x the se
 mappings x purification none/full against a best responder that may bet every whole chip,
 and the round robin of the abstractions against each other (Rand-psHar), all exact
 (:mod:`strategies.measure.translation.royal_tables`): ``DIR/royal_tables.md``, ``.json`` and two
-PNGs. Each abstraction's file is the bundled one (``strategies/data``), else
+PNGs. Each abstraction's file is the bundled one (``agent/data/strategies``), else
 ``royal.nolimit.2p.NAME.strat`` in ``--strategy-dir`` (what ``acpc-strategy solve --recipe
 royal.nolimit.2p.NAME`` writes); missing ones are skipped with a note. ``--strategy
 NAME=FILE`` (repeatable) measures those files instead. Ctrl-C writes what is done;
@@ -23,9 +23,9 @@ from pathlib import Path
 from agent import console
 from agent.abstraction.translation import BUILTIN_MAPPINGS
 from agent.acpc.errors import AcpcError
+from agent.data import strategies_dir
 from agent.strategy.fileformat import Strategy, load_strategy
 from strategies.measure.translation.royal_tables import format_tables, measure_tables, write_tables
-from strategies.recipes import DATA_DIR
 
 NAMES = ("fcpa", "fcha", "fcmhpa", "fcmhqtpa")
 PROG = "royal_tables"
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files: dict[str, Path] = {}
         for name in NAMES if not args.strategy else ():
-            for place in (DATA_DIR, Path(args.strategy_dir)):
+            for place in (strategies_dir(), Path(args.strategy_dir)):
                 path = place / f"royal.nolimit.2p.{name}.strat"
                 if path.exists():
                     files[name] = path

@@ -72,17 +72,17 @@ def main(argv: list[str] | None = None) -> int:
 def _royal(abstractions: str, mappings: list[str], purifications: list[str],
            note: lab.ProgressFn) -> list[lab.Measurement]:
     from agent.abstraction.translation import get_mapping
+    from agent.data import strategy_path
     from agent.strategy.fileformat import load_strategy
     from agent.strategy.purification import parse_purification
     from strategies.measure.translation.royal_br import RoyalLab, translated_agent
-    from strategies.recipes import DATA_DIR
 
     names = lab.parse_list(None if abstractions == "fcpa,fchpa" else abstractions,
                            ("fcpa", "fcha"))
     rows = []
     for name in names:
         path = Path(name) if Path(name).exists() else \
-            DATA_DIR / f"royal.nolimit.2p.{name}.strat"
+            strategy_path(f"royal.nolimit.2p.{name}.strat")
         strategy = load_strategy(path)
         for pur_name in purifications:
             royal = RoyalLab(translated_agent(strategy, parse_purification(pur_name)))

@@ -5,7 +5,7 @@
 * :mod:`strategies.solvers.cfr`: one solver with behaviour flags (CFR, CFR+, linear/discounted CFR,
   external-sampling MCCFR) over numba kernels, with checkpoints;
 * :mod:`strategies.measure.best_response`: best responses, values and exploitability;
-* :mod:`strategies.recipes`: the recipes of the bundled files in ``strategies/data`` and
+* :mod:`strategies.recipes`: the recipes of the bundled files in ``agent/data/strategies`` and
   their manifest; :mod:`strategies.cli`: the ``acpc-strategy`` command.
 
 ``strategies`` may import :mod:`agent`; :mod:`agent` never imports ``strategies``.

@@ -62,6 +62,7 @@ from typing import Any
 
 from agent.acpc.errors import AcpcError
 from agent.console import positive_int
+from agent.data import strategies_dir
 from jobs import BACKENDS
 from strategies.commands import interop as interop_commands
 from strategies.commands import translation as translation_commands
@@ -74,7 +75,7 @@ from strategies.commands.defaults import (
     TEST_SEED,
     TRAIN_SEED,
 )
-from strategies.recipes import DATA_DIR, RECIPES, load_manifest
+from strategies.recipes import RECIPES, load_manifest
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -105,7 +106,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{name:{names}} {entry['solver']:{width}} {entry['iterations']:>10} "
               f"{entry['seconds']:>8.1f} {figure:>22} {shown} {entry['bytes']:>8}")
     print(f"(abstract-game figures in chips per hand, 'expl >=': a sampled lower bound; "
-          f"files in {DATA_DIR})")
+          f"files in {strategies_dir()})")
     return 0
 
 
@@ -214,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="strategy file to write (default: NAME.strat here)")
     s.add_argument("--checkpoint", help="checkpoint file (default: NAME.ckpt.npz here)")
     s.add_argument("--bundle", action="store_true",
-                   help="write the bundled file (strategies/data) and its manifest entry")
+                   help="write the bundled file (agent/data/strategies) and its manifest entry")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.add_argument("--workers", type=int, default=1,
                    help="threads building a hold'em deal pool (default 1)")

@@ -7,11 +7,12 @@ an iteration count and a seed. Every recipe is deterministic: the full-width sol
 no randomness and the sampling one is seeded, so ``acpc-strategy solve --recipe NAME
 --bundle`` writes the same table (same ``checksum``) on every run.
 
-``strategies/manifest.json`` records, per bundled file, what the recipe measured when the
-file was built: iterations, solver seconds, the abstract-game exploitability of the
-stored table (chips per hand: ``(br0 + br1) / 2`` for two players, NashConv for more, see
-:mod:`strategies.measure.best_response`), the value of the game to each position, the table
-checksum (sha256, as in the file header) and the file size. :func:`load_manifest` reads it.
+``agent/data/strategies/manifest.json`` (:func:`agent.data.manifest_path`) records, per
+bundled file, what the recipe measured when the file was built: iterations, solver seconds,
+the abstract-game exploitability of the stored table (chips per hand: ``(br0 + br1) / 2``
+for two players, NashConv for more, see :mod:`strategies.measure.best_response`), the value
+of the game to each position, the table checksum (sha256, as in the file header) and the
+file size. :func:`load_manifest` reads it.
 
 Imports :mod:`agent` and :mod:`strategies`.
 """
@@ -23,7 +24,6 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,15 +31,12 @@ from agent.abstraction.actions import BettingAbstraction, parse_betting_abstract
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from agent.data import manifest_path, strategy_path
 
 if TYPE_CHECKING:
     from strategies.games.abstract import AbstractGame
     from strategies.solvers.cfr import SolverConfig
 
-DATA_DIR = Path(str(resources.files("strategies") / "data"))
-"""Where the bundled strategy files live."""
-MANIFEST_PATH = Path(str(resources.files("strategies") / "manifest.json"))
-"""The manifest of the bundled files."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +44,7 @@ class Recipe:
     """How one bundled strategy file is built."""
 
     name: str
-    """Also the file stem: ``strategies/data/<name>.strat``."""
+    """Also the file stem: ``agent/data/strategies/<name>.strat`` (:mod:`agent.data`)."""
     game: str
     """A bundled game file name (see :func:`agent.acpc.gamefiles.bundled_games`)."""
     betting: str
@@ -96,7 +93,7 @@ class Recipe:
     @property
     def bundled_path(self) -> Path:
         """Where the bundled file is."""
-        return DATA_DIR / self.filename
+        return strategy_path(self.filename)
 
     def load_game(self) -> Game:
         """The real game."""
@@ -299,7 +296,7 @@ def load_manifest(path: Path | None = None) -> dict[str, Any]:
     Raises:
         ValueError: if the manifest is not valid JSON of that shape.
     """
-    target = path or MANIFEST_PATH
+    target = path or manifest_path()
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -315,7 +312,7 @@ def load_manifest(path: Path | None = None) -> dict[str, Any]:
 
 def update_manifest(name: str, entry: dict[str, Any], path: Path | None = None) -> Path:
     """Set the manifest entry of ``name`` (atomically rewrites the file); return its path."""
-    target = path or MANIFEST_PATH
+    target = path or manifest_path()
     data = load_manifest(target)
     data["files"][name] = entry
     data["files"] = dict(sorted(data["files"].items()))

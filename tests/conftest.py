@@ -13,6 +13,16 @@ import pytest
 
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from evaluation.corebuild import status
+from tests.support import ROOT
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to run on a stale or damaged compiled core (``acpc-arena compile``): Python
+    would load the old extension modules, not the sources under test."""
+    found = status(ROOT, load=False)
+    if not found.ok:
+        raise pytest.UsageError(f"the compiled core is {found.state}: {found.reason}")
 
 
 @pytest.fixture(scope="session")

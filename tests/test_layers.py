@@ -43,13 +43,13 @@ CLI_MODULES = {
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""
 
 AGENT_LEVELS = {
+    "agent.data": 0,
     "agent.acpc": 0,
     "agent.jit": 1,
     "agent.handeval": 1,
     "agent.fileio": 1,
     "agent.console": 1,
     "agent.kernelstamp": 1,
-    "agent.corebuild": 1,
     "agent.abstraction": 2,
     "agent.strategy": 3,
     "agent.builtin": 4,
@@ -60,7 +60,8 @@ AGENT_LEVELS = {
     "agent.explain": 5,
     "agent.cli": 6,
 }
-"""The agent's floors, bottom up: a module may import its own floor and those below."""
+"""The agent's floors, bottom up: a module may import its own floor and those below. The
+bundled data (:mod:`agent.data`) sits at the bottom beside the core, which may read it."""
 
 PACKAGE_LEVELS = {"agent": 0, "dealer": 1, "jobs": 1, "strategies": 2, "evaluation": 3}
 """The house's floors, bottom up (docs/architecture.md): a package may name its own floor's
@@ -172,8 +173,13 @@ class Rule:
 def _core_stdlib_only(module: str, deps: frozenset[str]) -> set[str]:
     bad = {m for m in deps if m.split(".")[0] not in sys.stdlib_module_names
            and m.split(".")[0] != "agent"}
-    bad |= {m for m in _project(deps) if m != "agent" and not _under(m, "agent.acpc")}
+    bad |= {m for m in _project(deps)
+            if m not in ("agent", "agent.data") and not _under(m, "agent.acpc")}
     return bad | {m for m in ("asyncio", "socket") if m in deps}  # no network IO in the core
+
+
+def _data_stdlib_only(module: str, deps: frozenset[str]) -> set[str]:
+    return {m for m in deps if m.split(".")[0] not in sys.stdlib_module_names} - {"agent", module}
 
 
 def _dealer_core(module: str, deps: frozenset[str]) -> set[str]:
@@ -182,6 +188,10 @@ def _dealer_core(module: str, deps: frozenset[str]) -> set[str]:
            if m not in ("agent", "dealer") and not any(_under(m, a) for a in allowed)}
     third = {m.split(".")[0] for m in deps} - set(sys.stdlib_module_names) - set(PACKAGES)
     return bad | (third - {"uvloop"})  # uvloop: the optional faster event loop
+
+
+def _dealer_core_loads(module: str, deps: frozenset[str]) -> set[str]:
+    return _dealer_core(module, deps - {"agent.data"})  # the core reads its bundled games
 
 
 def _light(module: str, deps: frozenset[str]) -> set[str]:
@@ -242,14 +252,18 @@ def _is_light(module: str) -> bool:
 
 
 RULES = [
-    Rule("the core agent.acpc names only the stdlib and itself", "names",
+    Rule("the core agent.acpc names only the stdlib, itself and the data agent.data",
+         "names", lambda m: _under(m, "agent.acpc"), _core_stdlib_only),
+    Rule("the core agent.acpc loads only the stdlib (and agent.data), no network IO", "loads",
          lambda m: _under(m, "agent.acpc"), _core_stdlib_only),
-    Rule("the core agent.acpc loads only the stdlib and does no network IO", "loads",
-         lambda m: _under(m, "agent.acpc"), _core_stdlib_only),
+    Rule("the bundled data agent.data names only the stdlib (nothing of the project)",
+         "names", lambda m: _under(m, "agent.data"), _data_stdlib_only),
+    Rule("the bundled data agent.data loads only the stdlib", "loads",
+         lambda m: _under(m, "agent.data"), _data_stdlib_only),
     Rule("the dealer (engine, server, cli, log formats) names only agent.acpc", "names",
          lambda m: _under(m, "dealer"), _dealer_core),
-    Rule("the dealer (engine, server, cli, log formats) loads only agent.acpc", "loads",
-         lambda m: _under(m, "dealer"), _dealer_core),
+    Rule("the dealer (engine, server, cli, log formats) loads only agent.acpc (and the "
+         "agent.data it reads)", "loads", lambda m: _under(m, "dealer"), _dealer_core_loads),
     Rule("the arena, the log tools and the light entry points load numpy, numba, msgpack and "
          "the policy only when they host an agent", "loads", _is_light, _light),
     Rule("a package names only its own floor and those below (agent < dealer, jobs < "

@@ -146,7 +146,7 @@ def _rank_exactly(hand: Sequence[tuple[int, int]]) -> int:
 
 def _check_cards(cards: Sequence[object]) -> None:
     """Raise ValueError unless ``cards`` are 1..8 distinct card indices (typed ``object``:
-    the compiled core, agent.acpc.native, would otherwise trust the annotation)."""
+    the compiled core, acpc-arena compile, would otherwise trust the annotation)."""
     if not 1 <= len(cards) <= MAX_HAND_CARDS:
         raise CardError(f"expected 1 to {MAX_HAND_CARDS} cards, got {len(cards)}: {cards!r}")
     for card in cards:

@@ -4,26 +4,22 @@ This is the IO side of :mod:`agent.acpc.gamedef` (which only parses text). A gam
 named by a path or by the file name of a bundled game (``holdem.nolimit.2p.reverse_blinds.game``,
 ``leduc.limit.2p.game``, ...), which :func:`bundled_games` lists.
 
-The one module of the stdlib-only core that touches the file system (reading game files,
-bundled in ``agent/acpc/games/``): it lives here so that the dealer, which may import only
-the core, can find bundled games by name. It does no network IO and keeps no state.
+The one module of the stdlib-only core that touches the file system (reading game files;
+the bundled ones are in the data package :mod:`agent.data`, ``agent/data/games/``): it lives
+here so that the dealer, which may import only the core, can find bundled games by name. It
+does no network IO and keeps no state.
 """
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from agent.acpc.errors import GameDefError
 from agent.acpc.gamedef import MAX_GAMEDEF_CHARS, Game, parse_gamedef
 from agent.acpc.limits import excerpt, read_text_file
+from agent.data import bundled_games, game_path
 
-_BUNDLED = resources.files("agent.acpc") / "games"
-
-
-def bundled_games() -> list[str]:
-    """File names of the bundled game definitions, sorted."""
-    return sorted(p.name for p in _BUNDLED.iterdir() if p.name.endswith(".game"))
+__all__ = ["bundled_game_path", "bundled_games", "load_game", "read_game_text"]
 
 
 def bundled_game_path(name: str) -> Path:
@@ -36,7 +32,7 @@ def bundled_game_path(name: str) -> Path:
         raise GameDefError(
             f"expected one of the bundled games {bundled_games()}, got {excerpt(name)}"
         )
-    return Path(str(_BUNDLED / name))
+    return game_path(name)
 
 
 def read_game_text(spec: str | Path) -> tuple[str, str]:

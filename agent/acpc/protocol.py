@@ -174,7 +174,7 @@ ClientEvent = StateReceived | CommentReceived | ConnectionClosed | StateRepeated
 # wants to be byte-exact cuts ``line`` there (``line.partition('\x00')[0]``). A line cut at 4095
 # bytes or ended by end of file has no '\n', and the reference adds none when printing it.
 # The constant members are fields outside ``__init__``, ``eq`` and ``repr`` rather than class
-# variables, so the core compiles with mypyc (agent.acpc.native), which makes those read-only.
+# variables, so the core compiles with mypyc (acpc-arena compile), which makes those read-only.
 
 
 @dataclass(frozen=True, slots=True)

@@ -355,10 +355,10 @@ def _make(
     if not strategy.startswith("builtin:"):
         local = (base / strategy).resolve()
         if not exists(local) and "/" not in strategy:
-            from agent.agents import BUNDLED_STRATEGIES, bundled_strategies
+            from agent.data import bundled_strategies, strategy_path
 
             if strategy in bundled_strategies():  # a bundled file by name, like games
-                local = BUNDLED_STRATEGIES / strategy
+                local = strategy_path(strategy)
         strategy = str(local)
     elif mapping is not None or purify is not None or sizes is not None:
         raise VariantError(

@@ -26,6 +26,7 @@ from agent.acpc.betting import ActionKind
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.limits import check_json, excerpt
+from agent.data import manifest_path, strategy_path
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.commands.defaults import (
@@ -37,7 +38,7 @@ from strategies.commands.defaults import (
     TRAIN_SEED,
 )
 from strategies.games.abstract import AbstractGame, build_abstract_game, check_enumerable
-from strategies.recipes import DATA_DIR, Recipe, get_recipe, load_manifest, update_manifest
+from strategies.recipes import Recipe, get_recipe, load_manifest, update_manifest
 
 if TYPE_CHECKING:  # numba: imported by the commands that measure (inspect needs none)
     from strategies.measure.best_response import Exploitability
@@ -407,7 +408,7 @@ def _exploit_sampled(strategy: Strategy, args: argparse.Namespace) -> int:
         name = _manifest_name(strategy)
         if name is None:
             raise UsageError(f"expected a bundled strategy file (its checksum in "
-                             f"{DATA_DIR.parent / 'manifest.json'}) for --record, got "
+                             f"{manifest_path()}) for --record, got "
                              f"{args.file!r} with checksum {strategy.checksum}")
         entry = dict(load_manifest()["files"][name])
         stored = results["none"]
@@ -465,7 +466,7 @@ _BUNDLED_HOLDEM = "holdem.nolimit.2p.strat"
 def _holdem_spec(file: str | None) -> tuple[str, dict[str, Any]] | None:
     """The hold'em card spec of ``file`` (default: the bundled hold'em file, if present)."""
     if file is None:
-        path = DATA_DIR / _BUNDLED_HOLDEM
+        path = strategy_path(_BUNDLED_HOLDEM)
         if not path.exists():
             return None
         file = str(path)

@@ -77,7 +77,8 @@ def test_usage_errors_exit_2_in_every_command(capsys: pytest.CaptureFixture[str]
 
 def test_strategy_files_are_found_by_bundled_name(tmp_path: Path) -> None:
     from agent.acpc.gamefiles import load_game
-    from agent.agents import bundled_strategies, make_policy, resolve_strategy
+    from agent.agents import make_policy, resolve_strategy
+    from agent.data import bundled_strategies
     from evaluation.match.variants import parse_variant
 
     assert "leduc.limit.2p.strat" in bundled_strategies()

@@ -1,14 +1,19 @@
-"""The compiled core (``acpc-arena compile``, :mod:`agent.acpc.native`, :mod:`agent.corebuild`).
+"""The compiled core (``acpc-arena compile``, :mod:`evaluation.corebuild`).
 
-One real build (mypyc and gcc, about 20-30 s) into a scratch cache; then, in fresh
-interpreters: every compiled module is served from it, ``ACPC_ARENA_NATIVE=0`` turns it off,
-a damaged build is not used, and the core's and the dealer's tests (rules, match states,
-protocol, the reference logs reproduced byte for byte, the dealer over loopback, resume)
-pass on the compiled modules.
+Every build here goes into a scratch copy of the project, never into the checkout under
+test. The fast tests check the build's bookkeeping on a copy of the sources it reads with a
+hand-made manifest: the key, ``--status`` for no build, a stale and a damaged one,
+``--remove``, and the test suite refusing a stale build. The slow one makes one real build
+(mypyc and gcc) beside a copy of the project; then, in fresh interpreters: every compiled
+module is loaded from it, the core's and the dealer's tests (rules, match states, protocol,
+the reference logs reproduced byte for byte, the dealer over loopback, resume) pass on the
+compiled modules, and an edited source, a damaged shared library or manifest, and
+``--remove`` are reported as they should be.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,9 +23,23 @@ from pathlib import Path
 
 import pytest
 
-from agent.acpc import native
 from agent.acpc.errors import UsageError
-from agent.corebuild import build, served
+from evaluation import corebuild
+from evaluation.corebuild import (
+    BUILD_FORMAT,
+    MANIFEST_NAME,
+    MODULES,
+    BuildInvalid,
+    build,
+    build_files,
+    build_inputs,
+    extension_suffix,
+    manifest_path,
+    read_manifest,
+    served,
+    source_key,
+    status,
+)
 from tests.support import ROOT
 
 COMPILED_SUITE = [
@@ -32,113 +51,177 @@ COMPILED_SUITE = [
 ]
 """Run again on the compiled modules (they hold the reference logs and the dealer's tests)."""
 
+ARENA = ("evaluation/__init__.py", "evaluation/arena.py", "evaluation/corebuild.py")
 
-def _served(cache: Path, **extra: str) -> dict[str, object]:
-    env = {**os.environ, "ACPC_ARENA_CACHE": str(cache)}
-    env.pop("ACPC_ARENA_NATIVE", None)
-    env.update(extra)
-    return served(env)
+
+def _copy(root: Path, rels: list[Path] | tuple[str, ...]) -> None:
+    for rel in rels:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / rel, root / rel)
+
+
+def _sources(root: Path) -> Path:
+    """A copy of what a build reads, plus the ``acpc-arena`` command: a project to check."""
+    _copy(root, build_inputs(ROOT))
+    _copy(root, ARENA)
+    return root
+
+
+def _fake_build(root: Path, *, key: str, files: bool = True) -> None:
+    """A manifest as the build writes it, as if ``agent/acpc/betting.py`` had changed since
+    (and empty stand-ins for its files)."""
+    names = {n: f.relative_to(root).as_posix() for n, f in build_files(root).items()}
+    inputs = {rel.as_posix(): hashlib.sha256((root / rel).read_bytes()).hexdigest()
+              for rel in build_inputs(root)}
+    inputs["agent/acpc/betting.py"] = "0" * 64
+    manifest = {"format": BUILD_FORMAT, "key": key, "suffix": extension_suffix(),
+                "inputs": inputs, "modules": names}
+    manifest_path(root).write_text(json.dumps(manifest))
+    if files:
+        for file in build_files(root).values():
+            file.touch()
+
+
+def _arena(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "evaluation.arena", "compile", *args],
+                          env=env, cwd=root, capture_output=True, text=True, timeout=120,
+                          check=False)
 
 
 def test_source_key_follows_every_byte_of_every_source_a_build_reads(tmp_path: Path) -> None:
-    inputs = native.build_inputs(ROOT)
-    assert {native.source_path(Path("."), m) for m in native.MODULES} <= set(inputs)
-    assert Path("agent/acpc/errors.py") in inputs and Path("dealer/__init__.py") in inputs
-    for rel in inputs:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / rel, tmp_path / rel)
-    key = native.source_key(tmp_path)
-    assert key == native.source_key(ROOT)
+    inputs = build_inputs(ROOT)
+    assert {Path(*m.split(".")).with_suffix(".py") for m in MODULES} <= set(inputs)
+    assert {Path("agent/acpc/errors.py"), Path("dealer/__init__.py"),
+            Path("agent/data/__init__.py")} <= set(inputs)
+    _copy(tmp_path, inputs)
+    key = source_key(tmp_path)
+    assert key == source_key(ROOT)
     for rel in (inputs[0], inputs[-1], Path("agent/acpc/errors.py")):
         data = (tmp_path / rel).read_bytes()
         (tmp_path / rel).write_bytes(data + b"\n")
-        assert native.source_key(tmp_path) != key, rel
+        assert source_key(tmp_path) != key, rel
         (tmp_path / rel).write_bytes(data)
-    assert native.source_key(tmp_path) == key
+    assert source_key(tmp_path) == key
     (tmp_path / "agent" / "acpc" / "cards.py").unlink()
     with pytest.raises(OSError):
-        native.source_key(tmp_path)
+        source_key(tmp_path)
 
 
 def test_without_a_build_the_pure_modules_run(tmp_path: Path) -> None:
-    got = _served(tmp_path)
-    assert got["active"] is False and got["compiled"] == []
-    assert "no build for these sources" in str(got["reason"])
+    root = _sources(tmp_path)
+    assert status(root).state == "none"
+    assert served(root) == []
+    out = _arena(root, "--status")
+    assert (out.returncode, out.stdout) == (
+        0, "compiled core: not in use (no build: run acpc-arena compile)\n"), out.stderr
 
 
-def test_compiled_core_is_served_and_passes_the_core_and_dealer_tests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ACPC_ARENA_CACHE", str(cache))
+def test_status_names_a_stale_or_damaged_build_and_remove_deletes_it(tmp_path: Path) -> None:
+    root = _sources(tmp_path)
+    _fake_build(root, key="0" * 64)
+    out = _arena(root, "--status")
+    assert out.returncode == 1
+    assert out.stdout == ("compiled core: stale (the sources changed since the build "
+                          "(agent/acpc/betting.py), and Python still loads it: run acpc-arena "
+                          "compile, or acpc-arena compile --remove)\n"), out.stdout
+    _fake_build(root, key=source_key(root))
+    manifest_path(root).write_text("{")
+    out = _arena(root, "--status")
+    assert out.returncode == 1
+    assert out.stdout.startswith(f"compiled core: damaged (expected a readable "
+                                 f"{MANIFEST_NAME} in "), out.stdout
+    manifest_path(root).unlink()
+    assert "compiled files without a manifest" in status(root).reason
+    _fake_build(root, key="0" * 64)
+    out = _arena(root, "--remove")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stderr == f"acpc-arena compile: removed {len(MODULES) + 2} files\n"
+    assert not [f for f in build_files(root).values() if f.exists()]
+    assert not manifest_path(root).exists() and status(root).state == "none"
+
+
+def test_the_test_suite_refuses_a_stale_build(tmp_path: Path) -> None:
+    root = _sources(tmp_path)
+    _copy(root, ("pyproject.toml", "tests/__init__.py", "tests/conftest.py",
+                 "tests/support/__init__.py"))
+    _fake_build(root, key="0" * 64, files=False)  # stand-in files would not even import
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
+                          "--collect-only", "-q", "tests/support"], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == pytest.ExitCode.USAGE_ERROR, out.stdout + out.stderr
+    assert "the compiled core is stale: the sources changed since the build" in out.stderr
+
+
+def test_compiled_core_is_loaded_and_passes_the_core_and_dealer_tests(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    skip = shutil.ignore_patterns("__pycache__", "*.so", "*.strat", MANIFEST_NAME)
+    for package in ("agent", "dealer", "evaluation", "strategies", "jobs", "tests", "scripts"):
+        shutil.copytree(ROOT / package, root / package, ignore=skip)
+    _copy(root, ("pyproject.toml",))
     said: list[str] = []
-    directory = build(said.append)
-    assert directory == native.build_dir(native.source_key(ROOT))
+    assert build(said.append, root) == manifest_path(root)
     assert said[-1].startswith("built in ")
-    manifest = json.loads((directory / native.MANIFEST).read_text())
-    assert sorted(manifest["modules"]) == sorted(native.MODULES)
+    manifest = json.loads(manifest_path(root).read_text())
+    assert sorted(manifest["modules"]) == sorted([*MODULES, "agent.acpc.compiled__mypyc"])
+    assert status(root) == corebuild.Status("in use", "compiled modules for these sources")
+    assert sorted(served(root)) == sorted(MODULES)
 
-    got = _served(cache)
-    assert got["active"] is True, got
-    assert sorted(got["compiled"]) == sorted(native.MODULES)  # type: ignore[arg-type]
-    off = _served(cache, ACPC_ARENA_NATIVE="0")
-    assert off["active"] is False and off["compiled"] == []
-
-    env = {**os.environ, "ACPC_ARENA_CACHE": str(cache)}
-    env.pop("ACPC_ARENA_NATIVE", None)
+    env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", *COMPILED_SUITE, "-q", "-p", "no:cacheprovider",
          "--no-header", "-n", "2"],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=1200, check=False,
+        env=env, cwd=root, capture_output=True, text=True, timeout=1200, check=False,
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and " failed" not in out.stdout
 
-    # A damaged build is not used: the pure modules run and the status says why.
-    group = directory / f"{manifest['group']}{native.extension_suffix()}"
+    # An edited source: Python would still load the build, and the status says so.
+    errors = root / "agent" / "acpc" / "errors.py"
+    text = errors.read_text()
+    errors.write_text(text + "\n")
+    stale = status(root)
+    assert stale.state == "stale" and "(agent/acpc/errors.py)" in stale.reason
+    errors.write_text(text)
+    # A damaged shared library or manifest: refused with the reason.
+    group = build_files(root)["agent.acpc.compiled__mypyc"]
     group.write_bytes(b"not a shared library")
-    damaged = _served(cache)
-    assert damaged["active"] is False and damaged["compiled"] == []
-    assert "could not be loaded" in str(damaged["reason"])
-    (directory / native.MANIFEST).write_text("{")
-    assert "expected a readable manifest.json" in str(_served(cache)["reason"])
+    damaged = status(root)
+    assert damaged.state == "damaged" and "could not be loaded" in damaged.reason
+    assert str(group) in damaged.reason
+    manifest_path(root).write_text("{")
+    assert f"expected a readable {MANIFEST_NAME}" in status(root).reason
+    out = _arena(root, "--remove")
+    assert out.returncode == 0 and out.stdout == (
+        "compiled core: not in use (no build: run acpc-arena compile)\n"), out.stderr
+    assert served(root) == []
 
 
 def test_compile_without_mypyc_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agent.corebuild as corebuild
-
-    monkeypatch.setattr(corebuild.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     with pytest.raises(UsageError, match=r"expected mypyc .*pip install 'acpc-arena\[fast\]'"):
-        corebuild.build()
-
-
-def test_compile_status_says_why_no_build_is_used(tmp_path: Path) -> None:
-    env = {**os.environ, "ACPC_ARENA_CACHE": str(tmp_path)}
-    env.pop("ACPC_ARENA_NATIVE", None)
-    out = subprocess.run([sys.executable, "-m", "evaluation.arena", "compile", "--status"],
-                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == ("compiled core: not in use (no build for these sources (run "
-                          "acpc-arena compile))\n")
-    off = subprocess.run([sys.executable, "-m", "evaluation.arena", "compile", "--status"],
-                         env={**env, "ACPC_ARENA_NATIVE": "0"}, cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, check=False)
-    assert off.stdout == "compiled core: not in use (turned off by ACPC_ARENA_NATIVE=0)\n"
+        build()
 
 
 def test_a_manifest_is_checked_before_anything_is_loaded(tmp_path: Path) -> None:
+    manifest_path(tmp_path).parent.mkdir(parents=True)
+
     def manifest(**fields: object) -> str:
-        data: dict[str, object] = {"format": native.BUILD_FORMAT, "group": "g__mypyc",
-                                   "modules": {m: f"{m}.so" for m in native.MODULES}}
+        data: dict[str, object] = {
+            "format": BUILD_FORMAT, "key": "k", "suffix": extension_suffix(), "inputs": {},
+            "modules": {n: f.relative_to(tmp_path).as_posix()
+                        for n, f in build_files(tmp_path).items()}}
         data.update(fields)
-        (tmp_path / native.MANIFEST).write_text(json.dumps(data))
-        with pytest.raises(native.BuildInvalid) as err:
-            native.read_manifest(tmp_path)
+        manifest_path(tmp_path).write_text(json.dumps(data))
+        with pytest.raises(BuildInvalid) as err:
+            read_manifest(tmp_path)
+            corebuild.check_files(tmp_path)
         return str(err.value)
 
-    assert "expected build format 1" in manifest(format=2)
+    assert "expected build format 2" in manifest(format=1)
+    assert "expected a key, a suffix and the sources' sha256" in manifest(inputs=[])
     assert "expected the shared library and the modules" in manifest(modules={})
-    escaping = {m: "../../elsewhere.so" for m in native.MODULES}
-    assert "expected files inside the build" in manifest(modules=escaping)
+    escaping = {m: "../../elsewhere.so" for m in MODULES}
+    assert "expected the shared library and the modules" in manifest(modules=escaping)
     assert "got no such file" in manifest()

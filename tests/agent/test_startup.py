@@ -89,7 +89,7 @@ def test_inspect_of_a_verified_holdem_file_imports_no_numba(
     """``acpc-strategy inspect`` of the bundled hold'em file (figures from the manifest)
     needs no kernel once its table is verified and its tree cached (the first run)."""
     env = _filled_cache(tmp_path, monkeypatch)
-    result = _run(_WRAP, "strategies.cli", "inspect", f"strategies/data/{HOLDEM}", env=env)
+    result = _run(_WRAP, "strategies.cli", "inspect", f"agent/data/strategies/{HOLDEM}", env=env)
     assert result["status"] == 0, result
     assert result["numba"] is False, result
 

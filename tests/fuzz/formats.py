@@ -25,6 +25,7 @@ from typing import Any
 
 import msgpack
 
+from agent.data import strategies_dir
 from tests.fuzz.mutate import (
     encode_json,
     encode_msgpack,
@@ -34,7 +35,7 @@ from tests.fuzz.mutate import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-STRATEGIES = ROOT / "strategies" / "data"
+STRATEGIES = strategies_dir()
 GAMES = ROOT / "agent" / "acpc" / "games"
 LOGS = ROOT / "tests" / "data" / "logs"
 

@@ -21,6 +21,7 @@ import pytest
 
 from agent.abstraction import holdem_buckets as holdem
 from agent.abstraction.isomorphism import holdem_indexer
+from agent.data import strategy_path
 from strategies.cards import tables as cardtables
 from strategies.cards.tables import (
     StrengthTable,
@@ -33,9 +34,8 @@ from strategies.cards.tables import (
     strength_values,
 )
 from strategies.cli import main
-from tests.support import ROOT
 
-BUNDLED = ROOT / "strategies" / "data" / "holdem.nolimit.2p.strat"
+BUNDLED = strategy_path("holdem.nolimit.2p.strat")
 
 
 @pytest.mark.parametrize("round_", [1, 2, 3])
@@ -196,7 +196,7 @@ def test_cards_command(
 
 
 def test_cards_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    leduc = ROOT / "strategies" / "data" / "leduc.limit.2p.strat"
+    leduc = strategy_path("leduc.limit.2p.strat")
     assert main(["cards", "--file", str(leduc)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("acpc-strategy: error: expected a strategy file with a holdem card")

@@ -32,13 +32,14 @@ from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, Bett
 from agent.acpc.dealing import deal_hands
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import view_of
+from agent.data import manifest_path, strategy_path
 from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy, table_layout
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
 from strategies.cli import main
 from strategies.measure.best_response import exploitability, strategy_table
-from strategies.recipes import MANIFEST_PATH, RECIPES, get_recipe, load_manifest
+from strategies.recipes import RECIPES, get_recipe, load_manifest
 from tests.support import ROOT
 
 ENUMERATED = [name for name, r in RECIPES.items() if r.enumerated]
@@ -57,7 +58,7 @@ def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
 def test_manifest_lists_every_recipe() -> None:
     files = load_manifest()["files"]
     assert set(files) == {name for name, r in RECIPES.items() if r.bundled}
-    assert json.loads(MANIFEST_PATH.read_text())["files"] == files
+    assert json.loads(manifest_path().read_text())["files"] == files
 
 
 @pytest.mark.parametrize("name", ENUMERATED)
@@ -333,7 +334,7 @@ def test_list_and_help_import_neither_numpy_nor_numba() -> None:
 
 def test_inspect_holdem_summarises_thresholds_and_labels_buckets(
         capsys: pytest.CaptureFixture[str]) -> None:
-    path = ROOT / "strategies" / "data" / "holdem.nolimit.2p.strat"
+    path = strategy_path("holdem.nolimit.2p.strat")
     if not path.exists():
         pytest.skip("the bundled hold'em file is not built")
     assert main(["inspect", str(path)]) == 0

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.data import strategy_path
 from agent.strategy.fileformat import load_strategy
 from tests.support import ROOT
 from tests.support.ray_head import ray_head
@@ -27,7 +28,7 @@ from tests.support.ray_head import ray_head
 ray = pytest.importorskip("ray")
 
 ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-LEDUC = ROOT / "strategies" / "data" / "leduc.limit.2p.strat"
+LEDUC = strategy_path("leduc.limit.2p.strat")
 
 
 @pytest.fixture(scope="module")

@@ -425,11 +425,11 @@ def test_small_build_is_the_same_without_the_jit() -> None:
 def test_inspect_summarises_a_holdem_pa_spec_in_a_line() -> None:
     """From what the load's card check decoded (``Strategy.checked_cards``), never from the
     raw header (its flop table is ~100 KB of base64)."""
+    from agent.data import strategy_path
     from agent.strategy.fileformat import load_strategy
     from strategies.commands.main import _describe_cards
-    from strategies.recipes import DATA_DIR
 
-    strategy = load_strategy(DATA_DIR / "holdem.nolimit.2p.pa.strat")
+    strategy = load_strategy(strategy_path("holdem.nolimit.2p.pa.strat"))
     line = _describe_cards(strategy)
     assert len(line) < 400 and "\n" not in line
     assert "[1755, 1326]" in line and "50 turn centroids" in line and "'imperfect'" in line

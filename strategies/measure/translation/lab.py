@@ -54,6 +54,7 @@ from agent.abstraction.translation import BUILTIN_MAPPINGS, get_mapping
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.limits import excerpt
+from agent.data import strategy_path
 from agent.strategy.fileformat import Strategy, load_strategy
 from agent.strategy.purification import Purification, parse_purification
 from strategies.games import halfstreet as hs
@@ -64,7 +65,6 @@ from strategies.measure.translation.full_br import (
     purify_table,
     real_game_value,
 )
-from strategies.recipes import DATA_DIR
 
 STACKS: tuple[float, ...] = (1, 3, 5, 10, 20, 50, 100)
 """The stacks of the classic tables (pots)."""
@@ -366,7 +366,7 @@ def bundled_strategy_path(preset: str) -> Path:
     Raises:
         ValueError: if there is no such bundled file.
     """
-    path = DATA_DIR / f"leduc.nolimit.2p.{preset}.strat"
+    path = strategy_path(f"leduc.nolimit.2p.{preset}.strat")
     if not _exists(path):
         raise UsageError(f"expected a bundled no-limit Leduc abstraction (fcpa, fchpa), got "
                          f"{excerpt(preset)}")

@@ -12,6 +12,7 @@ from agent.abstraction.actions import PRESETS, build_tree
 from agent.acpc.errors import StrategyFileError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
+from agent.data import strategy_path
 from agent.strategy.fileformat import (
     MAGIC,
     QUANT,
@@ -219,7 +220,7 @@ def test_version_1_files_still_load(leduc_file: tuple[Path, np.ndarray], leduc: 
     loaded = load_strategy(path, leduc)
     assert loaded.header["version"] == 1
     assert np.allclose(loaded.table, table, atol=1e-6)
-    bundled = Path(__file__).parents[3] / "strategies" / "data" / "leduc.limit.2p.strat"
+    bundled = strategy_path("leduc.limit.2p.strat")
     assert read_header(bundled)[0]["version"] == 3  # written as version 1, upgraded
     assert load_strategy(bundled).tree.decision_nodes
 

@@ -20,11 +20,12 @@ import pytest
 from agent.abstraction.actions import PRESETS, build_tree
 from agent.acpc.errors import AcpcError, StrategyFileError
 from agent.acpc.gamedef import Game
+from agent.data import strategies_dir
 from agent.strategy import fileformat
 from agent.strategy.fileformat import MAGIC, dump_strategy, load_strategy, read_header
 
 ROOT = Path(__file__).parents[3]
-DATA = ROOT / "strategies" / "data"
+DATA = strategies_dir()
 CARDS = {"kind": "lossless", "buckets": [3, 15]}
 
 

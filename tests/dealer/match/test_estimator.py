@@ -19,6 +19,7 @@ import pytest
 from agent.acpc.dealing import deal_hands
 from agent.acpc.gamefiles import load_game
 from agent.builtin import RandomPolicy
+from agent.data import strategies_dir
 from evaluation.estimators.estimator import (
     FEATURES,
     FileAgent,
@@ -37,7 +38,7 @@ from evaluation.match.worker import MatchSettings, run_job
 from evaluation.stats import estimate
 from tests.support import ROOT
 
-DATA = ROOT / "strategies" / "data"
+DATA = strategies_dir()
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 LEDUC = "leduc.nolimit.2p.game"
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from agent.acpc.gamefiles import load_game
+from agent.data import strategy_path
 from evaluation.estimators.exact import ExactArena, Player
 from tests.support import ROOT
 
@@ -54,7 +55,7 @@ def test_exact_equals_the_played_matches_within_their_interval(tmp_path: Path) -
 def test_known_values() -> None:
     arena = ExactArena(load_game(GAME))
     call, rnd = Player("call", "builtin:call"), Player("rnd", "builtin:random")
-    pshar = Player("pshar", str(ROOT / "strategies" / "data" / FILE), mapping="rand-pshar")
+    pshar = Player("pshar", str(strategy_path(FILE)), mapping="rand-pshar")
     # the random player never faces a bet from the caller, so never folds: even
     assert arena.value(call, rnd)[0] == pytest.approx(0.0, abs=1e-12)
     # the same strategy in both seats: the two seat values cancel, each is the game's
@@ -108,7 +109,7 @@ def test_limit_and_three_player_games(tmp_path: Path) -> None:
     interval."""
     leduc = load_game("leduc.limit.2p.game")
     arena = ExactArena(leduc)
-    file = Player("f", str(ROOT / "strategies" / "data" / "leduc.limit.2p.strat"))
+    file = Player("f", str(strategy_path("leduc.limit.2p.strat")))
     v0, v1 = arena.group_values([file, file])[0]
     assert v0 == pytest.approx(-0.08561, abs=1e-4) and v1 == pytest.approx(-v0)
     kuhn = ["--game", "kuhn.limit.3p.game", "-v", "s=kuhn.limit.3p.strat",

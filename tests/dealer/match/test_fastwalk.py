@@ -27,6 +27,7 @@ from agent.abstraction.holdem_spec import preflop_class
 from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, bracket_in, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
+from agent.data import strategies_dir
 from agent.strategy.purification import (
     KINDS,
     parse_purification,
@@ -40,7 +41,7 @@ from evaluation.match.variants import parse_variant
 from tests.support import NO_JIT, ROOT
 
 fw.load_kernels()
-DATA = ROOT / "strategies" / "data"
+DATA = strategies_dir()
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 STRAT = DATA / "holdem.nolimit.2p.strat"
 

@@ -29,12 +29,13 @@ from pathlib import Path
 
 import pytest
 
+from agent.data import strategy_path
 from tests.support import ROOT
 from tests.support.ray_head import free_port, ray_head
 
 ray = pytest.importorskip("ray")
 
-STRAT = ROOT / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+STRAT = strategy_path("leduc.nolimit.2p.fcpa.strat")
 RAY = Path(sys.executable).parent / "ray"
 ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 """What the head, its drivers and the local runs get (the fixture adds the token)."""

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from agent.acpc.gamefiles import load_game
+from agent.data import strategy_path
 from evaluation import cli as matchcli
 from evaluation.logtool import verify_log
 from evaluation.match.runner import variant_cli_spec
@@ -31,7 +32,7 @@ from tests.support import DATA, ROOT
 FOLD_CLIENT = DATA / "fold_client.py"
 CRASH_CLIENT = DATA / "crash_client.py"
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
-LEDUC_NL_STRAT = ROOT / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+LEDUC_NL_STRAT = strategy_path("leduc.nolimit.2p.fcpa.strat")
 DEFAULT_LEDUC = ("leduc.nolimit.2p.fcpa.strat", "leduc.nolimit.2p.game")
 
 
@@ -600,7 +601,7 @@ def test_the_documented_toml_example_parses(tmp_path: Path) -> None:
     assert settings == {"game": "leduc.nolimit.2p.game", "hands": 2000, "matches": 10}
     by_name = {v.name: v for v in variants}
     assert by_name["pshar"].mapping == "rand-pshar" and by_name["pshar"].purify == "full"
-    want = tmp_path / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+    want = tmp_path / "agent" / "data" / "strategies" / "leduc.nolimit.2p.fcpa.strat"
     assert by_name["pshar"].strategy == str(want)
     assert by_name["random"].strategy == "builtin:random" and by_name["random"].seed == 3
     assert by_name["external"].cmd == ("./startme.sh", "--fast")

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent.data import strategy_path
 from tests.support import ROOT
 
-STRAT = ROOT / "strategies" / "data" / "leduc.nolimit.2p.fcpa.strat"
+STRAT = strategy_path("leduc.nolimit.2p.fcpa.strat")
 
 
 def _argv(run_dir: Path) -> list[str]:

@@ -43,6 +43,7 @@ from agent.acpc.betting import CALL, Action, ActionKind, BettingState
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import view_of
+from agent.data import strategy_path
 from agent.policy import LoadedStrategy, StrategyPolicy, realise
 from agent.strategy.fileformat import load_strategy
 from agent.strategy.purification import parse_purification
@@ -61,7 +62,6 @@ from strategies.measure.translation.full_br import (
     induced_table,
     purify_table,
 )
-from strategies.recipes import DATA_DIR
 from tests.support import NO_JIT, run_without_jit
 
 F64 = npt.NDArray[np.float64]
@@ -643,7 +643,7 @@ def test_induced_behaviour_is_what_the_policy_plays(sizes_in: str, mapping: str)
     """Deterministic mapping, full purification: wherever the induced behaviour is pure,
     StrategyPolicy plays exactly that action (random deals, random real bets of any size,
     all-ins a quarter of the time), under either size convention."""
-    strategy = load_strategy(DATA_DIR / "leduc.nolimit.2p.fcpa.strat")
+    strategy = load_strategy(strategy_path("leduc.nolimit.2p.fcpa.strat"))
     lab_ = AgentLab(strategy)
     real = lab_.real
     fn = get_mapping(mapping)
@@ -697,7 +697,7 @@ def test_induced_behaviour_is_what_the_policy_plays(sizes_in: str, mapping: str)
 def test_leduc_conventions_in_the_lab() -> None:
     """Both conventions measured on the bundled fcpa file: the lab's default is the
     policy's, a convention changes the figures, ``real`` never misreads an all-in."""
-    strategy = load_strategy(DATA_DIR / "leduc.nolimit.2p.fcpa.strat")
+    strategy = load_strategy(strategy_path("leduc.nolimit.2p.fcpa.strat"))
     value = lab.strategy_real_value(strategy.game)
     rows = lab.measure_strategy(strategy, ["det-arith", "rand-pshar"], ["none"], value=value,
                                 conventions=SIZE_CONVENTIONS)
@@ -724,7 +724,7 @@ def test_leduc_conventions_in_the_lab() -> None:
 
 @pytest.mark.skipif(NO_JIT, reason="no-limit Leduc is slow without the JIT")
 def test_leduc_figures_are_consistent() -> None:
-    strategy = load_strategy(DATA_DIR / "leduc.nolimit.2p.fcpa.strat")
+    strategy = load_strategy(strategy_path("leduc.nolimit.2p.fcpa.strat"))
     value = lab.strategy_real_value(strategy.game)
     assert value is not None and value.error < 1e-3
     manifest_value = strategy.meta["game_value"][0]  # the abstract game's, for scale

@@ -36,6 +36,7 @@ from agent.abstraction.translation import get_mapping
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
+from agent.data import strategy_path
 from agent.strategy.fileformat import load_strategy, table_layout
 from agent.strategy.purification import parse_purification
 from strategies.games.abstract import AbstractGame, build_abstract_game
@@ -48,7 +49,6 @@ from strategies.measure.translation.full_br import (
     build_full_tree,
     induced_table,
 )
-from strategies.recipes import DATA_DIR
 
 NONE = parse_purification("none")
 FULL = parse_purification("full")
@@ -152,7 +152,7 @@ def brute_force(agent: rb.TranslatedAgent, mapping: str, responder: int) -> floa
 
 @pytest.mark.parametrize("name", ["fcpa", "fchpa"])
 def test_leduc_equals_lab(name: str) -> None:
-    strategy = load_strategy(DATA_DIR / f"leduc.nolimit.2p.{name}.strat")
+    strategy = load_strategy(strategy_path(f"leduc.nolimit.2p.{name}.strat"))
     lab = AgentLab(strategy)
     for purification in (NONE, FULL):
         royal = rb.RoyalLab(rb.translated_agent(strategy, purification))
