@@ -87,15 +87,21 @@ def waits_for_round(terminal: bool, abstract_round: int, real_round: int) -> boo
     return not terminal and abstract_round > real_round
 
 
-def standing(tree: BettingTree, at: int, real: BettingState) -> str | None:
+def standing(tree: BettingTree, at: int, real: BettingState,
+             player: int | None = None) -> str | None:
     """Why the strategy is not asked at ``real`` with the abstract history at ``at``:
-    :data:`WAITING`, :data:`OFF`, or ``None`` (it is asked; module docstring)."""
+    :data:`WAITING`, :data:`OFF`, or ``None`` (it is asked; module docstring).
+
+    ``player``: the one whose decision it is (default: the player to act at ``real``; an
+    estimator may ask about the agent's next decision in ``real``'s round)."""
     if at == OFF_TREE:
         return OFF
     node = tree.nodes[at]
     if waits_for_round(node.is_terminal, node.round, real.round):
         return WAITING
-    if node.is_terminal or node.player != real.player or node.round != real.round:
+    if node.is_terminal or node.player != (real.player if player is None else player) or (
+        node.round != real.round
+    ):
         return OFF
     return None
 

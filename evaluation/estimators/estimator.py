@@ -443,8 +443,9 @@ class FileAgent:
 
     def fold_probability(self, st: Any, state: BettingState, position: int,
                          deal: Deal) -> float:
-        """The probability that :meth:`act` folds at ``state``."""
-        if self._decision.standing(self.tree, self._at(st), state) is not None:
+        """The probability that :meth:`act` folds at ``state`` (or, if another player is
+        to act there, at the agent's next decision in ``state``'s round)."""
+        if self._decision.standing(self.tree, self._at(st), state, position) is not None:
             return 0.0
         node = self.tree.nodes[st.node]
         row = self._purified(node.id, self._bucket(state.round, position, deal))
