@@ -1,43 +1,19 @@
-"""The decision pipeline: MatchState -> real state -> abstract history -> bucket -> action.
+"""The live agent of a strategy file: :class:`StrategyPolicy` samples the decision model.
 
-For every decision :class:`StrategyPolicy`:
+The rules (translation with its mapping, ``A``/``B``, ``f``, the draw and the size
+convention; the bucket, the row, purification, sampling, realisation; every fallback) are
+described and defined once, in :mod:`agent.decision`. The policy keeps the hand's abstract
+history, draws its private randomness from one seeded :class:`random.Random` (once per
+translated opponent raise, in the order of the real actions, then once per decision the
+strategy makes), counts the fallbacks (:class:`PolicyStats`), applies the time guard, swaps
+strategies between hands (:meth:`StrategyPolicy.swap`) and reports every decision to a
+``trace`` callback.
 
-1. replays the real actions it has not seen yet onto the hand's *abstract* history (a node
-   of the canonical abstract tree): our own actions move to the abstract child we chose;
-   an opponent's fold or call moves to the fold/call child; an opponent's raise is measured
-   as a pot fraction ``x`` of the real state before it (:mod:`agent.acpc.betsize`) and
-   translated with the mapping onto the node's abstract sizes (``A``/``B``, the call being
-   ``A = 0``), drawing the agent's private randomness once per real action; where the
-   abstract sizes are measured (in the abstract node's state or re-expressed in the real
-   state, a real all-in then always the abstract all-in) is the *size convention*
-   (:mod:`agent.abstraction.convention`, option ``sizes_in``);
-2. maps its cards to the round's bucket;
-3. looks up the row of (node, bucket), purifies it and samples an abstract action;
-4. realises it in the real state: a fold only when facing a bet (else a call), a raise
-   recomputed from the real pot for the abstraction's nominal fraction and clamped to the
-   real bounds, an all-in as the real all-in, a raise the real state forbids as a call.
-
-Fallbacks (documented behaviour, counted in :attr:`StrategyPolicy.stats`):
-
-* an opponent raise at a node where the abstraction allows no more raises is read as a
-  call;
-* **the abstract round ended before the real one** (a small bet read as a check or call
-  closed the abstract round, so the abstract node is already in a later round): the policy
-  checks or calls for the rest of the real round, without translating the actions in it,
-  and plays the strategy again from the abstract node once the real game reaches that
-  node's round with that node's player to act (the abstract history *waits* there);
-* **the abstract history has left the real one for good** (a terminal abstract node, a
-  fold the abstract node has no fold for, an earlier round's node, or another player's
-  node in the same round): the policy checks or calls to the end of the hand;
-* a decision that overruns its time guard checks or calls (:attr:`PolicyStats.timeouts`).
-  The guard's clock starts once the decision can run: a card abstraction still loading in
-  the background (:mod:`agent.abstraction.deferred`, ``acpc-agent`` without ``--preload``)
-  is waited for first, so loading or compiling is never charged to a decision and the
-  guard fires only for a decision that is itself slow (a timing-dependent result, which
-  ``acpc-match`` counts per variant and warns about).
-
-The translation lab's model of the agent (:mod:`strategies.measure.translation.full_br`) follows
-these rules one for one.
+The guard's clock starts once the decision can run: a card abstraction still loading in
+the background (:mod:`agent.abstraction.deferred`, ``acpc-agent`` without ``--preload``) is
+waited for first, so loading or compiling is never charged to a decision and the guard
+fires only for a decision that is itself slow (a timing-dependent result, which
+``acpc-match`` counts per variant and warns about).
 
 The policy is deterministic for a given seed: the same sequence of inputs gives the same
 actions. Every decision can be reported to a ``trace`` callback as a dict (one JSON line of
@@ -72,17 +48,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.abstraction.actions import action_name
-from agent.abstraction.convention import (
-    DEFAULT_SIZE_CONVENTION,
-    parse_size_convention,
-    read_bet,
-    realise_raise_to,
-)
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
 from agent.abstraction.deferred import DeferredCards
 from agent.abstraction.translation import MappingFn
-from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.describe import cards_text, describe_action, legal_labels
 from agent.acpc.matchstate import MatchState
+from agent.decision import (
+    OFF_TREE,
+    RAISE_CAP,
+    TIME_GUARD,
+    WAITING,
+    fallback_action,
+    own_move,
+    read_action,
+    realise,
+    standing,
+)
 from agent.strategy.hotswap import LoadedStrategy
 from agent.strategy.purification import Purification, sample_index
 
@@ -112,13 +94,13 @@ class PolicyStats:
 class _Hand:
     number: int
     node: int = 0
+    """The abstract history (:data:`agent.decision.OFF_TREE` once it has left)."""
     seen: int = 0
     translations: list[dict[str, Any]] = field(default_factory=list)
     reported: int = 0
     """Translations already in an earlier decision's trace record."""
     own_children: dict[int, int] = field(default_factory=dict)
     """Real action index -> abstract child chosen for it (our own actions)."""
-    off_tree: bool = False
     real: BettingState | None = None
     """The real state after ``seen`` actions."""
 
@@ -161,7 +143,6 @@ class StrategyPolicy:
         loaded = self.loaded  # fixed for the whole hand (swaps happen between hands)
         state = ms.state
         tree = loaded.tree
-        node = tree.nodes[hand.node]
         record: dict[str, Any] = {
             "hand": ms.hand_number,
             "position": ms.position,
@@ -174,29 +155,29 @@ class StrategyPolicy:
         if self.trace is not None:
             record.update(cards=cards_text(ms.own_cards), board=cards_text(visible),
                           legal=legal_labels(state))
-        if not hand.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
-            self.stats.waiting_fallbacks += 1
-            record["played"] = describe_action(state, CALL)
-            return self._finish(record, start, CALL, "abstract round ended: check/call")
-        if hand.off_tree or node.is_terminal or node.player != ms.position or (
-            node.round != state.round
-        ):
-            self._leave_tree(hand)
-            self.stats.off_tree_decisions += 1
-            record["played"] = describe_action(state, CALL)
-            return self._finish(record, start, CALL, "off-tree: check/call")
+        why = standing(tree, hand.node, state)
+        if why is not None:
+            if why == WAITING:
+                self.stats.waiting_fallbacks += 1
+            else:
+                self._leave_tree(hand)
+                self.stats.off_tree_decisions += 1
+            real = fallback_action(state, why)
+            record["played"] = describe_action(state, real)
+            return self._finish(record, start, real, why)
+        node = tree.nodes[hand.node]
         bucket = loaded.cards.bucket(round_, ms.own_cards, visible)
         if self.time_guard is not None and time.perf_counter() - start > self.time_guard:
             self.stats.timeouts += 1
-            record["played"] = describe_action(state, CALL)
-            return self._finish(record, start, CALL, "time guard: check/call")
+            real = fallback_action(state, TIME_GUARD)
+            record["played"] = describe_action(state, real)
+            return self._finish(record, start, real, TIME_GUARD)
         raw = [float(p) for p in loaded.strategy.row(node.id, bucket)]
         purified = self.purification.apply(raw)
         u = self.rng.random()
         choice = sample_index(purified, u)
         abstract = node.actions[choice]
-        real = realise(state, abstract.action.kind, abstract.fraction)
-        hand.own_children[hand.seen] = node.children[choice]
+        real, hand.own_children[hand.seen] = own_move(node, state, choice)
         if self.trace is not None:
             record.update(
                 node=node.id,
@@ -250,8 +231,8 @@ class StrategyPolicy:
 
     def _leave_tree(self, hand: _Hand) -> None:
         """The abstract history left the real one for good: count the hand once."""
-        if not hand.off_tree:
-            hand.off_tree = True
+        if hand.node != OFF_TREE:
+            hand.node = OFF_TREE
             self.stats.off_tree_fallbacks += 1
 
     def _sync(self, ms: MatchState) -> _Hand:
@@ -262,53 +243,46 @@ class StrategyPolicy:
                 self.loaded, self._pending = self._pending, None
             hand = _Hand(ms.hand_number)
             self._hand = hand
-        tree = self.loaded.tree
         real = hand.real if hand.real is not None else BettingState.initial(ms.state.game)
         actions = [a for rnd in ms.state.actions for a in rnd]
         for i in range(hand.seen, len(actions)):
             action = actions[i]
-            if not hand.off_tree:
-                node = tree.nodes[hand.node]
-                if waits_for_round(node.is_terminal, node.round, real.round):
-                    pass  # the abstract node waits for the real game to reach its round
-                elif node.is_terminal or node.player != real.player or node.round != real.round:
-                    self._leave_tree(hand)
-                elif i in hand.own_children:
+            if hand.node != OFF_TREE:
+                if i in hand.own_children:  # the strategy chose it (standing was None)
                     hand.node = hand.own_children[i]
                 else:
-                    hand.node = self._translate(hand, real, node.id, action)
+                    self._read(hand, real, action)
             real = real.apply(action)
         hand.seen = len(actions)
         hand.real = real
         return hand
 
-    def _translate(self, hand: _Hand, real: BettingState, node_id: int, action: Action) -> int:
-        node = self.loaded.tree.nodes[node_id]
-        kinds = [a.kind for a in node.actions]
-        if action.kind is ActionKind.FOLD:
-            if ActionKind.FOLD in kinds:
-                return node.children[kinds.index(ActionKind.FOLD)]
+    def _read(self, hand: _Hand, real: BettingState, action: Action) -> None:
+        """Move the abstract history over a real action the strategy did not choose (an
+        opponent's, or ours under a fallback): :func:`agent.decision.read_action`, drawing
+        once for a translated raise."""
+        tree = self.loaded.tree
+        node = tree.nodes[hand.node]
+        reading = read_action(tree, hand.node, real, action, self.sizes_in)
+        if reading.low == OFF_TREE:
             self._leave_tree(hand)
-            return node_id
-        call_index = kinds.index(ActionKind.CALL)
-        if action.kind is ActionKind.CALL:
-            return node.children[call_index]
-        raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
-        if not raises:
+            return
+        if reading.fallback == RAISE_CAP:
             self.stats.raise_cap_fallbacks += 1
-            hand.translations.append({"real": str(action), "fallback": "raise cap: as call"})
-            return node.children[call_index]
-        if not real.game.is_nolimit:
-            return node.children[raises[0]]
-        reading = read_bet(real, node, action.raise_to, self.sizes_in)
+            hand.translations.append({"real": str(action), "fallback": RAISE_CAP})
+        bet = reading.bet
+        if bet is None:
+            hand.node = reading.low
+            return
         u = self.rng.random()
-        f, chosen = reading.choose(self.mapping, u)
+        f, chosen = bet.choose(self.mapping, u)
+        hand.node = node.children[chosen]
         self.stats.translations += 1
         record: dict[str, Any] = {
             "real": str(action),
-            "x": round(reading.x, 6),
-            "A": round(reading.a, 6),
-            "B": round(reading.b, 6),
+            "x": round(bet.x, 6),
+            "A": round(bet.a, 6),
+            "B": round(bet.b, 6),
             "f": round(f, 6),
             "choice": str(node.actions[chosen].action),
             "mapping": self.mapping_name,
@@ -317,22 +291,12 @@ class StrategyPolicy:
         if self.trace is not None:
             record.update(
                 u=round(u, 6),
-                between=[action_name(node.actions[reading.options[i]])
-                         for i in (reading.low, reading.high)],
+                between=[action_name(node.actions[bet.options[i]]) for i in (bet.low, bet.high)],
                 real_text=describe_action(real, action),
             )
-        if reading.all_in:
+        if bet.all_in:
             record["all_in_rule"] = True  # the real all-in read as the abstract all-in
         hand.translations.append(record)
-        return node.children[chosen]
-
-
-def waits_for_round(terminal: bool, abstract_round: int, real_round: int) -> bool:
-    """True when the abstract history waits for the real round to end (module docstring).
-
-    Shared with the translation lab's model of the policy
-    (:mod:`strategies.measure.translation.full_br`)."""
-    return not terminal and abstract_round > real_round
 
 
 def _label(state: BettingState, kind: ActionKind, fraction: float, name: str) -> str:
@@ -343,14 +307,3 @@ def _label(state: BettingState, kind: ActionKind, fraction: float, name: str) ->
         return describe_action(state, real)
     return f"{name}: {describe_action(state, real)}"
 
-
-def realise(state: BettingState, kind: ActionKind, fraction: float) -> Action:
-    """A legal real action for an abstract one (see the module docstring, step 4)."""
-    if kind is ActionKind.FOLD:
-        return FOLD if state.can_fold() else CALL
-    if kind is ActionKind.CALL:
-        return CALL
-    if not state.game.is_nolimit:
-        return CALL if state.raise_bounds() is None else LIMIT_RAISE
-    to = realise_raise_to(state, fraction)
-    return CALL if to is None else Action(ActionKind.RAISE, to)

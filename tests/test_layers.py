@@ -52,13 +52,14 @@ AGENT_LEVELS = {
     "agent.kernelstamp": 1,
     "agent.abstraction": 2,
     "agent.strategy": 3,
+    "agent.decision": 4,
     "agent.builtin": 4,
-    "agent.policy": 4,
-    "agent.agents": 5,
-    "agent.client": 5,
-    "agent.human": 5,
-    "agent.explain": 5,
-    "agent.cli": 6,
+    "agent.policy": 5,
+    "agent.agents": 6,
+    "agent.client": 6,
+    "agent.human": 6,
+    "agent.explain": 6,
+    "agent.cli": 7,
 }
 """The agent's floors, bottom up: a module may import its own floor and those below. The
 bundled data (:mod:`agent.data`) sits at the bottom beside the core, which may read it."""

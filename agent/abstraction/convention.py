@@ -30,9 +30,8 @@ every raise clamped to the real all-in. A bet at the merged size is read as that
 abstract action; the others at that size are not reachable by translation at this node
 (the agent's own play still reaches them).
 
-:func:`read_bet` is the one definition: :class:`agent.policy.StrategyPolicy` and the
-translation lab's exact model of the agent (:mod:`strategies.measure.translation.full_br`) both
-call it, so they cannot disagree.
+:func:`read_bet` is the one definition: the decision model (:mod:`agent.decision`) calls it,
+and the live agent and every evaluator go through that model.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.abstraction` only.
 """
@@ -77,7 +76,7 @@ def realise_raise_to(state: BettingState, fraction: float) -> int | None:
     ``fraction`` of the pot (:func:`~agent.acpc.betsize.raise_to_from_pot_fraction`),
     rounded to whole chips and clamped to the raise bounds; :data:`ALL_IN` is the upper
     bound. ``None`` when no raise is legal. The agent realises its own raises with it
-    (:func:`agent.policy.realise`).
+    (:func:`agent.decision.realise`).
     """
     bounds = state.raise_bounds()
     if bounds is None:

@@ -11,10 +11,10 @@ position: a duplicate hand), walks the real betting tree:
 
 * a **strategy-file** agent's decisions are expanded over its whole purified row, and an
   opponent's raise it translates over both sides of the mapping's draw (``f`` and
-  ``1 - f``), by :class:`FileAgent`, a model of :class:`agent.policy.StrategyPolicy` that
-  follows its rules one for one (waiting for the real round, off-tree check/call, the
-  raise cap, the size convention, :func:`agent.policy.realise`); the oracle test plays it
-  with the policy's own draws and gets the same actions and values as a played match;
+  ``1 - f``), by :class:`FileAgent`: the decision model of :mod:`agent.decision` (the rules
+  of :class:`agent.policy.StrategyPolicy` and every fallback, defined there) expanded; the
+  oracle test plays it with the policy's own draws and gets the same actions and values
+  as a played match;
 * **builtin:random** (fold 6 %, call 47 %, raise 47 % renormalised over the legal kinds,
   a raise-to uniform between the bounds) has its kind and raise size drawn from a hash of
   (deal seed, hand, position, betting): every variant compared on a deal meets the same
@@ -86,7 +86,7 @@ from typing import Any, Protocol
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.cards import NUM_SUITS, deck_for
 from agent.acpc.dealing import Deal, deal_hands
-from agent.acpc.errors import AbstractionError, UsageError
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 from agent.strategy.purification import sample_index
@@ -358,11 +358,11 @@ class _FileState:
 
 
 class FileAgent:
-    """A strategy file as :class:`agent.policy.StrategyPolicy` plays it, as distributions.
+    """A strategy file as :class:`agent.policy.StrategyPolicy` plays it, as distributions:
+    the decision model (:mod:`agent.decision`) expanded.
 
-    The state is the abstract node (and whether the hand left the tree); the rules are the
-    policy's, in the same order (so sampling the outcomes with the policy's draws gives
-    its actions: the oracle test).
+    The state is the abstract history (its node, and whether the hand left the tree);
+    sampling the outcomes with the policy's draws gives its actions (the oracle test).
     """
 
     draws = True
@@ -381,27 +381,16 @@ class FileAgent:
         (:func:`flop_buckets`); None: the abstraction's own kernel."""
         self.later = kernel_buckets(self.loaded.cards)
         """Turn and river buckets straight from the kernel (:func:`kernel_buckets`)."""
-        from agent.abstraction.convention import read_bet
-        from agent.policy import realise, waits_for_round
-        from agent.strategy.purification import sample_index
+        from agent import decision
 
-        self._realise = realise
-        self._waits = waits_for_round
-        self._sample_index = sample_index
-        self._read_bet = read_bet
-        self._reads: dict[int, tuple[int, int, tuple[int, ...]]] = {}
-        """Per node: the fold child (-1: none), the call child and the raises' indexes."""
+        self._decision = decision
+        self._kinds: dict[int, Any] = {}
+        """Per node: its :class:`agent.decision.NodeKinds`."""
 
-    def _reading_info(self, node: Any) -> tuple[int, int, tuple[int, ...]]:
-        got = self._reads.get(node.id)
+    def _node_kinds(self, node: Any) -> Any:
+        got = self._kinds.get(node.id)
         if got is None:
-            kinds = [a.kind for a in node.actions]
-            fold = (node.children[kinds.index(ActionKind.FOLD)]
-                    if ActionKind.FOLD in kinds else -1)
-            call = (node.children[kinds.index(ActionKind.CALL)]
-                    if ActionKind.CALL in kinds else -1)
-            raises = tuple(i for i, k in enumerate(kinds) if k is ActionKind.RAISE)
-            got = self._reads[node.id] = (fold, call, raises)
+            got = self._kinds[node.id] = self._decision.NodeKinds.of(node)
         return got
 
     @property
@@ -443,14 +432,22 @@ class FileAgent:
             self._rows[key] = row
         return row
 
+    def _at(self, st: Any) -> int:
+        return self._decision.OFF_TREE if st.off_tree else st.node
+
+    def _state(self, st: Any, at: int) -> Any:
+        """The state for abstract history ``at`` (off the tree: ``st``'s node, marked)."""
+        if at == self._decision.OFF_TREE:
+            return st if st.off_tree else _FileState(st.node, True)
+        return _FileState(at)
+
     def fold_probability(self, st: Any, state: BettingState, position: int,
                          deal: Deal) -> float:
-        """The probability that :meth:`act` folds at ``state``."""
-        node = self.tree.nodes[st.node]
-        if st.off_tree or self._waits(node.is_terminal, node.round, state.round) or (
-            node.is_terminal or node.player != position or node.round != state.round
-        ):
+        """The probability that :meth:`act` folds at ``state`` (or, if another player is
+        to act there, at the agent's next decision in ``state``'s round)."""
+        if self._decision.standing(self.tree, self._at(st), state, position) is not None:
             return 0.0
+        node = self.tree.nodes[st.node]
         row = self._purified(node.id, self._bucket(state.round, position, deal))
         return math.fsum(p for a, p in zip(node.actions, row, strict=True)
                          if a.action.kind is ActionKind.FOLD)
@@ -458,65 +455,42 @@ class FileAgent:
     def act(self, st: Any, state: BettingState, position: int, deal: Deal,
             key: tuple[int, ...], draw: Callable[[], float] | None = None,
             ) -> tuple[list[Outcome], bool]:
-        realise, waits_for_round = self._realise, self._waits
-        sample_index = self._sample_index
-        node = self.tree.nodes[st.node]
-        if not st.off_tree and waits_for_round(node.is_terminal, node.round, state.round):
-            return [(1.0, CALL, st)], False
-        if st.off_tree or node.is_terminal or node.player != position or (
-            node.round != state.round
-        ):
-            return [(1.0, CALL, _FileState(st.node, True))], False
+        decision = self._decision
+        at = self._at(st)
+        why = decision.standing(self.tree, at, state)
+        if why is not None:
+            return [(1.0, decision.fallback_action(state, why),
+                     self._state(st, decision.after_fallback(at, why)))], False
+        node = self.tree.nodes[at]
         row = self._purified(node.id, self._bucket(state.round, position, deal))
         if draw is not None:
-            i = sample_index(row, draw())
-            a = node.actions[i]
-            return [(1.0, realise(state, a.action.kind, a.fraction),
-                     _FileState(node.children[i]))], True
-        out: list[Outcome] = []
-        for i, p in enumerate(row):
-            # zero-probability actions stay in the list (sample_index skips them) but are
-            # not realised: the walk never follows them
-            a = node.actions[i]
-            real = realise(state, a.action.kind, a.fraction) if p > 0.0 else CALL
-            out.append((p, real, _FileState(node.children[i])))
-        return out, True
+            action, child = decision.own_move(node, state, sample_index(row, draw()))
+            return [(1.0, action, _FileState(child))], True
+        return [(p, action, _FileState(child))
+                for p, action, child in decision.own_outcomes(node, state, row)], True
 
     def observe(self, st: Any, state: BettingState,
                 action: Action) -> tuple[list[tuple[float, Any]], bool]:
-        if st.off_tree:
-            return [(1.0, st)], False
-        node = self.tree.nodes[st.node]
-        if self._waits(node.is_terminal, node.round, state.round):
-            return [(1.0, st)], False
-        if node.is_terminal or node.player != state.player or node.round != state.round:
-            return [(1.0, _FileState(st.node, True))], False
-        fold, call_child, raises = self._reading_info(node)
-        if action.kind is ActionKind.FOLD:
-            if fold >= 0:
-                return [(1.0, _FileState(fold))], False
-            return [(1.0, _FileState(st.node, True))], False
-        if call_child < 0:
-            raise AbstractionError(f"expected a call at abstract node {node.id}, got none")
-        call = _FileState(call_child)
-        if action.kind is ActionKind.CALL:
-            return [(1.0, call)], False
-        if not raises:
-            return [(1.0, call)], False
-        if not state.game.is_nolimit:
-            return [(1.0, _FileState(node.children[raises[0]]))], False
-        rk = (st.node, state.betting, self.sizes_in, action.raise_to)
-        readings = self.cards.readings
-        reading = readings.get(rk)
-        if reading is None:
-            reading = readings[rk] = self._read_bet(state, node, action.raise_to,
-                                                    self.sizes_in)
-        low = _FileState(node.children[reading.options[reading.low]])
-        if reading.certain:
-            return [(1.0, low)], True
-        f = reading.prob_low(self.mapping)
-        high = _FileState(node.children[reading.options[reading.high]])
-        return [(f, low), (1.0 - f, high)], True
+        decision = self._decision
+        at = self._at(st)
+        why = decision.standing(self.tree, at, state)
+        if why is not None:
+            return [(1.0, self._state(st, decision.after_fallback(at, why)))], False
+        node = self.tree.nodes[at]
+        if action.kind is ActionKind.RAISE and state.game.is_nolimit:
+            # bet readings are cached per deal: the variants of a file that differ in the
+            # mapping bracket a raise alike
+            rk = (at, state.betting, self.sizes_in, action.raise_to)
+            readings = self.cards.readings
+            reading = readings.get(rk)
+            if reading is None:
+                reading = readings[rk] = decision.read_on_tree(
+                    node, self._node_kinds(node), state, action, self.sizes_in)
+        else:
+            reading = decision.read_on_tree(node, self._node_kinds(node), state, action,
+                                            self.sizes_in)
+        return [(p, self._state(st, nxt)) for p, nxt in reading.outcomes(self.mapping)], \
+            reading.draws
 
 
 def make_model(variant: Variant, game: Game, *, expand_random: bool = False,

@@ -7,7 +7,7 @@ real action, its own randomness integrated out:
 
 * a strategy file in a no-limit game: the abstract strategy played through its mapping,
   purification and size convention, its translation draws private
-  (:func:`strategies.measure.translation.full_br.induced_table`, the policy's rules one for one);
+  (:func:`strategies.measure.translation.full_br.induced_table`: :mod:`agent.decision` expanded);
   in a limit game the abstract tree is the real one (nothing to translate): the purified
   table, each real (lossless) bucket reading the row of its abstract bucket;
 * ``builtin:random``: fold 6 / call 47 / raise 47 renormalised over the legal kinds, a

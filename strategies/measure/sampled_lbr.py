@@ -12,17 +12,16 @@ a match's 1 s guard never triggers at these speeds). Any two-player no-limit gam
 **LBR's side.** It never sees the agent's cards. It keeps the agent's *range*: a weight per
 hole of the deck (1,326 in hold'em; :func:`strategies.measure.lbr_cards.all_holes`), uniform at the
 start, zero for holes that touch its own cards or the board, and after every agent action
-``a`` multiplied by ``P(a | hole, history)`` from an *agent model* that follows the policy
-one rule at a time (:class:`StrategyModel`, :mod:`agent.policy`'s module docstring): the
-model carries *hypotheses*, pairs (abstract node, or off-tree) x weight per hole. An LBR
-raise is translated as the policy translates it (:func:`agent.abstraction.convention.
-read_bet`, the same size convention): a randomized mapping splits a hypothesis in two with
-weights ``f`` and ``1 - f`` (the agent's private draw: a *mixture*, never a guess). An agent
-action keeps, per hypothesis, the abstract actions that :func:`agent.policy.realise` turns
-into that real action, weighted by the purified row of each hole's bucket
-(:func:`strategies.measure.lbr_cards.hole_buckets`), and moves to their children. The policy's
-fallbacks (raise cap read as a call, the abstract round that waits for the real one,
-off-tree check/call) are the model's too. Built-ins: ``call``, ``fold`` and ``minraise``
+``a`` multiplied by ``P(a | hole, history)`` from an *agent model*: for a strategy file the
+decision model of :mod:`agent.decision` expanded (:class:`StrategyModel`; the rules and
+every fallback are described there). It carries *hypotheses*, pairs (abstract node, or
+off-tree) x weight per hole. An LBR raise is read as the agent reads it
+(:func:`agent.decision.read_on_tree`, the same size convention): a randomized mapping
+splits a hypothesis in two with weights ``f`` and ``1 - f`` (the agent's private draw: a
+*mixture*, never a guess). An agent action keeps, per hypothesis, the abstract actions
+that :func:`agent.decision.own_moves` turns into that real action, weighted by the
+purified row of each hole's bucket (:func:`strategies.measure.lbr_cards.hole_buckets`),
+and moves to their children. Built-ins: ``call``, ``fold`` and ``minraise``
 ignore their cards (the range never changes), ``random`` too (its probabilities are known:
 :class:`RandomModel`), ``equity`` is asked hole by hole (:class:`QueryModel`).
 
@@ -71,7 +70,6 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.convention import read_bet
 from agent.abstraction.holdem_buckets import HoldemCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_after_call
@@ -82,7 +80,15 @@ from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import view_of
 from agent.builtin import CallPolicy, EquityPolicy, FoldPolicy, MinRaisePolicy, RandomPolicy
-from agent.policy import StrategyPolicy, realise, waits_for_round
+from agent.decision import (
+    NodeKinds,
+    after_fallback,
+    fallback_action,
+    own_moves,
+    read_on_tree,
+    standing,
+)
+from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import DTYPES, QUANT
 from agent.strategy.hotswap import LoadedStrategy
 from agent.strategy.purification import TIE, Purification
@@ -100,11 +106,9 @@ PREFLOP_RULES = ("call", "best")
 CHUNK_DEALS = 10
 """Deals per chunk (20 hands): the unit of work of a worker and of the seeds."""
 
-OFF_TREE = -1
-"""The hypothesis of an agent whose abstract history has left the real one."""
-
 Hyps = dict[int, F64]
-"""Hypotheses: abstract node (or :data:`OFF_TREE`; 0 for built-ins) -> weight per hole."""
+"""Hypotheses: abstract node (or :data:`agent.decision.OFF_TREE`; 0 for built-ins) ->
+weight per hole."""
 
 
 # --------------------------------------------------------------------------- hands
@@ -261,50 +265,34 @@ class StrategyModel:
         return purify_rows(rows, self.purification)
 
     def update(self, view: HandView, hyps: Hyps, state: BettingState, action: Action) -> Hyps:
+        """The hypotheses after ``action``: the decision model (:mod:`agent.decision`)
+        expanded per hypothesis, the agent's actions weighted by each hole's row."""
         tree = self.loaded.tree
         agent = state.player == view.agent_position
         out: Hyps = {}
         for node_id, w in hyps.items():
-            node = tree.nodes[node_id] if node_id != OFF_TREE else None
-            if node is None or waits_for_round(node.is_terminal, node.round, state.round) or \
-                    node.is_terminal or node.player != state.player or \
-                    node.round != state.round:
-                waiting = node is not None and waits_for_round(node.is_terminal, node.round,
-                                                               state.round)
-                keep = node_id if waiting else OFF_TREE
-                if not agent or action.kind is ActionKind.CALL:  # the agent checks/calls
-                    _add(out, keep, w)
+            why = standing(tree, node_id, state)
+            if why is not None:  # the agent waits or is off the tree
+                if not agent or action == fallback_action(state, why):
+                    _add(out, after_fallback(node_id, why), w)
                 continue
+            node = tree.nodes[node_id]
             if agent:
                 which = np.flatnonzero(w)
                 probs = self.probs(view, node_id, state.round, which)
-                for i, a in enumerate(node.actions):
-                    if realise(state, a.kind, a.fraction) == action:
+                for i, (real, child) in enumerate(own_moves(node, state)):
+                    if real == action:
                         moved = np.zeros_like(w)
                         moved[which] = w[which] * probs[:, i]
-                        _add(out, node.children[i], moved)
+                        _add(out, child, moved)
                 continue
-            kinds = [a.kind for a in node.actions]
-            if action.kind is ActionKind.FOLD:
-                _add(out, node.children[kinds.index(ActionKind.FOLD)]
-                     if ActionKind.FOLD in kinds else OFF_TREE, w)
-                continue
-            call = node.children[kinds.index(ActionKind.CALL)]
-            raises = [i for i, k in enumerate(kinds) if k is ActionKind.RAISE]
-            if action.kind is ActionKind.CALL or not raises:  # raise cap: read as a call
-                _add(out, call, w)
-                continue
-            if not state.game.is_nolimit:
-                _add(out, node.children[raises[0]], w)
-                continue
-            reading = read_bet(state, node, action.raise_to, self.sizes_in)
-            f = reading.prob_low(self.mapping)
-            low = node.children[reading.options[reading.low]]
+            reading = read_on_tree(node, NodeKinds.of(node), state, action, self.sizes_in)
             if reading.certain:
-                _add(out, low, w)
+                _add(out, reading.low, w)
                 continue
-            _add(out, low, f * w)
-            _add(out, node.children[reading.options[reading.high]], (1.0 - f) * w)
+            f = reading.prob_low(self.mapping)
+            _add(out, reading.low, f * w)
+            _add(out, reading.high, (1.0 - f) * w)
         return out
 
 

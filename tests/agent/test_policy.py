@@ -21,7 +21,8 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState, view_of
-from agent.policy import LoadedStrategy, StrategyPolicy, realise
+from agent.decision import realise
+from agent.policy import LoadedStrategy, StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy, table_layout
 from agent.strategy.purification import parse_purification
 from tests.support import random_playout

@@ -19,15 +19,10 @@ exactly (no sampling) in three steps:
    for the agent's bucket) or one side of a translation draw (``f(A, B, x)`` to ``A``,
    ``1 - f`` to ``B``). The draws are the agent's private randomness: once drawn they stay
    fixed for the hand (they are part of the abstract history) and the responder does not
-   see them. The edges follow the policy's rules one for one: the raise-cap fallback
-   (a raise the abstract node cannot answer is read as a call), a fold the abstract node
-   has no fold for, the size convention (:func:`agent.abstraction.convention.read_bet`,
-   the function the policy calls: the model is built for one convention), an abstract
-   node already in a later round than the real state (the
-   agent checks or calls and the pair keeps its abstract node until the real game reaches
-   that round), an abstract history that has left the real one for good (terminal,
-   another player's or an earlier round's node: the agent checks or calls from then on),
-   and :func:`agent.policy.realise` for the agent's own abstract actions.
+   see them. The edges are the decision model's distributions expanded
+   (:mod:`agent.decision`, the rules and their fallbacks described and defined once:
+   :func:`~agent.decision.standing`, :func:`~agent.decision.own_moves`,
+   :func:`~agent.decision.read_on_tree`); the model is built for one size convention.
 3. :func:`induced_table` pushes the agent's reach through the edges (a numba kernel over
    flat arrays, in the edges' topological order: no recursion) for every distinct
    observation sequence of the agent (its buckets by round), sums the pairs of each real
@@ -61,14 +56,21 @@ from agent.abstraction.actions import (
     Node,
 )
 from agent.abstraction.buckets import CardAbstraction, LosslessCards, card_abstraction_from_spec
-from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention, read_bet
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
+from agent.decision import (
+    NodeKinds,
+    after_fallback,
+    fallback_action,
+    own_moves,
+    read_on_tree,
+    standing,
+)
 from agent.jit import kernel
-from agent.policy import realise, waits_for_round
 from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import Purification
 from strategies.games.abstract import AbstractGame, build_abstract_game, uniform_table
@@ -84,9 +86,6 @@ EVERY_CHIP = BettingAbstraction("every-chip", ((),))
 
 MAX_FULL_NODES = 2_000_000
 """Largest real betting tree :func:`build_full_tree` enumerates."""
-
-OFF_TREE = -1
-"""The agent's abstract state once its abstract history has left the real one."""
 
 EDGE_CERTAIN, EDGE_AGENT, EDGE_TRANSLATION = 0, 1, 2
 
@@ -155,6 +154,18 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
     return tree
 
 
+def real_child(node: Node, action: Action) -> int:
+    """The child of ``node`` (of :func:`build_full_tree`) that ``action`` leads to."""
+    if action.kind is ActionKind.FOLD:
+        return node.children[0]
+    first_raise = 1 + int(node.state.can_fold())
+    if action.kind is ActionKind.CALL:
+        return node.children[first_raise - 1]
+    bounds = node.state.raise_bounds()
+    assert bounds is not None
+    return node.children[first_raise + action.raise_to - bounds[0]]
+
+
 @functools.lru_cache(maxsize=4)
 def build_full_game(game: Game) -> AbstractGame:
     """The real game flattened (lossless cards): the responder's side of every measurement.
@@ -188,7 +199,7 @@ class AgentModel:
     pair_real: I32
     """Per pair: its real node."""
     pair_abstract: I32
-    """Per pair: its abstract node, or :data:`OFF_TREE`."""
+    """Per pair: its abstract node, or :data:`agent.decision.OFF_TREE`."""
     edge_src: I32
     edge_dst: I32
     edge_kind: I32
@@ -302,6 +313,7 @@ def walk_pairs(
         ks.append(stride)
         rounds.append(r_)
 
+    kinds_of: dict[int, NodeKinds] = {}
     for rnode in rnodes:
         if rnode.is_terminal or not node_pairs[rnode.id]:
             continue
@@ -309,68 +321,48 @@ def walk_pairs(
         actor = state.player
         rchildren = rnode.children
         ractions = rnode.actions
-        first_raise = 1 + int(state.can_fold())
         bounds = state.raise_bounds()
-        call_child = rchildren[first_raise - 1]
         for astate, p in list(node_pairs[rnode.id].items()):
-            anode = anodes[astate] if astate != OFF_TREE else None
-            if anode is None or anode.is_terminal or anode.player != actor or \
-                    anode.round != state.round:
-                # waiting for the real round to end keeps the abstract node; else off-tree
-                keep = astate if anode is not None and waits_for_round(
-                    anode.is_terminal, anode.round, state.round) else OFF_TREE
-                if actor == seat:  # the agent checks or calls
-                    edge(p, pair_of(call_child, keep), EDGE_CERTAIN)
+            why = standing(atree, astate, state)
+            if why is not None:  # the agent waits or is off the tree (agent.decision)
+                keep = after_fallback(astate, why)
+                if actor == seat:
+                    edge(p, pair_of(real_child(rnode, fallback_action(state, why)), keep),
+                         EDGE_CERTAIN)
                 else:
                     for c in rchildren:
                         edge(p, pair_of(c, keep), EDGE_CERTAIN)
                 continue
-            akinds = [a.kind for a in anode.actions]
+            anode = anodes[astate]
             if actor == seat:
                 k = len(anode.actions)
-                for i, act in enumerate(anode.actions):
-                    real_action = realise(state, act.kind, act.fraction)
-                    if real_action.kind is ActionKind.FOLD:
-                        c = rchildren[0]
-                    elif real_action.kind is ActionKind.CALL:
-                        c = call_child
-                    else:
-                        assert bounds is not None
-                        c = rchildren[first_raise + real_action.raise_to - bounds[0]]
-                    edge(p, pair_of(c, anode.children[i]), EDGE_AGENT,
+                for i, (real_action, child) in enumerate(own_moves(anode, state)):
+                    edge(p, pair_of(real_child(rnode, real_action), child), EDGE_AGENT,
                          int(aoffset[astate]) + i, k, anode.round)
                 continue
-            call_index = akinds.index(ActionKind.CALL)
-            has_raise = ActionKind.RAISE in akinds
-            abstract_all_in = next((anode.children[i] for i, a in enumerate(anode.actions)
-                                    if a.kind is ActionKind.RAISE and a.fraction == ALL_IN),
-                                   None)
+            kinds = kinds_of.get(astate)
+            if kinds is None:
+                kinds = kinds_of[astate] = NodeKinds.of(anode)
+            abstract_all_in = next((anode.children[i] for i in kinds.raises
+                                    if anode.actions[i].fraction == ALL_IN), None)
             for c, ract in zip(rchildren, ractions, strict=True):
-                if ract.kind is ActionKind.FOLD:
-                    target = anode.children[akinds.index(ActionKind.FOLD)] \
-                        if ActionKind.FOLD in akinds else OFF_TREE
-                    edge(p, pair_of(c, target), EDGE_CERTAIN)
-                    continue
-                if ract.kind is ActionKind.CALL or not has_raise:  # raise cap: read as a call
-                    edge(p, pair_of(c, anode.children[call_index]), EDGE_CERTAIN)
-                    continue
-                reading = read_bet(state, anode, ract.action.raise_to, sizes_in)
-                real_all_in = bounds is not None and ract.action.raise_to == bounds[1] and \
-                    abstract_all_in is not None
-                low = anode.children[reading.options[reading.low]]
-                high = anode.children[reading.options[reading.high]]
+                reading = read_on_tree(anode, kinds, state, ract.action, sizes_in)
+                bet = reading.bet
+                misread = bet is not None and bounds is not None and \
+                    ract.action.raise_to == bounds[1] and abstract_all_in is not None
                 if reading.certain:
-                    edge(p, pair_of(c, low), EDGE_CERTAIN, misread=real_all_in and
-                         low != abstract_all_in)
+                    edge(p, pair_of(c, reading.low), EDGE_CERTAIN,
+                         misread=misread and reading.low != abstract_all_in)
                     continue
-                key = (reading.a, reading.b, reading.x)
+                assert bet is not None
+                key = (bet.a, bet.b, bet.x)
                 t = trans_index.setdefault(key, len(translations))
                 if t == len(translations):
                     translations.append(key)
-                edge(p, pair_of(c, low), EDGE_TRANSLATION, 2 * t,
-                     misread=real_all_in and low != abstract_all_in)
-                edge(p, pair_of(c, high), EDGE_TRANSLATION, 2 * t + 1,
-                     misread=real_all_in and high != abstract_all_in)
+                edge(p, pair_of(c, reading.low), EDGE_TRANSLATION, 2 * t,
+                     misread=misread and reading.low != abstract_all_in)
+                edge(p, pair_of(c, reading.high), EDGE_TRANSLATION, 2 * t + 1,
+                     misread=misread and reading.high != abstract_all_in)
 
     return PairGraph(
         pair_real=np.array(pair_real, dtype=np.int32),

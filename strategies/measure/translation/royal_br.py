@@ -7,8 +7,8 @@ quantities from the public tree instead:
 
 - The agent's side is :func:`strategies.measure.translation.full_br.walk_pairs`, the very pair graph
   the lab builds (real node, abstract node or off-tree; certain, agent and translation
-  edges): the policy's rules are modelled once. Only real nodes the agent reaches appear in
-  it; the responder's value is 0 everywhere else.
+  edges): the decision model (:mod:`agent.decision`) expanded. Only real nodes the agent
+  reaches appear in it; the responder's value is 0 everywhere else.
 - Boards are walked one at a time. On a board, the agent's reach of every pair is a vector
   over the hands that do not touch the board (a numba sweep of the edges in topological
   order); summed per real node it is the agent's reach of that public state.

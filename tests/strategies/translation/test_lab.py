@@ -44,7 +44,8 @@ from agent.acpc.gamedef import Game, parse_gamedef
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import view_of
 from agent.data import strategy_path
-from agent.policy import LoadedStrategy, StrategyPolicy, realise
+from agent.decision import realise
+from agent.policy import LoadedStrategy, StrategyPolicy
 from agent.strategy.fileformat import load_strategy
 from agent.strategy.purification import parse_purification
 from strategies.cli import main
