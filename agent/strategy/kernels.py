@@ -1,4 +1,6 @@
-"""numba kernels for strategy tables: the content checksum and the row checks in one pass.
+"""numba kernels for strategy tables: the content checksum, the row checks in one pass, and
+purification of whole tables (:func:`purify_rows`, the agent's one purification rule
+compiled).
 
 A 1 GB table must be validated in well under a second for hot-swap, so both run over the
 raw bytes at memory speed instead of through hashlib and per-node numpy calls.
@@ -23,6 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.jit import inline_kernel, kernel, parallel_kernel
+from agent.strategy.purification import KINDS, Purification, purify_row, share_rules
+
+share_rules()  # the kernels below call purify_row compiled from its one definition
 
 MASK = (1 << 64) - 1
 SEED = 0x243F6A8885A308D3
@@ -276,3 +281,38 @@ def warm_up() -> None:
                   frozen(np.array([0.5, 0.6], dtype="<f4")),  # the slow path names the row
                   frozen(np.array([30000, 35535], dtype="<u2"))):
         first_bad_row(table, offsets, rows, num_actions, 1e-3, 65535)
+
+
+@kernel
+def _purify_rows(rows: npt.NDArray[np.float64], kind: int, threshold: float,
+                 renormalise: bool) -> None:
+    k = rows.shape[1]
+    for r in range(rows.shape[0]):
+        row = rows[r]
+        if purify_row(row, k, kind, threshold) and kind != 0:
+            continue  # purify_row's distribution is the result
+        if not renormalise:
+            continue
+        total = 0.0
+        for i in range(k):
+            total += row[i]
+        for i in range(k):
+            row[i] = row[i] / total if total != 0.0 else np.nan
+
+
+def purify_rows(rows: npt.ArrayLike, purification: Purification | None,
+                renormalise: bool = True) -> npt.NDArray[np.float64]:
+    """Every row of the 2-D ``rows`` purified by the agent's rule
+    (:func:`agent.strategy.purification.purify_row`, compiled), in a new float64 array.
+
+    ``none`` (or ``None``) leaves a row as it is, and a row without positive mass is left
+    as it is too; with ``renormalise`` such rows are divided by their sum (left to right;
+    NaN for a row that sums to 0): the distribution
+    :func:`agent.strategy.purification.sample_index` samples from.
+    """
+    out = np.array(rows, dtype=np.float64, order="C", copy=True)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D array of rows, got shape {out.shape}")
+    pur = purification if purification is not None else Purification("none")
+    _purify_rows(out, KINDS.index(pur.kind), float(pur.threshold), renormalise)
+    return out

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from agent.acpc.errors import UsageError
 from agent.jit import kernel
 from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
-from agent.strategy.purification import TIE as PURIFY_TIE
+from agent.strategy.kernels import purify_rows
 from agent.strategy.purification import Purification
 from strategies.games.abstract import AbstractGame, KernelGame, normalise_rows
 
@@ -219,26 +219,15 @@ def strategy_table(game: AbstractGame, strategy: Strategy) -> F64:
 
 def purify_table(layout: TableLayout, table: npt.ArrayLike,
                  purification: Purification | None = None) -> F64:
-    """``table`` (table layout) with every row renormalised in float64 and purified.
-
-    Row for row the same as :meth:`agent.strategy.purification.Purification.apply` (the
-    agent's purification), vectorised per node. ``None`` or ``none``: renormalised only.
-    """
+    """``table`` (table layout) with every row purified by the agent's rule and renormalised
+    in float64 (:func:`agent.strategy.kernels.purify_rows`, one node's rows at a time).
+    ``None`` or ``none``: renormalised only."""
     out = np.array(table, dtype=np.float64)
     for node in np.flatnonzero(layout.offsets >= 0):
         k = int(layout.num_actions[node])
         start = int(layout.offsets[node])
-        block = out[start : start + int(layout.rows[node]) * k].reshape(-1, k)
-        if purification is not None and purification.kind != "none":
-            best = block.max(axis=1, keepdims=True)
-            ties = ((block > 0.0) & (block >= best - PURIFY_TIE)).astype(np.float64)
-            if purification.kind == "threshold":
-                kept = np.where(block >= purification.threshold, block, 0.0)
-                has = kept.sum(axis=1, keepdims=True) > 0.0
-                block[:] = np.where(has, kept, ties)
-            else:
-                block[:] = ties
-        block /= block.sum(axis=1, keepdims=True)
+        stop = start + int(layout.rows[node]) * k
+        out[start:stop] = purify_rows(out[start:stop].reshape(-1, k), purification).ravel()
     return out
 
 

@@ -91,7 +91,8 @@ from agent.decision import (
 from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import DTYPES, QUANT
 from agent.strategy.hotswap import LoadedStrategy
-from agent.strategy.purification import TIE, Purification
+from agent.strategy.kernels import purify_rows
+from agent.strategy.purification import Purification
 from strategies.measure.lbr_cards import all_holes, completions, equities, hole_buckets
 
 F64 = npt.NDArray[np.float64]
@@ -217,23 +218,6 @@ class AgentModel(Protocol):
 
 
 # --------------------------------------------------------------------------- agent models
-
-
-def purify_rows(rows: F64, purification: Purification) -> F64:
-    """Each row of ``rows`` purified (:meth:`Purification.apply`) and divided by its total
-    (what :func:`agent.strategy.purification.sample_index` samples from)."""
-    if purification.kind == "threshold":
-        kept = np.where(rows >= purification.threshold, rows, 0.0)
-        sums = kept.sum(axis=1, keepdims=True)
-        full = purify_rows(rows, Purification("full"))
-        return np.where(sums > 0, kept / np.where(sums > 0, sums, 1.0), full)
-    if purification.kind == "full":
-        best = rows.max(axis=1, keepdims=True)
-        ties = ((rows > 0.0) & (rows >= best - TIE)).astype(np.float64)
-        out: F64 = ties / ties.sum(axis=1, keepdims=True)
-        return out
-    normal: F64 = rows / rows.sum(axis=1, keepdims=True)
-    return normal
 
 
 class StrategyModel:

@@ -60,7 +60,7 @@ from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_con
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_fraction
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import Game
 from agent.decision import (
     NodeKinds,
@@ -72,6 +72,7 @@ from agent.decision import (
 )
 from agent.jit import kernel
 from agent.strategy.fileformat import Strategy
+from agent.strategy.kernels import purify_rows
 from agent.strategy.purification import Purification
 from strategies.games.abstract import AbstractGame, build_abstract_game, uniform_table
 from strategies.measure.best_response import best_response, exploitability, strategy_table
@@ -512,16 +513,20 @@ def _behaviour(
 
 
 def purify_table(game: AbstractGame, table: F64, purification: Purification) -> F64:
-    """``table`` with every row post-processed by ``purification`` (a new array)."""
+    """``table`` with every row post-processed by ``purification`` (a new array; the agent's
+    rule, :func:`agent.strategy.kernels.purify_rows`)."""
     out = np.array(table, dtype=np.float64)
     if purification.kind == "none":
         return out
     for node in np.flatnonzero(game.offset >= 0):
         k = int(game.num_actions[node])
         start = int(game.offset[node])
-        for b in range(int(game.rows[node])):
-            row = out[start + b * k : start + (b + 1) * k]
-            row[:] = purification.apply([float(v) for v in row])
+        stop = start + int(game.rows[node]) * k
+        block = out[start:stop].reshape(-1, k)
+        if not (block > 0.0).any(axis=1).all():
+            raise AbstractionError(f"expected a distribution with positive mass in every row "
+                                   f"of node {int(node)}")
+        out[start:stop] = purify_rows(block, purification, renormalise=False).ravel()
     return out
 
 
