@@ -26,13 +26,13 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import view_of
 from agent.agents import make_policy
+from agent.data import strategy_path
 from agent.strategy.fileformat import load_strategy
 from agent.strategy.purification import parse_purification
 from evaluation.estimators.estimator import group_values, make_model
 from evaluation.match.variants import parse_variant
 from strategies.measure.sampled_lbr import ChunkPlayer, LbrConfig
 from strategies.measure.translation.full_br import AgentLab
-from strategies.recipes import DATA_DIR
 from tests.support import random_playout
 
 FILE = "leduc.nolimit.2p.fcpa.strat"
@@ -89,7 +89,7 @@ def test_the_agent_uses_the_plugin(plugin: None) -> None:
 def test_the_lab_uses_the_plugin(plugin: None) -> None:
     from strategies.measure.translation.lab import measure_strategy, parse_mappings
 
-    strategy = load_strategy(DATA_DIR / FILE)
+    strategy = load_strategy(strategy_path(FILE))
     none = parse_purification("none")
     rows = measure_strategy(strategy, parse_mappings(f"{PLUGIN},{SAME},{DEFAULT}"), ["none"],
                             value=None)
