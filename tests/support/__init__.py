@@ -48,10 +48,12 @@ NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 
 
 def run_without_jit(*files: str | Path, keyword: str = "small") -> None:
-    """Run ``pytest -k keyword`` on ``files`` with the JIT disabled; assert it passed."""
+    """Run ``pytest -k keyword`` on ``files`` with the JIT disabled, in one process (``-n 0``:
+    not the configured ``-n auto``, whose extra workers would only import and collect);
+    assert it passed."""
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     command = [sys.executable, "-m", "pytest", *map(str, files), "-k", keyword, "-q", "-x",
-               "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
+               "-n", "0", "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
     out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert " passed" in out.stdout and " failed" not in out.stdout

@@ -206,8 +206,8 @@ def test_kernels_without_jit() -> None:
         pytest.skip("already running without JIT")
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error",
-         __file__, "-k", "not without_jit"],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-W",
+         "error", __file__, "-k", "not without_jit"],
         env=env, capture_output=True, text=True, check=False,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

@@ -7,6 +7,11 @@ helper against the code it mirrors (BLAKE2b against :mod:`hashlib`, the betting 
 against :class:`~agent.acpc.betting.BettingState` on random play-outs, the mappings, the
 bracket, the purification, the draw, the dealing). The tests whose names contain
 ``small`` run again with ``NUMBA_DISABLE_JIT=1`` (the kernels' plain-Python semantics).
+
+The kernel needs the flop strength table of ``acpc-strategy cards --round flop`` (a minute
+to build, cached outside the checkout): the tests that walk get the same values from the
+fixture :func:`flop_table`, which computes each class's entry with the builder's own
+function the first time a walk reads it, so they run on a fresh clone too.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 import numba
 import numpy as np
@@ -38,6 +45,8 @@ from agent.strategy.purification import (
 from evaluation.estimators import fastwalk as fw
 from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
 from evaluation.match.variants import parse_variant
+from agent.abstraction.isomorphism import holdem_indexer
+from evaluation.estimators import estimator
 from tests.support import NO_JIT, ROOT
 
 fw.load_kernels()
@@ -194,20 +203,69 @@ def _variants() -> list[str]:
             f"dr={STRAT},mapping=det-arith,purify=full,sizes=real", "r=builtin:random"]
 
 
+class _FlopTable:
+    """The flop E[HS^2] table of ``acpc-strategy cards --round flop`` as the estimator reads
+    it (an array indexed by the lossless flop class), each entry computed by
+    :func:`strategies.cardtables.strength_values` (the builder's own kernel) the first time
+    it is read: the full table's values on the classes the walks visit."""
+
+    def __init__(self, flop_rivers_per_turn: int) -> None:
+        self.rivers = flop_rivers_per_turn
+        self.values = np.full(holdem_indexer("board", 1).size(1), np.nan)
+
+    def __getitem__(self, index: Any) -> Any:
+        from strategies.cardtables import strength_values
+
+        wanted = np.atleast_1d(np.asarray(index, np.int64))
+        for i in np.unique(wanted[np.isnan(self.values[wanted])]).tolist():
+            self.values[i] = strength_values(1, i, i + 1, flop_rivers_per_turn=self.rivers)[1][0]
+        return self.values[index]
+
+
+_FLOP_TABLES: dict[int, _FlopTable] = {}
+"""By the estimator's parameter: the entries computed once per process."""
+
+
+@pytest.fixture
+def flop_table() -> Iterator[None]:
+    """The estimator finds a flop table (:class:`_FlopTable`) where it looks for the cached
+    one; every model made in the test gets the kernel's flop buckets from it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(estimator, "_cached_flop_table",
+                      lambda k: _FLOP_TABLES.setdefault(k, _FlopTable(k)))
+        yield
+
+
 def _has_flop_table() -> bool:
     game = load_game(HOLDEM)
     agent = make_model(parse_variant(_variants()[0]), game, shared={})
     return isinstance(agent, FileAgent) and agent.flop is not None
 
 
+def test_the_flop_table_is_the_builders(flop_table: None) -> None:
+    """The fixture's entries are those of :func:`build_strength_table` (the first classes
+    of a partial build) and give the bundled file's flop buckets."""
+    from strategies.cardtables import build_strength_table
+
+    assert _has_flop_table()
+    agent = make_model(parse_variant(f"a={STRAT}"), load_game(HOLDEM), shared={})
+    assert isinstance(agent, FileAgent)
+    cards = agent.loaded.cards
+    table = estimator._cached_flop_table(cards.flop_rivers_per_turn)
+    built = build_strength_table(1, flop_rivers_per_turn=cards.flop_rivers_per_turn, stop=50)
+    assert table[7] == built.ehs2[7]
+    assert table[np.arange(50)].tolist() == built.ehs2.tolist()
+    hand = holdem_indexer("board", 1).unindex(1, 42)
+    assert agent.flop is not None
+    assert agent.flop(hand[:2], hand[2:]) == cards.bucket(1, hand[:2], hand[2:])
+
+
 @pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
 @pytest.mark.parametrize("seed", [1, 7, 2024])
-def test_kernel_walk_equals_the_reference_walk(seed: int) -> None:
+def test_kernel_walk_equals_the_reference_walk(seed: int, flop_table: None) -> None:
     """The slow oracle: every variant, deal by deal and seating by seating, gets the
     reference walk's values from the kernel."""
-    if not _has_flop_table():
-        pytest.skip("no cached flop table: the kernel does not apply (acpc-strategy cards "
-                    "--round flop)")
+    assert _has_flop_table()
     game = load_game(HOLDEM)
     variants = [parse_variant(t) for t in _variants()]
     groups = [(v.name, "r") for v in variants[:-1]]
@@ -282,7 +340,7 @@ def test_small_dealing_equals_the_dealer() -> None:
 
 
 @pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
-def test_kernel_estimate_agrees_with_played_matches() -> None:
+def test_kernel_estimate_agrees_with_played_matches(flop_table: None) -> None:
     """Unbiased: the kernel's estimate of rand-pshar against random and played in-process
     matches of the same seeds agree within their combined interval, the kernel's with
     the smaller one."""
@@ -292,8 +350,7 @@ def test_kernel_estimate_agrees_with_played_matches() -> None:
     from evaluation.match.worker import MatchSettings, run_job
     from evaluation.stats import estimate
 
-    if not _has_flop_table():
-        pytest.skip("no cached flop table: the kernel does not apply")
+    assert _has_flop_table()
     game = load_game(HOLDEM)
     agent = parse_variant(f"a={STRAT},mapping=rand-pshar")
     rnd = parse_variant("r=builtin:random")
@@ -373,7 +430,7 @@ def test_real_convention_brackets_equal_the_agent() -> None:
 
 
 @pytest.mark.skipif(NO_JIT, reason="the card kernels take minutes as plain Python")
-def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk() -> None:
+def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk(flop_table: None) -> None:
     """A uint16 file (rows in 1/65535): the kernel's rows are the file's own."""
     import dataclasses
     from types import SimpleNamespace
@@ -381,8 +438,7 @@ def test_kernel_walk_of_a_quantized_file_equals_the_reference_walk() -> None:
     from agent.strategy.fileformat import quantize_rows
     from evaluation.estimators.estimator import CardCache
 
-    if not _has_flop_table():
-        pytest.skip("no cached flop table: the kernel does not apply")
+    assert _has_flop_table()
     game = load_game(HOLDEM)
     base = make_model(parse_variant(f"a={STRAT}"), game, shared={})
     assert isinstance(base, FileAgent)
