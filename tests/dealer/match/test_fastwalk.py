@@ -31,6 +31,7 @@ import pytest
 
 from agent.abstraction import translation
 from agent.abstraction.holdem_spec import preflop_class
+from agent.abstraction.isomorphism import holdem_indexer
 from agent.abstraction.translation import BUILTIN_MAPPINGS, bracket, bracket_in, get_mapping
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.gamefiles import load_game
@@ -42,11 +43,10 @@ from agent.strategy.purification import (
     sample_index,
     sample_index_in,
 )
+from evaluation.estimators import estimator
 from evaluation.estimators import fastwalk as fw
 from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
 from evaluation.match.variants import parse_variant
-from agent.abstraction.isomorphism import holdem_indexer
-from evaluation.estimators import estimator
 from tests.support import NO_JIT, ROOT
 
 fw.load_kernels()
