@@ -25,7 +25,7 @@ from typing import Any
 
 import msgpack
 
-from agent.data import strategies_dir
+from agent.data import game_path, strategies_dir
 from tests.fuzz.mutate import (
     encode_json,
     encode_msgpack,
@@ -36,7 +36,7 @@ from tests.fuzz.mutate import (
 
 ROOT = Path(__file__).resolve().parents[2]
 STRATEGIES = strategies_dir()
-GAMES = ROOT / "agent" / "acpc" / "games"
+GAMES = game_path("leduc.limit.2p.game").parent
 LOGS = ROOT / "tests" / "data" / "logs"
 
 SMALL_STRATEGIES = ("kuhn.limit.3p.strat", "leduc.limit.2p.strat", "leduc.nolimit.2p.fcpa.strat")

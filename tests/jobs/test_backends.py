@@ -6,7 +6,7 @@ raises is a counted failure whose :meth:`Finished.result` raises its own error; 
 asked only when a job is about to start, at most ``2 * workers`` ahead of the results; an
 error in the callback (as a Ctrl-C would) terminates the pool's busy workers at once.
 Ray runs the same driver: ``tests/strategies/test_graft_ray.py`` and
-``tests/dealer/match/test_ray_cluster.py`` (real clusters), ``test_runner.py`` (a fake Ray).
+``tests/evaluation/test_ray_cluster.py`` (real clusters), ``test_runner.py`` (a fake Ray).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from agent.abstraction.buckets import LosslessCards, card_abstraction_from_spec
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.agents import resolve_strategy
+from agent.data import game_path
 from agent.strategy.fileformat import load_strategy
 from strategies.cli import main as strategy_main
 from strategies.games.abstract import build_abstract_game
@@ -243,8 +244,7 @@ def test_oversized_policy_files_are_refused_before_reading_them_whole(tmp_path: 
 def test_a_policy_naming_another_game_is_refused_before_building_its_tree(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    holdem = (Path(__file__).parents[2] / "agent" / "acpc" / "games"
-              / "holdem.nolimit.2p.reverse_blinds.game").read_text()
+    holdem = game_path("holdem.nolimit.2p.reverse_blinds.game").read_text()
     bad = tmp_path / "bad.json"
     bad.write_text(_policy_text(acpc_game=holdem))
 

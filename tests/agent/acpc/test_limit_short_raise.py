@@ -31,7 +31,7 @@ show the raise by a stack that does not cover the current bet. The hands are tho
 ``tests/data/logs/limit_short_raise.log``, written by the reference dealer with
 ``scripts/script_client.py`` playing ``tests/data/limit_short_raise.script`` (the dealer's
 byte-for-byte replay of that log is in ``tests/dealer/test_dealer.py``, ``acpc-log verify``
-of it in ``tests/dealer/test_logtool.py``).
+of it in ``tests/evaluation/test_logtool.py``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.acpc.gamefiles import load_game
+from agent.data import game_path
 from dealer.logfile import format_chips
 from evaluation.logtool import LogError, main, read_transactions, verify_lines
 from tests.support import LOGS, REFERENCE_LOGS
@@ -243,8 +244,7 @@ def test_a_game_file_with_a_5000_digit_number_is_one_line_for_the_dealer_and_ver
     # acpc-dealer and acpc-log verify used to crash with the int conversion limit's ValueError
     from dealer.cli import main as dealer_main
 
-    text = (Path(__file__).parents[2] / "agent" / "acpc" / "games"
-            / "leduc.limit.2p.game").read_text()
+    text = game_path("leduc.limit.2p.game").read_text()
     game = tmp_path / "big.game"
     game.write_text(text.replace("blind = 1 1", f"blind = 1 1{HUGE}"))
     assert main(["verify", str(game), str(LOGS / "leduc_1000.log")]) == 1
