@@ -58,6 +58,24 @@ NO_VALUES: F64 = np.zeros(0)
 
 
 @kernel
+def match_row(regrets: F64, start: int, k: int, out: F64) -> None:
+    """Regret matching of one row: ``out[start:start+k]`` from ``regrets[start:start+k]``
+    (the positive regrets normalised; uniform where none is positive)."""
+    total = 0.0
+    for a in range(k):
+        r = regrets[start + a]
+        if r > 0.0:
+            total += r
+    if total > 0.0:
+        for a in range(k):
+            r = regrets[start + a]
+            out[start + a] = r / total if r > 0.0 else 0.0
+    else:
+        for a in range(k):
+            out[start + a] = 1.0 / k
+
+
+@kernel
 def regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) -> None:
     """Current strategy of every row (of ``only_player``, or all if -1) from its regrets."""
     player, offset, rows, num_actions = g.player, g.offset, g.rows, g.num_actions
@@ -66,19 +84,20 @@ def regret_matching(g: KernelGame, regrets: F64, out: F64, only_player: int) -> 
             continue
         k = num_actions[n]
         for b in range(rows[n]):
-            start = offset[n] + b * k
-            total = 0.0
-            for a in range(k):
-                r = regrets[start + a]
-                if r > 0.0:
-                    total += r
-            if total > 0.0:
-                for a in range(k):
-                    r = regrets[start + a]
-                    out[start + a] = r / total if r > 0.0 else 0.0
-            else:
-                for a in range(k):
-                    out[start + a] = 1.0 / k
+            match_row(regrets, offset[n] + b * k, k, out)
+
+
+@kernel
+def regret_matching_table(regrets: F64, offset: npt.NDArray[Any], rows: npt.NDArray[Any],
+                          num_actions: npt.NDArray[Any], out: F64) -> None:
+    """:func:`regret_matching` over a table layout's arrays (every node with actions), for
+    solvers whose game is not a :class:`KernelGame` (Royal's public tree)."""
+    for n in range(len(offset)):
+        k = num_actions[n]
+        if k == 0 or offset[n] < 0:
+            continue
+        for b in range(rows[n]):
+            match_row(regrets, offset[n] + b * k, k, out)
 
 
 @kernel

@@ -49,6 +49,7 @@ from strategies.measure.translation.royal_br import (
     table_agent,
 )
 from strategies.solvers.cfr import FrozenRows, SolverConfig
+from strategies.solvers.kernels import regret_matching_table
 
 F64 = npt.NDArray[np.float64]
 I32 = npt.NDArray[np.int32]
@@ -111,25 +112,6 @@ def tree_arrays(tree: BettingTree, buckets: tuple[int, ...]) -> TreeArrays:
 
 
 # --------------------------------------------------------------------------- kernels
-
-
-@kernel
-def _regret_match(regrets: F64, offset: I64, rows: I32, num_actions: I32, out: F64) -> None:
-    """``out``: regret matching of every row (uniform where no regret is positive)."""
-    for n in range(len(offset)):
-        k = num_actions[n]
-        if k == 0:
-            continue
-        for b in range(rows[n]):
-            start = offset[n] + b * k
-            total = 0.0
-            for a in range(k):
-                v = regrets[start + a]
-                if v > 0.0:
-                    total += v
-            for a in range(k):
-                v = regrets[start + a]
-                out[start + a] = (v if v > 0.0 else 0.0) / total if total > 0.0 else 1.0 / k
 
 
 @kernel
@@ -319,7 +301,7 @@ class RoyalGame:
     def regret_match(self, values: F64, out: F64) -> None:
         """``out``: every row of ``values`` regret-matched (uniform where none positive)."""
         lay = self.layout
-        _regret_match(values, np.asarray(lay.offsets), np.asarray(lay.rows),
+        regret_matching_table(values, np.asarray(lay.offsets), np.asarray(lay.rows),
                       np.asarray(lay.num_actions), out)
 
     def exploitability(self, table: F64) -> tuple[float, float]:
