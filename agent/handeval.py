@@ -96,10 +96,10 @@ _RANK_MULTIPLIERS_8: Final = (
     0, 1, 5, 22, 98, 453, 2129, 9543, 41368, 147895, 500413, 1674340, 4074503,
 )  # fmt: skip
 
-_SUIT_SHIFT: Final = 32  # suit counters: one nibble per suit in bits 32..47
-SUIT_BASE: Final = 0x3333 << _SUIT_SHIFT  # every counter starts at 3 ...
-_FLUSH_BITS: Final = 0x8888 << _SUIT_SHIFT  # ... so it reaches 8 at the fifth card
-_RANK_KEY_MASK: Final = (1 << _SUIT_SHIFT) - 1
+SUIT_SHIFT: Final = 32  # suit counters: one nibble per suit in bits 32..47
+SUIT_BASE: Final = 0x3333 << SUIT_SHIFT  # every counter starts at 3 ...
+_FLUSH_BITS: Final = 0x8888 << SUIT_SHIFT  # ... so it reaches 8 at the fifth card
+_RANK_KEY_MASK: Final = (1 << SUIT_SHIFT) - 1
 _ROW_SHIFT: Final = 9  # perfect hash rows of 512 keys
 _COL_MASK: Final = (1 << _ROW_SHIFT) - 1
 
@@ -397,7 +397,7 @@ def _build_size_tables(num_cards: int) -> _SizeTables:
     cards = np.arange(NUM_CARDS)
     card_keys = np.zeros(_NUM_BYTES, np.int64)
     card_keys[:NUM_CARDS] = multipliers[cards // 4] + (
-        np.int64(1) << (_SUIT_SHIFT + 4 * (cards % 4))
+        np.int64(1) << (SUIT_SHIFT + 4 * (cards % 4))
     )
 
     empty_keys, empty_values = np.zeros(0, np.int64), np.zeros(0, np.int32)
@@ -490,7 +490,7 @@ def _flush_mask(key: Int, bits: Int) -> int:
         key: the hand's summed card keys.
         bits: the hand's summed card bits (``1 << (16 * suit + rank)`` per card).
     """
-    counters = key >> (_SUIT_SHIFT + 3)
+    counters = key >> (SUIT_SHIFT + 3)
     suit = 0
     while not (counters >> (4 * suit)) & 1:
         suit += 1

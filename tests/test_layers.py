@@ -341,3 +341,18 @@ def test_every_package_and_evaluation_module_has_a_floor() -> None:
                or (_under(m, "evaluation") and m != "evaluation"
                    and _evaluation_level(m) is None)]
     assert not missing, f"give these modules a floor: {missing}"
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """``from M import _name`` (a private name of another project module) is a copy of M's
+    internals in all but name: make the name public in M, or move the code. Dunder names
+    (``__version__``) are public."""
+    offenders = []
+    for module in MODULES:
+        source = module_source(module)
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            if (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                    and node.module.split(".")[0] in PACKAGES and node.module != module):
+                offenders += [f"{module}: {node.module}.{a.name}" for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offenders == []

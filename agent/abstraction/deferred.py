@@ -26,7 +26,7 @@ from typing import Any
 
 from agent.abstraction.buckets import CardAbstraction, CheckedCards
 from agent.abstraction.holdem_pa_spec import buckets_for, check_pa_spec, preflop_cluster
-from agent.abstraction.holdem_spec import _check_board, check_holdem_spec, preflop_class
+from agent.abstraction.holdem_spec import check_board, check_holdem_spec, preflop_class
 from agent.acpc.gamedef import Game
 
 __all__ = ["DeferredCards", "deferred_card_abstraction"]
@@ -100,7 +100,7 @@ class DeferredCards:
             ValueError: as the real abstraction's ``bucket``.
         """
         if round_ == 0 and self._real is None:
-            _check_board(0, board)
+            check_board(0, board)
             return self._preflop(hole, board)
         return self.wait().bucket(round_, hole, board)
 

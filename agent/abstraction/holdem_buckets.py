@@ -35,7 +35,7 @@ A river HS needs far fewer than 990 evaluations: opponent pairs are grouped by t
 ranks and, when the board has three or more cards of one suit, by which of the two cards
 are of that suit (the value depends on nothing else): 91 evaluations, or at most 338 with
 three or more suited board cards, each counted with its number of pairs
-(:func:`_river_score`).
+(:func:`river_score`).
 
 Every sum is of integers (``2 * wins + ties``, and its square) and is divided once at the
 end, so the values are reproducible bit for bit, with or without the JIT.
@@ -97,13 +97,13 @@ from agent.abstraction.holdem_spec import (
     BOARD_SIZES,
     FLOP_RIVERS_PER_TURN,
     NUM_PREFLOP_CLASSES,
-    _check_board,
-    _check_bucket_counts,
-    _check_cards,
-    _check_thresholds,
+    check_board,
+    check_bucket_counts,
+    check_cards,
     check_holdem_game,
     check_holdem_spec,
     check_rivers_per_turn,
+    check_thresholds,
     preflop_class,
     preflop_class_name,
 )
@@ -112,8 +112,8 @@ from agent.acpc.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.handeval import (
-    _SUIT_SHIFT,
     SUIT_BASE,
+    SUIT_SHIFT,
     TABLES_7,
     hand_value,
 )
@@ -192,7 +192,7 @@ def hash32(x: Int) -> int:
 
 
 @kernel
-def _next32(x: Int) -> int:
+def next32(x: Int) -> int:
     """One step of Marsaglia's xorshift32 (state in 1 .. 2**32 - 1)."""
     x ^= (x << 13) & _MASK32
     x ^= x >> 17
@@ -207,7 +207,7 @@ def _below(x: Int, m: Int) -> int:
 
 
 @kernel
-def _river_score(
+def river_score(
     h0: Int,
     h1: Int,
     key5: Int,
@@ -240,7 +240,7 @@ def _river_score(
     )  # fmt: skip
     flush_suit = -1
     for suit in range(NUM_SUITS):
-        if ((key5 >> (_SUIT_SHIFT + 4 * suit)) & 15) >= _SUIT_START + 3:
+        if ((key5 >> (SUIT_SHIFT + 4 * suit)) & 15) >= _SUIT_START + 3:
             flush_suit = suit
     # Per rank: live cards of another suit (count, keys and bits of two of them) and the
     # live card of the flush suit (count 0/1, its key and bits).
@@ -360,7 +360,7 @@ def _score_sums(
 ) -> None:
     """``sums`` = (run-outs, sum of scores, sum of squared scores) for hole + 3..5 board.
 
-    A score is a run-out's ``2 * wins + ties`` (:func:`_river_score`). River: the one
+    A score is a run-out's ``2 * wins + ties`` (:func:`river_score`). River: the one
     board. Turn: every river card. Flop: per turn card, ``rivers_per_turn`` river cards drawn
     without replacement by the card-seeded generator (module docstring), on the canonical
     form of the cards. ``scratch`` needs :data:`_SUMS_AT` entries.
@@ -388,7 +388,7 @@ def _score_sums(
     total = 0
     total_sq = 0
     if n_board == 5:
-        score = _river_score(
+        score = river_score(
             h0, h1, key, bits, dead, keys, card_bits, offsets, values, flush_values,
             work,
         )  # fmt: skip
@@ -397,7 +397,7 @@ def _score_sums(
         for river in range(NUM_CARDS):
             if (dead >> river) & 1:
                 continue
-            score = _river_score(
+            score = river_score(
                 h0, h1, key + keys[river], bits + card_bits[river],
                 dead | (np.int64(1) << river), keys, card_bits, offsets, values,
                 flush_values, work,
@@ -419,12 +419,12 @@ def _score_sums(
                     rivers[m] = river
                     m += 1
             for j in range(min(rivers_per_turn, m)):
-                state = _next32(state)
+                state = next32(state)
                 pick = j + _below(state, m - j)
                 river = rivers[pick]
                 rivers[pick] = rivers[j]
                 rivers[j] = river
-                score = _river_score(
+                score = river_score(
                     h0, h1, key + keys[turn] + keys[river],
                     bits + card_bits[turn] + card_bits[river],
                     with_turn | (np.int64(1) << river), keys, card_bits, offsets, values,
@@ -471,7 +471,7 @@ def draw_cards(state: Int, dead: Int, count: Int, out: Int64Array, start: Int) -
     """Deal ``count`` distinct cards not in ``dead`` into ``out[start:]``; new state."""
     for i in range(count):
         while True:
-            state = _next32(state)
+            state = next32(state)
             card = _below(state, NUM_CARDS)
             if not (dead >> card) & 1:
                 break
@@ -613,7 +613,7 @@ def hand_strength_moments(
     """
     if len(board) not in (3, 4, 5):
         raise AbstractionError(f"expected a board of 3, 4 or 5 cards, got {list(board)!r}")
-    _check_cards(hole, board)
+    check_cards(hole, board)
     check_rivers_per_turn(flop_rivers_per_turn)
     cards = np.zeros(7, np.int64)
     cards[:2] = hole
@@ -768,7 +768,7 @@ class HoldemCards:
             ValueError: for thresholds that are not 3 sorted lists of numbers in [0, 1],
                 or a bad ``flop_rivers_per_turn``.
         """
-        checked = _check_thresholds(thresholds)
+        checked = check_thresholds(thresholds)
         check_rivers_per_turn(flop_rivers_per_turn)
         self._thresholds = checked
         self._buckets = (NUM_PREFLOP_CLASSES, *(len(t) + 1 for t in checked))
@@ -796,7 +796,7 @@ class HoldemCards:
             ValueError: unless ``buckets`` is ``(169, n1, n2, n3)`` with every ``n >= 1``,
                 ``samples >= max(n1, n2, n3)``, and the seed and estimator are valid.
         """
-        counts = _check_bucket_counts(buckets)
+        counts = check_bucket_counts(buckets)
         most = max(counts[1:])
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < most:
             raise AbstractionError(
@@ -868,7 +868,7 @@ class HoldemCards:
         """
         if round_ not in (1, 2, 3):
             raise AbstractionError(f"expected a postflop round 1..3, got {round_!r}")
-        _check_board(round_, board)
+        check_board(round_, board)
         return ehs2(hole, board, flop_rivers_per_turn=self._rivers_per_turn)
 
     def bucket_of_value(self, round_: int, value: float) -> int:
@@ -883,7 +883,7 @@ class HoldemCards:
                 or cards that are not distinct indices in 0..51.
         """
         if round_ == 0:
-            _check_board(0, board)
+            check_board(0, board)
             return preflop_class(hole)
         key = (round_, tuple(hole), tuple(board))
         cache = self._cache
@@ -891,7 +891,7 @@ class HoldemCards:
         if hit is not None:
             cache.move_to_end(key)
             return hit
-        _check_board(round_, board)
+        check_board(round_, board)
         metric = ehs2(hole, board, flop_rivers_per_turn=self._rivers_per_turn)
         value = self.bucket_of_value(round_, metric)
         cache[key] = value

@@ -45,7 +45,7 @@ maps it there, and the hole cards are mapped by the same permutation.
 
 **Decision time.** Preflop: a table of the 169 classes. Flop: the stored table
 ``flop[canonical 3-card board, hole pair]``. Turn: computed on the fly (46 exact river scores
-with :func:`agent.abstraction.holdem_buckets._river_score`, histogram, nearest centroid).
+with :func:`agent.abstraction.holdem_buckets.river_score`, histogram, nearest centroid).
 River: one exact score and the thresholds. An LRU of 4096 entries caches ``bucket``.
 :meth:`PotentialAwareCards.bucket_deals` does many deals at once (numba, parallel) with the
 turn table ``turn[canonical 4-card board, hole pair]`` (from the build, or recomputed
@@ -80,7 +80,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.holdem_buckets import _river_score
+from agent.abstraction.holdem_buckets import river_score
 from agent.abstraction.holdem_buckets import warm_up as holdem_buckets_warm_up
 from agent.abstraction.holdem_pa_spec import (
     NUM_FLOPS,
@@ -119,12 +119,12 @@ Float64Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.integer[Any]]
 
 # Suit permutations, one per row: card c becomes (c // 4) * 4 + row[c % 4].
-_PERMS: Final = np.array(
+SUIT_PERMS: Final = np.array(
     [[a, b, c, d] for a in range(4) for b in range(4) for c in range(4) for d in range(4)
      if len({a, b, c, d}) == 4],
     dtype=np.int64,
 )
-_PERMS.setflags(write=False)
+SUIT_PERMS.setflags(write=False)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -150,7 +150,7 @@ def _pair_id(a: Int, b: Int) -> int:
 
 
 @kernel
-def _comb_index(cards: Int64Array, k: Int) -> int:
+def comb_index(cards: Int64Array, k: Int) -> int:
     """Colex index ``sum_i C(c_i, i + 1)`` of ``k`` sorted cards."""
     index = 0
     for i in range(k):
@@ -159,7 +159,7 @@ def _comb_index(cards: Int64Array, k: Int) -> int:
 
 
 @kernel
-def _sort_small(a: Int64Array, k: Int) -> None:
+def sort_small(a: Int64Array, k: Int) -> None:
     for i in range(1, k):
         value = a[i]
         j = i - 1
@@ -181,15 +181,15 @@ def _board_tables_kernel(
     for i in range(k):
         cards[i] = i
     while True:
-        index = _comb_index(cards, k)
+        index = comb_index(cards, k)
         best = -1
         best_p = 0
         for p in range(perms.shape[0]):
             for i in range(k):
                 c = cards[i]
                 mapped[i] = (c // 4) * 4 + perms[p, c % 4]
-            _sort_small(mapped, k)
-            m = _comb_index(mapped, k)
+            sort_small(mapped, k)
+            m = comb_index(mapped, k)
             if best < 0 or m < best:
                 best = m
                 best_p = p
@@ -297,7 +297,7 @@ def _river_scores_kernel(
 
 
 @kernel
-def _distance(
+def centroid_distance(
     cdf: Int64Array, sums: Int64Array, weights: Int64Array, j: Int, gaps: Float64Array
 ) -> float:
     """EMD of cumulative counts ``cdf`` to centroid ``j``: ``sum_d |W A_d - S_d| gap_d / W``."""
@@ -312,7 +312,7 @@ def _distance(
 
 
 @kernel
-def _centroid_means(
+def centroid_means(
     sums: Int64Array, weights: Int64Array, gaps: Float64Array, out: Float64Array
 ) -> None:
     """``out[j] = sum_d S_jd gap_d / W_j``: with a hand's ``m = sum_d A_d gap_d``,
@@ -325,13 +325,13 @@ def _centroid_means(
 
 
 @kernel
-def _nearest(
+def nearest_centroid(
     cdf: Int64Array, sums: Int64Array, weights: Int64Array, gaps: Float64Array,
     means: Float64Array,
 ) -> int:
     """Nearest centroid (lowest index on ties) of cumulative counts ``cdf`` (module doc).
 
-    The result of comparing :func:`_distance` to every centroid, found faster: first the
+    The result of comparing :func:`centroid_distance` to every centroid, found faster: first the
     centroid whose mean is nearest the hand's, then the others, skipping one whose lower
     bound ``|m - means[j]|`` exceeds the best distance by more than float rounding could
     explain (a relative 1e-9), and dropping one as soon as its partial sum (which only
@@ -350,7 +350,7 @@ def _nearest(
         if g < gap_best:
             gap_best = g
             best = j
-    best_d = _distance(cdf, sums, weights, best, gaps)
+    best_d = centroid_distance(cdf, sums, weights, best, gaps)
     for j in range(k):
         if j == best:
             continue
@@ -420,7 +420,7 @@ def _turn_pass_kernel(
     n_opp2 = (deck - 7) * (deck - 8)  # 2 * C(deck - 7, 2)
     assign = sums.shape[0] > 0
     means = np.zeros(sums.shape[0])
-    _centroid_means(sums, weights, gaps, means)
+    centroid_means(sums, weights, gaps, means)
     for w in numba.prange(workers):
         packed = np.empty(m, np.int64)
         pair_a = np.empty(m, np.int64)
@@ -487,20 +487,20 @@ def _turn_pass_kernel(
                     for x in range(bins - 1):
                         acc += hist[pid, x]
                         cdf[x] = acc
-                    table[cid, pid] = _nearest(cdf, sums, weights, gaps, means)
+                    table[cid, pid] = nearest_centroid(cdf, sums, weights, gaps, means)
                     strength[cid, pid] = total[pid]
             progress[w] += 1
 
 
 @kernel
-def _map_pair(a: Int, b: Int, perm: Int64Array) -> int:
+def map_pair(a: Int, b: Int, perm: Int64Array) -> int:
     ma = (a // 4) * 4 + perm[a % 4]
     mb = (b // 4) * 4 + perm[b % 4]
     return _pair_id(ma, mb)
 
 
 @kernel
-def _canonical_pair(
+def canonical_pair(
     hole0: Int,
     hole1: Int,
     board: Int64Array,
@@ -514,13 +514,13 @@ def _canonical_pair(
     """(canonical board id, mapped hole pair id) of hole + ``k`` board cards."""
     for i in range(k):
         scratch[i] = board[i]
-    _sort_small(scratch, k)
-    index = _comb_index(scratch, k)
-    return int(cid_of[canon[index]]), _map_pair(hole0, hole1, perms[perm_of[index]])
+    sort_small(scratch, k)
+    index = comb_index(scratch, k)
+    return int(cid_of[canon[index]]), map_pair(hole0, hole1, perms[perm_of[index]])
 
 
 @kernel
-def _preflop_class_kernel(a: Int, b: Int, ranks: Int) -> int:
+def preflop_class_kernel(a: Int, b: Int, ranks: Int) -> int:
     ra = a // 4
     rb = b // 4
     hi = max(ra, rb)
@@ -564,7 +564,7 @@ def _turn_cluster_kernel(
     for river in range(52):
         if (dead >> river) & 1:
             continue
-        s = _river_score(
+        s = river_score(
             h0, h1, key4 + keys[river], bits4 + card_bits[river], dead | (np.int64(1) << river),
             keys, card_bits, offsets, values, flush_values, work,
         )  # fmt: skip
@@ -573,7 +573,7 @@ def _turn_cluster_kernel(
     for x in range(bins - 1):
         acc += hist[x]
         cdf[x] = acc
-    return _nearest(cdf, sums, weights, gaps, means)
+    return nearest_centroid(cdf, sums, weights, gaps, means)
 
 
 @kernel
@@ -595,7 +595,7 @@ def _river_score_of(
         key5 += keys[board[i]]
         bits5 += card_bits[board[i]]
         dead |= np.int64(1) << board[i]
-    return _river_score(
+    return river_score(
         h0, h1, key5, bits5, dead, keys, card_bits, offsets, values, flush_values, work
     )
 
@@ -644,10 +644,10 @@ def _bucket_deals_kernel(
             h0 = holes[i, 0]
             h1 = holes[i, 1]
             board = boards[i]
-            clusters[0] = preflop[_preflop_class_kernel(h0, h1, 13)]
-            c, p = _canonical_pair(h0, h1, board, 3, canon3, perm3, cid3, perms, scratch)
+            clusters[0] = preflop[preflop_class_kernel(h0, h1, 13)]
+            c, p = canonical_pair(h0, h1, board, 3, canon3, perm3, cid3, perms, scratch)
             clusters[1] = flop[c, p]
-            c, p = _canonical_pair(h0, h1, board, 4, canon4, perm4, cid4, perms, scratch)
+            c, p = canonical_pair(h0, h1, board, 4, canon4, perm4, cid4, perms, scratch)
             clusters[2] = turn[c, p]
             s = _river_score_of(
                 h0, h1, board, keys, card_bits, offsets, values, flush_values, work
@@ -665,8 +665,8 @@ def _bucket_deals_kernel(
 # --------------------------------------------------------------------------- tables
 
 
-DECISION_KERNELS: Final = (_board_tables_kernel, _centroid_means, _canonical_pair,
-                           _preflop_class_kernel, _turn_cluster_kernel, _river_score_of,
+DECISION_KERNELS: Final = (_board_tables_kernel, centroid_means, canonical_pair,
+                           preflop_class_kernel, _turn_cluster_kernel, _river_score_of,
                            _count_below_or_equal)
 """The kernels an agent playing a potential-aware file compiles (construction and
 :meth:`PotentialAwareCards.bucket`), for :func:`agent.agents.policy_kernels`."""
@@ -678,7 +678,7 @@ class BoardTables(NamedTuple):
     canon: Int64Array
     """Per colex index of a sorted board: the colex index of its canonical form."""
     perm_of: Int64Array
-    """Per colex index: the row of :data:`_PERMS` mapping the board to its canonical form."""
+    """Per colex index: the row of :data:`SUIT_PERMS` mapping the board to its canonical form."""
     cid_of: Int64Array
     """Per colex index of a canonical board: its dense id (else -1)."""
     boards: Int64Array
@@ -700,7 +700,7 @@ def board_tables(ranks: int, k: int) -> BoardTables:
     n = math.comb(deck, k)
     canon = np.zeros(n, np.int64)
     perm_of = np.zeros(n, np.int64)
-    _board_tables_kernel(deck, k, _PERMS, canon, perm_of)
+    _board_tables_kernel(deck, k, SUIT_PERMS, canon, perm_of)
     ids = np.unique(canon)
     cid_of = np.full(n, -1, np.int64)
     cid_of[ids] = np.arange(ids.size)
@@ -720,7 +720,7 @@ def board_tables(ranks: int, k: int) -> BoardTables:
 def deck_preflop_class(a: int, b: int, ranks: int = FULL_RANKS) -> int:
     """Preflop class of hole ``a b`` in a deck of ``ranks`` ranks: pair ``R r + r``, suited
     ``R hi + lo``, offsuit ``R lo + hi`` (as :func:`holdem_buckets.preflop_class`)."""
-    return int(_preflop_class_kernel(a, b, ranks))
+    return int(preflop_class_kernel(a, b, ranks))
 
 
 def river_scores_on_board(board: Sequence[int], ranks: int = FULL_RANKS) -> Int64Array:
@@ -888,7 +888,7 @@ class PotentialAwareCards:
         self._scratch = np.zeros(5, np.int64)
         self._gaps = np.ones(bins - 1)
         self._turn_means = np.zeros(n2)
-        _centroid_means(self._turn_sums, self._turn_weights, self._gaps, self._turn_means)
+        centroid_means(self._turn_sums, self._turn_weights, self._gaps, self._turn_means)
         self._b3 = b3
         self._b4 = board_tables(FULL_RANKS, 4)
         self.warm_up()
@@ -954,11 +954,11 @@ class PotentialAwareCards:
 
     def _clusters_of(self, hole: Sequence[int], board: Sequence[int], round_: int) -> list[int]:
         h0, h1 = int(hole[0]), int(hole[1])
-        out = [int(self._preflop[_preflop_class_kernel(h0, h1, 13)])]
+        out = [int(self._preflop[preflop_class_kernel(h0, h1, 13)])]
         cards = np.array(list(board) + [0] * (5 - len(board)), np.int64)
         if round_ >= 1:
-            c, p = _canonical_pair(h0, h1, cards, 3, self._b3.canon, self._b3.perm_of,
-                                   self._b3.cid_of, _PERMS, self._scratch)
+            c, p = canonical_pair(h0, h1, cards, 3, self._b3.canon, self._b3.perm_of,
+                                   self._b3.cid_of, SUIT_PERMS, self._scratch)
             out.append(int(self._flop[c, p]))
         if round_ >= 2:
             out.append(int(_turn_cluster_kernel(
@@ -1105,7 +1105,7 @@ class PotentialAwareCards:
         _bucket_deals_kernel(
             h, b, workers, self._preflop, self._b3.canon, self._b3.perm_of, self._b3.cid_of,
             self._flop, self._b4.canon, self._b4.perm_of, self._b4.cid_of, turn,
-            self._thresholds, _PERMS, np.array(self._clusters, np.int64),
+            self._thresholds, SUIT_PERMS, np.array(self._clusters, np.int64),
             self._recall == "perfect", *TABLES_7, out,
         )  # fmt: skip
         return out

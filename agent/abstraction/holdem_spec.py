@@ -43,7 +43,7 @@ def preflop_class(hole: Sequence[int]) -> int:
     Raises:
         ValueError: unless ``hole`` is two distinct cards in 0..51.
     """
-    _check_cards(hole, [])
+    check_cards(hole, [])
     a, b = int(hole[0]), int(hole[1])
     hi, lo = max(a // NUM_SUITS, b // NUM_SUITS), min(a // NUM_SUITS, b // NUM_SUITS)
     if a % NUM_SUITS == b % NUM_SUITS:
@@ -68,7 +68,7 @@ def preflop_class_name(index: int) -> str:
     return chars[col] + chars[row] + "o"
 
 
-def _check_cards(hole: Sequence[int], board: Sequence[int]) -> None:
+def check_cards(hole: Sequence[int], board: Sequence[int]) -> None:
     """Raise ``ValueError`` unless ``hole`` is 2 cards and all cards are distinct, 0..51."""
     if len(hole) != 2:
         raise AbstractionError(f"expected 2 hole cards, got {list(hole)!r}")
@@ -125,7 +125,7 @@ def check_holdem_game(game: Game) -> None:
             )
 
 
-def _check_board(round_: int, board: Sequence[int]) -> None:
+def check_board(round_: int, board: Sequence[int]) -> None:
     if not isinstance(round_, int) or not 0 <= round_ < len(BOARD_SIZES):
         raise AbstractionError(f"expected a hold'em round 0..3, got {round_!r}")
     if len(board) != BOARD_SIZES[round_]:
@@ -134,7 +134,7 @@ def _check_board(round_: int, board: Sequence[int]) -> None:
         )
 
 
-def _check_bucket_counts(buckets: Any) -> tuple[int, ...]:
+def check_bucket_counts(buckets: Any) -> tuple[int, ...]:
     if (
         not isinstance(buckets, list | tuple)
         or len(buckets) != 4
@@ -152,7 +152,7 @@ def _check_bucket_counts(buckets: Any) -> tuple[int, ...]:
     return tuple(int(b) for b in buckets)
 
 
-def _check_thresholds(thresholds: Any) -> tuple[tuple[float, ...], ...]:
+def check_thresholds(thresholds: Any) -> tuple[tuple[float, ...], ...]:
     if not isinstance(thresholds, list | tuple) or len(thresholds) != 3:
         raise AbstractionError(
             f"expected thresholds to be 3 lists (flop, turn, river), got {excerpt(thresholds)}"
@@ -208,8 +208,8 @@ def check_holdem_spec(game: Game, spec: Any) -> dict[str, Any]:
     if spec["metric"] != "ehs2":
         raise AbstractionError(f"expected holdem card spec metric 'ehs2', got "
                                f"{excerpt(spec['metric'])}")
-    counts = _check_bucket_counts(spec["buckets"])
-    thresholds = _check_thresholds(spec["thresholds"])
+    counts = check_bucket_counts(spec["buckets"])
+    thresholds = check_thresholds(spec["thresholds"])
     for r in (1, 2, 3):
         if len(thresholds[r - 1]) != counts[r] - 1:
             raise AbstractionError(

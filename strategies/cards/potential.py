@@ -37,20 +37,20 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.holdem_buckets import _next32, hash32
+from agent.abstraction.holdem_buckets import hash32, next32
 from agent.abstraction.holdem_pa import (
-    _PERMS,
     FULL_RANKS,
+    SUIT_PERMS,
     PotentialAwareCards,
-    _canonical_pair,
-    _centroid_means,
-    _comb_index,
-    _distance,
-    _map_pair,
-    _nearest,
-    _preflop_class_kernel,
-    _sort_small,
     board_tables,
+    canonical_pair,
+    centroid_distance,
+    centroid_means,
+    comb_index,
+    map_pair,
+    nearest_centroid,
+    preflop_class_kernel,
+    sort_small,
     turn_pass,
 )
 from agent.abstraction.holdem_pa_spec import check_clusters
@@ -97,13 +97,13 @@ def _sample_kernel(
         dead = np.int64(0)
         for j in range(2 + k):
             while True:
-                state = _next32(state)
+                state = next32(state)
                 card = (state * deck) >> 32
                 if not (dead >> card) & 1:
                     break
             dead |= np.int64(1) << card
             cards[i, j] = card
-        c, p = _canonical_pair(
+        c, p = canonical_pair(
             cards[i, 0], cards[i, 1], cards[i, 2:], k, canon, perm_of, cid_of, perms, scratch
         )
         boards[i] = c
@@ -119,9 +119,9 @@ def _assign_kernel(
     n = points.shape[0]
     changed = np.zeros(n, np.int64)
     means = np.zeros(sums.shape[0])
-    _centroid_means(sums, weights, gaps, means)
+    centroid_means(sums, weights, gaps, means)
     for x in numba.prange(n):
-        j = _nearest(points[x], sums, weights, gaps, means)
+        j = nearest_centroid(points[x], sums, weights, gaps, means)
         if j != labels[x]:
             changed[x] = 1
             labels[x] = j
@@ -148,7 +148,7 @@ def _kmeanspp_kernel(
     for x in range(n):
         total_w += weights[x]
     for c in range(k):
-        state = _next32(state)
+        state = next32(state)
         pick = -1
         total = 0.0
         if c > 0:
@@ -176,7 +176,7 @@ def _kmeanspp_kernel(
             sums[c, d] = points[pick, d]
         counts[c] = 1
         for x in range(n):
-            dist = _distance(points[x], sums, counts, c, gaps)
+            dist = centroid_distance(points[x], sums, counts, c, gaps)
             if c == 0 or dist < mind[x]:
                 mind[x] = dist
 
@@ -231,8 +231,8 @@ def _flop_pass_kernel(
                 for i in range(3):
                     four[i] = boards3[cid, i]
                 four[3] = t
-                _sort_small(four, 4)
-                index = _comb_index(four, 4)
+                sort_small(four, 4)
+                index = comb_index(four, 4)
                 c4 = cid4[canon4[index]]
                 perm = perms[perm4[index]]
                 both = dead | (np.int64(1) << t)
@@ -242,7 +242,7 @@ def _flop_pass_kernel(
                     for a in range(b):
                         if (both >> a) & 1:
                             continue
-                        mp = _map_pair(a, b, perm)
+                        mp = map_pair(a, b, perm)
                         pid = b * (b - 1) // 2 + a
                         hist[cid, pid, turn[c4, mp]] += 1
                         strength[cid, pid] += turn_strength[c4, mp]
@@ -261,7 +261,7 @@ def _flop_assign_kernel(
 ) -> None:
     dims = sums.shape[1]
     means = np.zeros(sums.shape[0])
-    _centroid_means(sums, weights, gaps, means)
+    centroid_means(sums, weights, gaps, means)
     for w in numba.prange(workers):
         cdf = np.zeros(dims, np.int64)
         for cid in range(w, boards3.shape[0], workers):
@@ -279,7 +279,7 @@ def _flop_assign_kernel(
                     for d in range(dims):
                         acc += hist[cid, pid, d]
                         cdf[d] = acc
-                    table[cid, pid] = _nearest(cdf, sums, weights, gaps, means)
+                    table[cid, pid] = nearest_centroid(cdf, sums, weights, gaps, means)
 
 
 # --------------------------------------------------------------------------- steps
@@ -296,7 +296,7 @@ def sample_hands(
     boards = np.zeros(samples, np.int64)
     pairs = np.zeros(samples, np.int64)
     state = int(hash32(hash32(seed & _MASK32) ^ (_SALT_DEAL + k)))
-    _sample_kernel(4 * ranks, k, state, tables.canon, tables.perm_of, tables.cid_of, _PERMS,
+    _sample_kernel(4 * ranks, k, state, tables.canon, tables.perm_of, tables.cid_of, SUIT_PERMS,
                    cards, boards, pairs)
     return cards, boards, pairs
 
@@ -490,7 +490,7 @@ def build(
     n_pairs = deck * (deck - 1) // 2
     hist = np.zeros((b3.boards.shape[0], n_pairs, n2), np.uint8)
     fstrength = np.zeros((b3.boards.shape[0], n_pairs), np.int64)
-    _flop_pass_kernel(deck, workers, b3.boards, b4.canon, b4.perm_of, b4.cid_of, _PERMS,
+    _flop_pass_kernel(deck, workers, b3.boards, b4.canon, b4.perm_of, b4.cid_of, SUIT_PERMS,
                       pass_b.table, pass_b.strength, hist, fstrength)
     tick("flop_pass")
     _, f_boards, f_pairs = sample_hands(ranks, 3, samples, seed)
@@ -547,7 +547,7 @@ def _class_histograms(
     n_classes = ranks * ranks
     pair_a = np.array([a for b in range(deck) for a in range(b)], np.int64)
     pair_b = np.array([b for b in range(deck) for a in range(b)], np.int64)
-    cls = np.array([_preflop_class_kernel(a, b, ranks) for a, b in zip(pair_a, pair_b,
+    cls = np.array([preflop_class_kernel(a, b, ranks) for a, b in zip(pair_a, pair_b,
                                                                      strict=True)], np.int64)
     combos = np.bincount(cls, minlength=n_classes).astype(np.int64)
     chist = np.zeros((n_classes, n1), np.int64)

@@ -42,11 +42,11 @@ from strategies.measure.translation.royal_br import (
     KIND_SHOWDOWN,
     Deals,
     RoyalLab,
-    _terminal,
     build_deals,
     check_game,
     lossless_cards,
     table_agent,
+    terminal_kernel,
 )
 from strategies.solvers.cfr import FrozenRows, SolverConfig
 from strategies.solvers.kernels import regret_matching_table
@@ -146,7 +146,7 @@ def _cfr_board(
         if not on_board[n]:
             continue
         if kind[n] >= 0:
-            _terminal(reach_opp[n], cards, order, ranks, kind[n] == 2, payoff[n], scratch[0],
+            terminal_kernel(reach_opp[n], cards, order, ranks, kind[n] == 2, payoff[n], scratch[0],
                       scratch[1], scratch[2], cfv[n])
             continue
         k = num_actions[n]

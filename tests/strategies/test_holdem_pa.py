@@ -342,8 +342,8 @@ def test_builder_is_invariant_under_suit_permutation_and_card_order(
         rng.shuffle(moved_board)
         got = []
         for hole, board in ((cards[:2], cards[2:]), (moved[:2][::-1], moved_board)):
-            idx = pa._comb_index(np.array(sorted(board), np.int64), 4)
-            p = pa._PERMS[t4.perm_of[idx]]
+            idx = pa.comb_index(np.array(sorted(board), np.int64), 4)
+            p = pa.SUIT_PERMS[t4.perm_of[idx]]
             mapped = [(c // 4) * 4 + p[c % 4] for c in hole]
             got.append(int(built.turn_table[t4.cid_of[t4.canon[idx]], pa._pair_id(*mapped)]))
         assert got[0] == got[1]
@@ -352,8 +352,8 @@ def test_builder_is_invariant_under_suit_permutation_and_card_order(
         for pm in PERMS:
             b = sorted((c // 4) * 4 + pm[c % 4] for c in board3)
             h = [(c // 4) * 4 + pm[c % 4] for c in cards[:2]]
-            idx = pa._comb_index(np.array(b, np.int64), 3)
-            p = pa._PERMS[t3.perm_of[idx]]
+            idx = pa.comb_index(np.array(b, np.int64), 3)
+            p = pa.SUIT_PERMS[t3.perm_of[idx]]
             mapped = [(c // 4) * 4 + p[c % 4] for c in h]
             forms.add(int(built.flop_table[t3.cid_of[t3.canon[idx]], pa._pair_id(*mapped)]))
         assert len(forms) == 1

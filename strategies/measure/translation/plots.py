@@ -24,7 +24,7 @@ from agent.acpc.errors import UsageError
 from strategies.measure.translation.lab import Measurement
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
@@ -43,7 +43,7 @@ def plot_mappings(
     Raises:
         ValueError: for ``A >= B``, ``A < 0``, an unknown mapping or no matplotlib.
     """
-    plt = _pyplot()
+    plt = pyplot()
     for a, b in pairs:
         if not 0 <= a < b:
             raise UsageError(f"expected 0 <= A < B, got A={a!r}, B={b!r}")
@@ -80,7 +80,7 @@ def plot_exploitability(path: Path, rows: Sequence[Measurement], seat: int = 1) 
         blocks.setdefault((r.game, r.abstraction, r.purification), []).append(r)
     if not blocks:
         raise UsageError("expected measurements to plot, got none")
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 4.5), squeeze=False)
     for ax, ((game, abstraction, pur), items) in zip(axes[0], blocks.items(), strict=True):
         for name in dict.fromkeys(r.mapping for r in items):
@@ -116,7 +116,7 @@ def plot_conventions(path: Path, rows: Sequence[Measurement]) -> Path:
         blocks.setdefault((r.game, r.abstraction, r.purification), []).append(r)
     if not blocks:
         raise UsageError("expected measurements to plot, got none")
-    plt = _pyplot()
+    plt = pyplot()
     cols = min(2, len(blocks))
     nrows = (len(blocks) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(7 * cols, 4.2 * nrows), squeeze=False)

@@ -428,7 +428,7 @@ def _forward(
 
 
 @kernel
-def _terminal(
+def terminal_kernel(
     reach: F64, cards: I32, order: I64, ranks: I64, fold: bool, pay: F64,
     card_sum: F64, card_less: F64, card_group: F64, out: F64,
 ) -> None:
@@ -530,7 +530,7 @@ def _backward(
             continue
         kd = kind[c]
         if kd == 2 or kd == 3:
-            _terminal(reach[c], cards, order, ranks, kd == 2, payoff[c], scratch[0],
+            terminal_kernel(reach[c], cards, order, ranks, kd == 2, payoff[c], scratch[0],
                       scratch[1], scratch[2], values[c])
             continue
         _combine(c, kd, child_start, children, values)
@@ -557,7 +557,7 @@ def _h2h_board(terminals: I32, a_rows: I32, b_rows: I32, reach_a: F64, reach_b: 
     for i in range(len(terminals)):
         a = a_rows[i]
         b = b_rows[i]
-        _terminal(reach_a[a], cards, order, ranks, kind_a[a] == 2, payoff_a[a], scratch[0],
+        terminal_kernel(reach_a[a], cards, order, ranks, kind_a[a] == 2, payoff_a[a], scratch[0],
                   scratch[1], scratch[2], out)
         for h in range(len(out)):
             total += reach_b[b, h] * out[h]

@@ -212,9 +212,9 @@ def plot_tables(t: RoyalTables, out_dir: Path) -> list[Path]:
     Raises:
         ValueError: without matplotlib.
     """
-    from strategies.measure.translation.plots import _pyplot
+    from strategies.measure.translation.plots import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     paths: list[Path] = []
     if t.exploitability:
         mappings = list(dict.fromkeys(r["mapping"] for r in t.exploitability))

@@ -567,7 +567,7 @@ def test_no_compile_after_warm_up(nl2: Game, cards: HoldemCards) -> None:
     holdem.warm_up()
     policy = EquityPolicy(nl2)
     dispatchers = {name: f for name, f in vars(holdem).items() if hasattr(f, "signatures")}
-    assert "_river_score" in dispatchers and "strength_moments" in dispatchers
+    assert "river_score" in dispatchers and "strength_moments" in dispatchers
     before = {name: len(f.signatures) for name, f in dispatchers.items()}
     rng = random.Random(10)
     for round_ in (0, 1, 2, 3):
@@ -582,7 +582,7 @@ def test_no_compile_after_warm_up(nl2: Game, cards: HoldemCards) -> None:
 
 
 def test_small_kernels_run_in_the_expected_mode() -> None:
-    assert hasattr(holdem._river_score, "py_func") != NO_JIT
+    assert hasattr(holdem.river_score, "py_func") != NO_JIT
 
 
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")

@@ -67,7 +67,7 @@ def turn_table(deals: np.ndarray) -> np.ndarray:
     """The builder's turn pass on the canonical boards of ``deals`` only."""
     t4 = pa.board_tables(13, 4)
     ids = sorted({
-        int(t4.cid_of[t4.canon[pa._comb_index(np.sort(d[2:6]), 4)]]) for d in deals
+        int(t4.cid_of[t4.canon[pa.comb_index(np.sort(d[2:6]), 4)]]) for d in deals
     })
     cards = make_cards("imperfect")
     return pa.turn_pass(13, BINS, sums=cards._turn_sums, weights=cards._turn_weights,
@@ -86,8 +86,8 @@ def test_turn_on_the_fly_equals_the_builders_turn_pass(
     seen = set()
     for deal in deals:
         hole, board = split(deal)
-        idx = pa._comb_index(np.array(sorted(board[:4]), np.int64), 4)
-        perm = pa._PERMS[t4.perm_of[idx]]
+        idx = pa.comb_index(np.array(sorted(board[:4]), np.int64), 4)
+        perm = pa.SUIT_PERMS[t4.perm_of[idx]]
         mapped = [(c // 4) * 4 + perm[c % 4] for c in hole]
         want = int(turn_table[t4.cid_of[t4.canon[idx]], pa._pair_id(*mapped)])
         assert cards.bucket(2, hole, board[:4]) == want
