@@ -79,6 +79,7 @@ EVALUATION_LEVELS = {
     "evaluation.cli": 3,
     "evaluation.logtool": 3,
     "evaluation.arena": 3,
+    "evaluation.corebuild": 3,
 }
 """The floors inside ``evaluation``: statistics and what plays (variants, seeds), the
 estimators, the match runner, the commands."""

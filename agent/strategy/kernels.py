@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from agent.acpc.errors import AbstractionError
 from agent.jit import inline_kernel, kernel, parallel_kernel
 from agent.strategy.purification import KINDS, Purification, purify_row, share_rules
 
@@ -312,7 +313,7 @@ def purify_rows(rows: npt.ArrayLike, purification: Purification | None,
     """
     out = np.array(rows, dtype=np.float64, order="C", copy=True)
     if out.ndim != 2:
-        raise ValueError(f"expected a 2-D array of rows, got shape {out.shape}")
+        raise AbstractionError(f"expected a 2-D array of rows, got shape {out.shape}")
     pur = purification if purification is not None else Purification("none")
     _purify_rows(out, KINDS.index(pur.kind), float(pur.threshold), renormalise)
     return out

@@ -206,7 +206,7 @@ def _variants() -> list[str]:
 class _FlopTable:
     """The flop E[HS^2] table of ``acpc-strategy cards --round flop`` as the estimator reads
     it (an array indexed by the lossless flop class), each entry computed by
-    :func:`strategies.cardtables.strength_values` (the builder's own kernel) the first time
+    :func:`strategies.cards.tables.strength_values` (the builder's own kernel) the first time
     it is read: the full table's values on the classes the walks visit."""
 
     def __init__(self, flop_rivers_per_turn: int) -> None:
@@ -214,7 +214,7 @@ class _FlopTable:
         self.values = np.full(holdem_indexer("board", 1).size(1), np.nan)
 
     def __getitem__(self, index: Any) -> Any:
-        from strategies.cardtables import strength_values
+        from strategies.cards.tables import strength_values
 
         wanted = np.atleast_1d(np.asarray(index, np.int64))
         for i in np.unique(wanted[np.isnan(self.values[wanted])]).tolist():
@@ -245,7 +245,7 @@ def _has_flop_table() -> bool:
 def test_the_flop_table_is_the_builders(flop_table: None) -> None:
     """The fixture's entries are those of :func:`build_strength_table` (the first classes
     of a partial build) and give the bundled file's flop buckets."""
-    from strategies.cardtables import build_strength_table
+    from strategies.cards.tables import build_strength_table
 
     assert _has_flop_table()
     agent = make_model(parse_variant(f"a={STRAT}"), load_game(HOLDEM), shared={})
