@@ -72,10 +72,10 @@ from agent.decision import (
 )
 from agent.jit import kernel
 from agent.strategy.fileformat import Strategy
-from agent.strategy.kernels import purify_rows
 from agent.strategy.purification import Purification
 from strategies.games.abstract import AbstractGame, build_abstract_game, uniform_table
 from strategies.measure.best_response import best_response, exploitability, strategy_table
+from strategies.measure.best_response import purify_table as purify_layout
 from strategies.solvers.cfr import Solver
 
 F64 = npt.NDArray[np.float64]
@@ -514,19 +514,18 @@ def _behaviour(
 
 def purify_table(game: AbstractGame, table: F64, purification: Purification) -> F64:
     """``table`` with every row post-processed by ``purification`` (a new array; the agent's
-    rule, :func:`agent.strategy.kernels.purify_rows`)."""
-    out = np.array(table, dtype=np.float64)
+    rule, :func:`strategies.measure.best_response.purify_table`); ``none`` leaves it as it is.
+
+    Raises:
+        AbstractionError: for a row without positive mass (unless ``none``).
+    """
     if purification.kind == "none":
-        return out
-    for node in np.flatnonzero(game.offset >= 0):
-        k = int(game.num_actions[node])
-        start = int(game.offset[node])
-        stop = start + int(game.rows[node]) * k
-        block = out[start:stop].reshape(-1, k)
-        if not (block > 0.0).any(axis=1).all():
-            raise AbstractionError(f"expected a distribution with positive mass in every row "
-                                   f"of node {int(node)}")
-        out[start:stop] = purify_rows(block, purification, renormalise=False).ravel()
+        return np.array(table, dtype=np.float64)
+    out = purify_layout(game.layout, table, purification)
+    bad = np.flatnonzero(np.isnan(out))
+    if bad.size:
+        raise AbstractionError(f"expected a distribution with positive mass in every row, "
+                               f"got none at table index {int(bad[0])}")
     return out
 
 
