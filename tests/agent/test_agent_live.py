@@ -99,9 +99,9 @@ def strategies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize(
     ("key", "game_file", "hands", "players"),
     [
-        ("nl2", "holdem.nolimit.2p.reverse_blinds.game", 10_000, 2),
+        ("nl2", "holdem.nolimit.2p.reverse_blinds.game", 3_000, 2),
         ("nl3", "holdem.nolimit.3p.game", 2_000, 3),
-        ("leduc", "leduc.limit.2p.game", 5_000, 2),
+        ("leduc", "leduc.limit.2p.game", 2_000, 2),
     ],
 )
 async def test_strategy_agent_plays_clean_matches(

@@ -3,16 +3,19 @@
 Every build here goes into a scratch copy of the project, never into the checkout under
 test. The fast tests check the build's bookkeeping on a copy of the sources it reads with a
 hand-made manifest: the key, ``--status`` for no build, a stale and a damaged one,
-``--remove``, and the test suite refusing a stale build. The slow one makes one real build
-(mypyc and gcc) beside a copy of the project; then, in fresh interpreters: every compiled
-module is loaded from it, the core's and the dealer's tests (rules, match states, protocol,
-the reference logs reproduced byte for byte, the dealer over loopback, resume) pass on the
-compiled modules, and an edited source, a damaged shared library or manifest, and
-``--remove`` are reported as they should be.
+``--remove``, and the test suite refusing a stale build. The slow ones share one real build
+(mypyc and gcc) beside a copy of the project (the ``compiled`` fixture: built once, by
+whichever xdist worker comes first); then, in fresh interpreters: every compiled module is
+loaded from it, the core's and the dealer's tests (rules, match states, protocol, the
+reference logs reproduced byte for byte, the dealer over loopback, resume) pass on the
+compiled modules, in four parts that run in parallel, and, on a copy of the build, an edited
+source, a damaged shared library or manifest, and ``--remove`` are reported as they should
+be.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -43,12 +46,13 @@ from evaluation.corebuild import (
 from tests.support import ROOT
 
 COMPILED_SUITE = [
-    "tests/agent/acpc",
+    "tests/agent/acpc/test_matchstate.py",
+    "tests/agent/acpc --ignore=tests/agent/acpc/test_matchstate.py",
     "tests/dealer/test_dealer.py",
-    "tests/dealer/test_fast_path.py",
-    "tests/dealer/test_resume.py",
+    "tests/dealer/test_fast_path.py tests/dealer/test_resume.py",
 ]
-"""Run again on the compiled modules (they hold the reference logs and the dealer's tests;
+"""Run again on the compiled modules, in parts that xdist's workers take in parallel (they
+hold the reference logs and the dealer's tests;
 the evaluator's showdowns are checked there against the reference logs byte for byte).
 ``tests/agent/test_handeval.py`` is not among them: in the build's copy of the sources it
 would recompile its numba kernels (their disk cache is keyed by path), the slowest part of
@@ -157,29 +161,58 @@ def test_the_test_suite_refuses_a_stale_build(tmp_path: Path) -> None:
     assert "the compiled core is stale: the sources changed since the build" in out.stderr
 
 
-def test_compiled_core_is_loaded_and_passes_the_core_and_dealer_tests(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    skip = shutil.ignore_patterns("__pycache__", "*.so", "*.strat", MANIFEST_NAME)
-    for package in ("agent", "dealer", "evaluation", "strategies", "jobs", "tests", "scripts"):
-        shutil.copytree(ROOT / package, root / package, ignore=skip)
-    _copy(root, ("pyproject.toml",))
-    said: list[str] = []
-    assert build(said.append, root) == manifest_path(root)
-    assert said[-1].startswith("built in ")
-    manifest = json.loads(manifest_path(root).read_text())
-    assert sorted(manifest["modules"]) == sorted([*MODULES, "agent.acpc.compiled__mypyc"])
-    assert status(root) == corebuild.Status("in use", "compiled modules for these sources")
-    assert sorted(served(root)) == sorted(MODULES)
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """One real build beside a copy of the project, shared by every test of this module on
+    every xdist worker: the first worker to get here builds (under a file lock), the others
+    wait and reuse it, so the compiled runs below go to whichever workers are free."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the directory every worker's base sits in
+    root = shared / "compiled-core" / "project"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root.parent / "built"
+        if not done.exists():
+            if root.exists():
+                shutil.rmtree(root)  # an interrupted build
+            skip = shutil.ignore_patterns("__pycache__", "*.so", "*.strat", MANIFEST_NAME)
+            for package in ("agent", "dealer", "evaluation", "strategies", "jobs", "tests",
+                            "scripts"):
+                shutil.copytree(ROOT / package, root / package, ignore=skip)
+            _copy(root, ("pyproject.toml",))
+            said: list[str] = []
+            assert build(said.append, root) == manifest_path(root)
+            assert said[-1].startswith("built in ")
+            done.write_text(said[-1])
+    return root
 
-    env = {**os.environ, "PYTHONPATH": str(root)}
+
+def test_compiled_core_is_built_and_served(compiled: Path) -> None:
+    manifest = json.loads(manifest_path(compiled).read_text())
+    assert sorted(manifest["modules"]) == sorted([*MODULES, "agent.acpc.compiled__mypyc"])
+    assert status(compiled) == corebuild.Status("in use", "compiled modules for these sources")
+    assert sorted(served(compiled)) == sorted(MODULES)
+
+
+@pytest.mark.parametrize("part", COMPILED_SUITE)
+def test_compiled_core_passes_the_core_and_dealer_tests(compiled: Path, part: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(compiled)}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", *COMPILED_SUITE, "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", *part.split(), "-q", "-p", "no:cacheprovider",
          "--no-header", "-n", "0"],
-        env=env, cwd=root, capture_output=True, text=True, timeout=1200, check=False,
+        env=env, cwd=compiled, capture_output=True, text=True, timeout=1200, check=False,
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and " failed" not in out.stdout
 
+
+def test_a_changed_or_damaged_build_is_reported_and_removed(compiled: Path,
+                                                            tmp_path: Path) -> None:
+    root = tmp_path / "project"  # a copy: the shared build stays whole for the other tests
+    shutil.copytree(compiled, root, ignore=shutil.ignore_patterns("__pycache__"))
+    assert status(root).state == "in use"
     # An edited source: Python would still load the build, and the status says so.
     errors = root / "agent" / "acpc" / "errors.py"
     text = errors.read_text()

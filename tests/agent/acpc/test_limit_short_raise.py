@@ -36,6 +36,8 @@ of it in ``tests/evaluation/test_logtool.py``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agent.abstraction.actions import PRESETS, build_tree
@@ -248,10 +250,25 @@ def test_agents_are_never_offered_the_short_raise(game: Game) -> None:
     assert state.legal_actions() == (ActionKind.FOLD, ActionKind.CALL)
 
 
-def test_the_abstract_tree_has_no_short_limit_raise(game: Game) -> None:
-    tree = build_tree(game, PRESETS["fcpa"])
+def _two_rounds(game: Game, later: int) -> Game:
+    """Preflop, then round ``later``'s betting (raise size and cap) as the second round: the
+    abstract tree of the whole four-round game has about a million nodes (70 s), while every
+    short-stack raise situation arises within two rounds."""
+    return dataclasses.replace(
+        game, num_rounds=2, raise_size=(game.raise_size[0], game.raise_size[later]),
+        first_player=(game.first_player[0], game.first_player[later]),
+        max_raises=(game.max_raises[0], game.max_raises[later]),
+        num_board_cards=game.num_board_cards[:2])
+
+
+@pytest.mark.parametrize("later", [1, 2], ids=["flop", "turn-river"])
+def test_the_abstract_tree_has_no_short_limit_raise(game: Game, later: int) -> None:
+    tree = build_tree(_two_rounds(game, later), PRESETS["fcpa"])
     assert len(tree.nodes) > 1000
+    short = 0
     for node in tree.decision_nodes:
         state = node.state
         if game.stack[state.player] <= state.max_spent:
+            short += 1
             assert all(a.kind is not ActionKind.RAISE for a in node.actions), node.id
+    assert short > 100  # the situation is there to be checked

@@ -235,8 +235,11 @@ def _outcome(parse: object, text: str) -> object:
 
 def _check_damaged_continuations(game: Game, seed: int) -> int:
     """Every next state of a random hand and damaged copies of it: parse_next_matchstate
-    equals parse_matchstate (the same state, or the same rejection). Returns how many next
-    states were in a later round than the one before (the new-rounds path)."""
+    equals parse_matchstate (the same state, or the same rejection). The damaged copies are
+    made for every player's view when a round begins and for one player's view, drawn,
+    after each other action (every player's view at every action made the long hands of
+    ten-player games cost minutes). Returns how many next states were in a later round than
+    the one before (the new-rounds path)."""
     from agent.acpc.betting import BettingState
 
     rng = random.Random(seed)
@@ -245,17 +248,20 @@ def _check_damaged_continuations(game: Game, seed: int) -> int:
     state = BettingState.initial(game)
     previous: list[tuple[MatchState, str] | None] = [None] * game.num_players
     new_rounds = 0
+    last_round = state.round
     for action in [a for rnd in final.actions for a in rnd] + [None]:
+        drawn = rng.randrange(game.num_players)
         for p in range(game.num_players):
             text = format_matchstate(view_of(p, 3, state, deal.hole, deal.board))
             prev = previous[p]
-            if prev is not None:
+            if prev is not None and (p == drawn or state.round != last_round):
                 for t in _mutations(text, rng):
                     full = _outcome(lambda x: parse_matchstate(x, game), t)
                     fast = _outcome(lambda x, q=prev: parse_next_matchstate(x, game, *q), t)
                     assert fast == full, (prev[1], t)
                 new_rounds += state.round > prev[0].state.round
             previous[p] = (parse_matchstate(text, game), text)
+        last_round = state.round
         if action is not None:
             state = state.apply(action)
     return new_rounds
