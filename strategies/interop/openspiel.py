@@ -91,13 +91,19 @@ class InteropError(AcpcError, ValueError):
     """A game, strategy or policy file that cannot go to or come from OpenSpiel."""
 
 
-def _pyspiel() -> Any:
+def _pyspiel(module: str = "pyspiel") -> Any:
+    """An OpenSpiel module, imported now (OpenSpiel is no dependency of acpc-arena).
+
+    Raises:
+        InteropError: one line naming the extra to install when it is missing.
+    """
+    import importlib
+
     try:
-        import pyspiel
+        return importlib.import_module(module)
     except ImportError as exc:
-        raise InteropError(f"expected OpenSpiel installed (pip install open_spiel; it is in "
-                           f"acpc-arena's test extra), got {exc}") from None
-    return pyspiel
+        raise InteropError(f"expected OpenSpiel installed (pip install 'acpc-arena[test]' or "
+                           f"pip install open_spiel), got {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -639,7 +645,7 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
 
 def tabular_policy(doc: Mapping[str, Any]) -> Any:
     """The policy file as an OpenSpiel ``TabularPolicy`` of its game."""
-    from open_spiel.python import policy as spiel_policy
+    spiel_policy = _pyspiel("open_spiel.python.policy")
 
     spiel = spiel_game_of(doc)
     tabular = spiel_policy.TabularPolicy(spiel.load())
@@ -691,7 +697,7 @@ def policy_from_openspiel(game_name: str, players: int, policy: Any,
 def openspiel_exploitability(doc: Mapping[str, Any]) -> tuple[float | None, float]:
     """``(exploitability, NashConv)`` of a policy file by OpenSpiel's own module
     (``exploitability.exploitability`` takes two-player games only: ``None`` for more)."""
-    from open_spiel.python.algorithms import exploitability as spiel_exploitability
+    spiel_exploitability = _pyspiel("open_spiel.python.algorithms.exploitability")
 
     spiel = spiel_game_of(doc)
     game = spiel.load()

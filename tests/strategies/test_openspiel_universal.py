@@ -122,3 +122,16 @@ def test_what_universal_poker_cannot_take_is_one_line(
     bad.write_text(json.dumps({**doc, "acpc_game": "GAMEDEF\nnolimit\n"}))
     with pytest.raises(AcpcError, match="acpc_game: missing required line"):
         read_policy(bad)
+
+
+def test_without_openspiel_the_command_names_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import pyspiel raises ImportError
+    assert strategy_main(["export-openspiel", "leduc.nolimit.2p.fcpa.strat", "--out",
+                          str(tmp_path / "x.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("acpc-strategy: error: expected OpenSpiel installed (pip install "
+                          "'acpc-arena[test]'") and "\n" not in err
