@@ -49,7 +49,15 @@ had acted, refuses a raise by a player facing only such an all-in, and counts th
 raise from the current bet (:class:`_StreetRules`). In equal-stack heads-up games none of
 these can happen.
 
-Imports only the stdlib and :mod:`agent.acpc`.
+**The other way** (:func:`phhs_to_log`, ``acpc-log from-phh``): a PHH file's hands of the
+same games replayed as a dealer log (``pK cbr N`` a raise to the round's starting chips plus
+``N``): the header from ``_acpc_header`` (written with every hand of a log, so log -> PHH ->
+log is byte-identical), else seed 0 and the file's cards (``acpc-log verify
+--cards-as-logged``). Antes, straddles, stacks other than the game's, unknown cards, illegal
+or unfinished betting and ``finishing_stacks`` other than the ACPC payoffs are refused in one
+line. The TOML is read with the stdlib's ``tomllib``: pokerkit is not needed.
+
+Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,20 @@
-"""Tabular policies to and from OpenSpiel, for the games both have: Kuhn and Leduc.
+"""Tabular policies to and from OpenSpiel: its own Kuhn and Leduc, and ``universal_poker``.
 
-**Games.** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1, one bet of 1, player 0
-first) is the ACPC limit game with ``numPlayers = N``, one round, ``blind = 1 ... 1``,
+**universal_poker** (:func:`universal_poker_for`) is OpenSpiel's game made from an ACPC game
+definition: every field of ours is passed, with ``bettingAbstraction`` ``fcpa`` or ``fchpa``
+(our presets of those names: fold, call, pot, [half pot,] all-in, no raise cap; checked
+sequence by sequence while mapping) for no-limit games. Its information state strings carry
+the ACPC betting (``[Sequences: cc|r3]``), so a state's row is the node with that betting and
+the bucket of its ``[Private: ...]`` and ``[Public: ...]`` cards (its decks are the lowest
+ranks and first suits, ours the highest and last); an OpenSpiel action's is the child with
+the betting it leads to (read from the child's ``ACPC State`` line). Two OpenSpiel actions
+leading to one of ours get its probability on the first. A policy file's ``parameters`` are
+rebuilt from its ``acpc_game`` and compared before OpenSpiel sees them (OpenSpiel aborts the
+process on some bad ones). The walk visits every ordered deal and betting sequence: more than
+:data:`MAX_UNIVERSAL_HISTORIES` is refused (royal and full hold'em are).
+
+**Games (kuhn_poker, leduc_poker).** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1,
+one bet of 1, player 0 first) is the ACPC limit game with ``numPlayers = N``, one round, ``blind = 1 ... 1``,
 ``raiseSize = 1``, ``firstPlayer = 1``, ``maxRaises = 1``, 1 suit, N+1 ranks, 1 hole card and
 no board (``kuhn.limit.3p.game``; ``tests/data/kuhn.limit.2p.game``); ``leduc_poker`` (2
 players, 6 cards in 3 ranks, ante 1, raises 2 then 4, at most 2 a round, player 0 first in

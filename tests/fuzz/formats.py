@@ -404,6 +404,15 @@ def _solved(out: Path, game: str, name: str) -> bytes:
     return _strategy_file(header, table, keep_offset=False)
 
 
+def _phhs(log: str, game_name: str) -> str:
+    """A cut log as ``acpc-log phh`` writes it (the seed of ``acpc-log from-phh``)."""
+    from agent.acpc.gamefiles import load_game
+    from dealer.phh import log_to_phhs
+
+    text, _, _ = log_to_phhs(load_game(game_name), log.splitlines())
+    return text
+
+
 def _openspiel(out: Path, name: str) -> bytes:
     """A bundled file exported by ``acpc-strategy export-openspiel``."""
     import contextlib
@@ -499,6 +508,8 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         ("phh", nl, "{file}", "--out", "{out}/h.phhs"), "text")
     add("phh", "holdem.trace.jsonl", _holdem_trace(20).encode(), "acpc-log",
         ("phh", nl, "{file}", "--out", "{out}/h.phhs"), "json-lines")
+    add("phh", "nl1000.phhs", _phhs(cut["nl1000.log"], nl).encode(), "acpc-log",
+        ("from-phh", nl, "{file}", "--out", "{out}/l.log"), "toml")
     add("trace", "leduc.trace.jsonl", _leduc_trace(15).encode(), "acpc-agent",
         ("explain", "{file}"), "json-lines")
     # hands, matches, jobs and transport fixed on the command line (it overrides the file),
