@@ -14,7 +14,8 @@ process on some bad ones). The walk visits every ordered deal and betting sequen
 :data:`MAX_UNIVERSAL_HISTORIES` is refused (royal and full hold'em are).
 
 **Games (kuhn_poker, leduc_poker).** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1,
-one bet of 1, player 0 first) is the ACPC limit game with ``numPlayers = N``, one round, ``blind = 1 ... 1``,
+one bet of 1, player 0 first) is the ACPC limit game with ``numPlayers = N``, one round,
+``blind = 1 ... 1``,
 ``raiseSize = 1``, ``firstPlayer = 1``, ``maxRaises = 1``, 1 suit, N+1 ranks, 1 hole card and
 no board (``kuhn.limit.3p.game``; ``tests/data/kuhn.limit.2p.game``); ``leduc_poker`` (2
 players, 6 cards in 3 ranks, ante 1, raises 2 then 4, at most 2 a round, player 0 first in
