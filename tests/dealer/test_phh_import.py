@@ -190,3 +190,50 @@ def test_a_fourth_raise_before_the_flop_pokerkit_allows_is_refused() -> None:
             "'p3 cbr 20', 'p1 cbr 30', 'p2 cbr 40', 'p3 cbr 50']\n")
     with pytest.raises(PhhError, match="maximum of 3 raises"):
         phhs_to_log(game, hand)
+
+
+def test_with_uneven_stacks_only_raises_nobody_can_answer_come_back_as_calls() -> None:
+    """What log -> PHH -> log cannot keep: a raise no opponent still in can answer with more
+    chips is written as a call (pokerkit refuses the raise); the chips won stay the same."""
+    from agent.acpc.betting import ActionKind, parse_betting
+    from agent.acpc.dealing import deal_hands
+    from dealer.logfile import format_state_line, hand_values
+    from tests.dealer.test_phh import random_hand
+
+    game = load_game("nl3p_uneven.game")
+    rng = random.Random(11)
+    deals = deal_hands(game, 5)
+    lines = []
+    for number in range(300):
+        deal = next(deals)
+        state = random_hand(game, rng)
+        lines.append(format_state_line(number, state, deal.hole, deal.board,
+                                       hand_values(state, deal.hole, deal.board),
+                                       ["s0", "s1", "s2"]))
+    text, count, skipped = log_to_phhs(game, lines, skip=True)
+    kept = [x for x in lines if int(x.split(":")[1]) not in skipped]
+    back = phhs_to_log(game, text).text.splitlines()[4:-1]
+    assert len(back) == count == len(kept)
+    changed = 0
+    for was, now in zip(kept, back, strict=True):
+        _, _, bet_was, *rest_was = was.split(":")
+        _, _, bet_now, *rest_now = now.split(":")
+        assert rest_now == rest_was  # cards, chips won, names
+        if bet_now == bet_was:
+            continue
+        changed += 1
+        before = parse_betting(game, bet_was)
+        after = parse_betting(game, bet_now)
+        state = parse_betting(game, "")
+        for r, (acts, new) in enumerate(zip(before.actions, after.actions, strict=True)):
+            assert len(acts) == len(new), (was, now)
+            for a, b in zip(acts, new, strict=True):
+                if a != b:  # a raise that only the raiser's own stack could cover
+                    assert a.kind is ActionKind.RAISE and b.kind is ActionKind.CALL
+                    assert all(game.stack[q] <= state.max_spent for q in range(3)
+                               if q != state.player and not state.folded[q]), (r, was)
+                state = state.apply(a)
+    assert 0 < changed < count // 10
+    # what came back has a PHH form as it is: a second trip changes nothing
+    again = phhs_to_log(game, log_to_phhs(game, back)[0]).text.splitlines()[4:-1]
+    assert again == back
