@@ -549,6 +549,12 @@ def check_policy_game(spiel: SpielGame, game: Game, source: str) -> None:
     want = (universal_poker_for(game, universal_betting(spiel)) if spiel.name == UNIVERSAL
             else spiel_game_for(game))
     if want != spiel:
+        if want.name == spiel.name == UNIVERSAL:  # name the fields that differ
+            a, b = want.parameters, spiel.parameters
+            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            raise InteropError(f"{source}: expected a universal_poker policy of this game, "
+                               f"with {excerpt({k: a.get(k) for k in keys})}, got "
+                               f"{excerpt({k: b.get(k) for k in keys})}")
         raise InteropError(f"{source}: expected a policy for {want.name} "
                            f"{excerpt(want.parameters, 300)}, got {spiel.name} "
                            f"{excerpt(spiel.parameters, 300)}")

@@ -109,8 +109,9 @@ def test_what_universal_poker_cannot_take_is_one_line(
     # process on some, e.g. numRanks 30)
     strategy = load_strategy(resolve_strategy("leduc.nolimit.2p.fcpa.strat"))
     cards = LosslessCards(strategy.game)
+    abstract = build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
     doc = export_policy(universal_poker_for(strategy.game, strategy.betting), strategy.tree,
-                        cards, np.full(strategy.table.size, 0.5))
+                        cards, strategy_table(abstract, strategy))
     bad = tmp_path / "bad.json"
     for change, message in [({"numRanks": 30}, "parameters of its acpc_game"),
                             ({"bettingAbstraction": "fullgame"}, "bettingAbstraction fcpa")]:
@@ -119,6 +120,11 @@ def test_what_universal_poker_cannot_take_is_one_line(
                               str(tmp_path / "y.strat")]) == 1
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err
+    bad.write_text(json.dumps(doc))
+    assert strategy_main(["import-openspiel", str(bad), "--out", str(tmp_path / "y.strat"),
+                          "--game", "leduc.nolimit.2p.stack400.game"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("with {'stack': '400 400'}, got {'stack': '12 12'}") and "\n" not in err
     bad.write_text(json.dumps({**doc, "acpc_game": "GAMEDEF\nnolimit\n"}))
     with pytest.raises(AcpcError, match="acpc_game: missing required line"):
         read_policy(bad)
