@@ -49,7 +49,15 @@ had acted, refuses a raise by a player facing only such an all-in, and counts th
 raise from the current bet (:class:`_StreetRules`). In equal-stack heads-up games none of
 these can happen.
 
-Imports only the stdlib and :mod:`agent.acpc`.
+**The other way** (:func:`phhs_to_log`, ``acpc-log from-phh``): a PHH file's hands of the
+same games replayed as a dealer log (``pK cbr N`` a raise to the round's starting chips plus
+``N``): the header from ``_acpc_header`` (written with every hand of a log, so log -> PHH ->
+log is byte-identical), else seed 0 and the file's cards (``acpc-log verify
+--cards-as-logged``). Antes, straddles, stacks other than the game's, unknown cards, illegal
+or unfinished betting and ``finishing_stacks`` other than the ACPC payoffs are refused in one
+line. The TOML is read with the stdlib's ``tomllib``: pokerkit is not needed.
+
+Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile`.
 """
 
 from __future__ import annotations
@@ -59,12 +67,28 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agent.acpc.betting import ActionKind, BettingState, parse_action, parse_betting
+from agent.acpc.betting import (
+    Action,
+    ActionKind,
+    BettingState,
+    parse_action,
+    parse_betting,
+)
 from agent.acpc.cards import format_card, parse_cards
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.limits import MAX_RECORD_LINE_BYTES, check_json, excerpt
-from dealer.logfile import MAX_LOG_DIGITS
+from dealer.logfile import (
+    MAX_LOG_DIGITS,
+    LogHeader,
+    format_header,
+    format_score_line,
+    format_state_line,
+    hand_values,
+    names_by_position,
+    parse_header,
+    seat_of,
+)
 
 HOLDEM_BOARD = (0, 3, 1, 1)
 UNKNOWN = "??"
@@ -239,9 +263,11 @@ def phh_actions(hand: Hand, *, check: bool = True) -> list[str]:
     return out
 
 
-def hand_to_phh(hand: Hand, event: str | None = None, *, check: bool = True) -> str:
+def hand_to_phh(hand: Hand, event: str | None = None, *, check: bool = True,
+                header: Sequence[str] | None = None) -> str:
     """One hand as a PHH document (TOML, no table header); ``check`` as
-    :func:`phh_actions`."""
+    :func:`phh_actions`; ``header``: the dealer log's four header lines, kept in the user
+    field ``_acpc_header`` (so :func:`phhs_to_log` writes the log back as it was)."""
     game = hand.state.game
     variant = phh_variant(game)
     n = game.num_players
@@ -268,6 +294,8 @@ def hand_to_phh(hand: Hand, event: str | None = None, *, check: bool = True) -> 
         fields.append(("_acpc_values", [float(v) for v in hand.values]))
     if hand.line is not None:
         fields.append(("_acpc_state", hand.line))
+    if header is not None:
+        fields.append((HEADER_FIELD, list(header)))
     return "\n".join(f"{key} = {_toml(value)}" for key, value in fields) + "\n"
 
 
@@ -337,8 +365,14 @@ def log_to_phhs(game: Game, lines: Sequence[str], source: str = "<log>", *,
     """
     phh_variant(game)
     event = None
+    header: list[str] | None = None
     if lines and lines[0].startswith("# name/game/hands/seed "):
         event = lines[0].split()[2]
+        try:
+            parse_header(lines[:4], source)
+            header = list(lines[:4])
+        except ValueError:
+            header = None  # not a whole header: the hands are written without it
     hands = log_hands(game, lines, source)
     if not hands:
         raise PhhError(f"{source}: expected a dealer log with STATE: lines, got none")
@@ -346,7 +380,7 @@ def log_to_phhs(game: Game, lines: Sequence[str], source: str = "<log>", *,
     skipped: list[int] = []
     for hand in hands:
         try:
-            body = hand_to_phh(hand, event)
+            body = hand_to_phh(hand, event, header=header)
         except PhhError:
             if not skip:
                 raise
@@ -446,3 +480,256 @@ def trace_to_phhs(game: Game, lines: Sequence[str], source: str = "<trace>"
     if not hands:
         raise PhhError(f"{source}: expected a trace with decision records, got none")
     return hands_to_phhs(hands), len(hands)
+
+
+# --- PHH to an ACPC log -------------------------------------------------------------------
+
+MAX_PHH_BYTES = 64 << 20
+"""Largest PHH file read (64 MiB: a million hands of two-player hold'em take about 400 MB
+as PHH, so split bigger histories)."""
+MAX_PHH_HANDS = 1_000_000
+"""Most hands in one PHH file (an ACPC log numbers them 0..N-1)."""
+MAX_PHH_ACTIONS = 10_000
+"""Most actions in one PHH hand (an ACPC hand has at most a few hundred)."""
+HEADER_FIELD = "_acpc_header"
+"""The user field holding the dealer log's four header lines (written by ``acpc-log phh``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhhLog:
+    """A PHH file replayed as an ACPC dealer log."""
+
+    text: str
+    """The whole log: header, one ``STATE:`` line per hand, ``SCORE:``."""
+    hands: int
+    seeded: bool
+    """True if the header came from the file (``_acpc_header``) and every hand's cards are
+    its seed's deals (``acpc-log verify`` re-derives them); False: a header with seed 0, and
+    the cards are the PHH file's (``acpc-log verify --cards-as-logged``)."""
+    fixed_seats: bool
+
+
+def _phh_field(doc: dict[str, object], key: str, where: str, want: object) -> None:
+    got = doc.get(key)
+    if got != want:
+        raise PhhError(f"{where}: expected {key} = {_toml(want)} (the game's), got "
+                       f"{excerpt(got)}")
+
+
+def _phh_game_fields(game: Game, doc: dict[str, object], where: str) -> None:
+    """Raise unless a PHH hand is played in ``game`` (variant, antes, blinds, bet sizes,
+    stacks): what :func:`hand_to_phh` writes for it."""
+    variant = phh_variant(game)
+    n = game.num_players
+    _phh_field(doc, "variant", where, variant)
+    antes = doc.get("antes", [0] * n)
+    if not isinstance(antes, list) or any(a != 0 for a in antes):
+        raise PhhError(f"{where}: expected no antes (ACPC games have none), got "
+                       f"{excerpt(antes)}")
+    _phh_field(doc, "blinds_or_straddles", where,
+               [game.blind[1], game.blind[0]] if n == 2 else list(game.blind))
+    if variant == "NT":
+        _phh_field(doc, "min_bet", where, game.big_blind)
+    else:
+        _phh_field(doc, "small_bet", where, game.raise_size[0])
+        _phh_field(doc, "big_bet", where, game.raise_size[2])
+    _phh_field(doc, "starting_stacks", where, list(game.stack))
+
+
+def _phh_player(token: str, n: int, where: str, action: str) -> int:
+    if not (token.startswith("p") and token[1:].isdigit() and 1 <= int(token[1:]) <= n):
+        raise PhhError(f"{where}: expected a player p1..p{n}, got {excerpt(action)}")
+    return int(token[1:]) - 1
+
+
+def phh_hand(game: Game, doc: dict[str, object], number: int, where: str) -> Hand:
+    """One PHH hand (a parsed TOML table) as a :class:`Hand` of ``game`` numbered
+    ``number``: the inverse of :func:`hand_to_phh` (``pK cbr N`` is a raise to the player's
+    chips at the round's start plus ``N``; ``pK sm CARDS`` must show the dealt cards).
+
+    Raises:
+        PhhError: for a hand of another game, with unknown cards (``??``: an ACPC log
+            shows every card), illegal or unfinished, or whose ``finishing_stacks``
+            disagree with the ACPC rules' payoffs.
+    """
+    _phh_game_fields(game, doc, where)
+    actions = doc.get("actions")
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions) or (
+            len(actions) > MAX_PHH_ACTIONS):
+        raise PhhError(f"{where}: expected actions, a list of at most {MAX_PHH_ACTIONS} "
+                       f"strings, got {excerpt(actions)}")
+    n = game.num_players
+    hole: list[tuple[int, ...] | None] = [None] * n
+    board: list[int] = []
+    state = BettingState.initial(game)
+    for action in actions:
+        text = action.partition("#")[0].strip()  # a PHH comment runs to the end
+        if not text:
+            continue
+        parts = text.split()
+        if parts[:2] == ["d", "dh"] and len(parts) == 4:
+            p = _phh_player(parts[2], n, where, action)
+            if UNKNOWN in parts[3]:
+                raise PhhError(f"{where}: expected every hole card known (an ACPC log shows "
+                               f"them all), got {excerpt(action)}")
+            hole[p] = _parse_cards(parts[3], where)
+            continue
+        if parts[:2] == ["d", "db"] and len(parts) == 3:
+            if UNKNOWN in parts[2]:
+                raise PhhError(f"{where}: expected the board known, got {excerpt(action)}")
+            board.extend(_parse_cards(parts[2], where))
+            continue
+        if len(parts) < 2 or parts[0] == "d":
+            raise PhhError(f"{where}: expected a PHH hold'em action (d dh, d db, pK f, pK cc, "
+                           f"pK cbr N, pK sm), got {excerpt(action)}")
+        p = _phh_player(parts[0], n, where, action)
+        verb = parts[1]
+        if verb == "sm":
+            shown = parts[2] if len(parts) == 3 else ""
+            if shown and _parse_cards(shown, where) != hole[p]:
+                raise PhhError(f"{where}: expected p{p + 1} to show the cards dealt, got "
+                               f"{excerpt(action)}")
+            continue
+        if state.finished or state.player != p:
+            want = "no action after the end" if state.finished else f"p{state.player + 1} to act"
+            raise PhhError(f"{where}: expected {want}, got {excerpt(action)}")
+        try:
+            if verb == "f" and len(parts) == 2:
+                state = state.apply(Action(ActionKind.FOLD))
+            elif verb == "cc" and len(parts) == 2:
+                state = state.apply(Action(ActionKind.CALL))
+            elif verb == "cbr" and len(parts) == 3 and parts[2].isdigit() and len(
+                    parts[2]) <= MAX_LOG_DIGITS:
+                start = state.round_start_spent[p]
+                to = start + int(parts[2])
+                after = state.apply(Action(ActionKind.RAISE, to if game.is_nolimit else 0))
+                if after.spent[p] != to:
+                    raise PhhError(f"{where}: expected a raise to {after.spent[p] - start} "
+                                   f"in this round (the limit size), got {excerpt(action)}")
+                state = after
+            else:
+                raise PhhError(f"{where}: expected a PHH hold'em action (pK f, pK cc, pK cbr N, "
+                               f"pK sm CARDS), got {excerpt(action)}")
+        except PhhError:
+            raise
+        except (AcpcError, ValueError) as exc:
+            raise PhhError(f"{where}: expected a legal action, got {excerpt(action)} after "
+                           f"{excerpt(state.betting)}: {exc}") from None
+    if not state.finished:
+        raise PhhError(f"{where}: expected a finished hand, got betting "
+                       f"{excerpt(state.betting)}")
+    if any(h is None for h in hole):
+        raise PhhError(f"{where}: expected 'd dh' for every player, got "
+                       f"{sum(h is not None for h in hole)} of {n}")
+    need = game.board_cards_through(state.round)
+    if len(board) < need:
+        raise PhhError(f"{where}: expected {need} board cards through round "
+                       f"{state.round + 1}, got {len(board)}")
+    known = tuple(h for h in hole if h is not None)
+    dealt = [c for h in known for c in h] + board
+    if len(set(dealt)) != len(dealt):
+        raise PhhError(f"{where}: expected every card dealt once, got "
+                       f"{excerpt(' '.join(format_card(c) for c in dealt))}")
+    return Hand(number, state, known, tuple(board))
+
+
+def _phh_names(doc: dict[str, object], n: int, where: str) -> tuple[str, ...] | None:
+    names = doc.get("players")
+    if names is None:
+        return None
+    if not isinstance(names, list) or len(names) != n or not all(
+            isinstance(x, str) and x and len(x) <= 64 and x.isprintable()
+            and not any(c in x for c in "|: \t") for x in names):
+        raise PhhError(f"{where}: expected players, {n} names without '|', ':' or spaces "
+                       f"(ACPC log names), got {excerpt(names)}")
+    return tuple(names)
+
+
+def phh_documents(text: str, source: str = "<phh>") -> list[tuple[str, dict[str, object]]]:
+    """The hands of a ``.phhs`` (``[1]``, ``[2]``, ... tables, in number order) or ``.phh``
+    (one hand at the top level) text, each with where it is for messages.
+
+    Raises:
+        PhhError: for text that is not TOML, or tables that are not hands.
+    """
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        raise PhhError(f"{source}: expected PHH (TOML) text, got "
+                       f"{excerpt(str(exc))}") from None
+    if "actions" in doc:
+        return [(source, doc)]
+    keys = list(doc)
+    if not keys or not all(k.isdigit() and len(k) <= MAX_LOG_DIGITS
+                           and isinstance(doc[k], dict) for k in keys):
+        raise PhhError(f"{source}: expected PHH hands (a hand, or [1], [2], ... tables), got "
+                       f"{excerpt(keys[:4] if keys else 'no hands')}")
+    if len(keys) > MAX_PHH_HANDS:
+        raise PhhError(f"{source}: expected at most {MAX_PHH_HANDS:,} hands, got {len(keys):,}")
+    return [(f"{source}: hand [{k}]", doc[k]) for k in sorted(keys, key=int)]
+
+
+def phhs_to_log(game: Game, text: str, source: str = "<phh>", game_name: str = "game",
+                ) -> PhhLog:
+    """A PHH file replayed as an ACPC dealer log (see :class:`PhhLog`): hands numbered
+    0..N-1 in file order; names from ``players`` (seated as the dealer seats them: rotating,
+    else fixed; ``p1``.. fixed when no hand names them); the header from ``_acpc_header`` when
+    every hand carries the same (the hand count made right), else match ``event`` (or
+    ``phh``), game ``game_name``, seed 0 and the default time limits.
+
+    Raises:
+        PhhError: for a hand :func:`phh_hand` refuses, names no seating explains, or
+            ``finishing_stacks`` other than the ACPC payoffs give.
+    """
+    phh_variant(game)
+    docs = phh_documents(text, source)
+    n = game.num_players
+    hands = [phh_hand(game, doc, i, where) for i, (where, doc) in enumerate(docs)]
+    named = [_phh_names(doc, n, where) for where, doc in docs]
+    seat_names = named[0] or tuple(f"p{p + 1}" for p in range(n))
+
+    def seated(fixed: bool) -> int | None:
+        """The first hand whose names ``fixed`` (or rotating) seats do not give."""
+        return next((i for i, names in enumerate(named) if names is not None
+                     and list(names) != names_by_position(seat_names, i, fixed)), None)
+
+    rotating_bad = seated(False)  # the dealer's default first, as verify infers it
+    fixed = rotating_bad is not None
+    if fixed and (bad := seated(True)) is not None:
+        raise PhhError(f"{docs[bad][0]}: expected the players of the first hand seated as the "
+                       f"dealer seats them (rotating or fixed), got {excerpt(named[bad])}")
+    headers = {tuple(h) if isinstance(h := doc.get(HEADER_FIELD), list) else None
+               for _, doc in docs}
+    header: LogHeader | None = None
+    if len(headers) == 1 and (lines := headers.pop()) is not None:
+        try:
+            found = parse_header([str(x) for x in lines], f"{source}: {HEADER_FIELD}")
+        except ValueError as exc:
+            raise PhhError(str(exc)) from None
+        header = LogHeader(found.match_name, found.game_file, len(hands), found.seed,
+                           found.t_response_ms, found.t_hand_ms, found.t_per_hand_ms)
+    seeded = header is not None
+    if header is None:
+        event = docs[0][1].get("event")
+        name = event if isinstance(event, str) and event and not any(
+            c.isspace() for c in event) and len(event) <= 64 else "phh"
+        header = LogHeader(name, game_name, len(hands), 0)
+    out = [format_header(header).rstrip("\n")]
+    totals = [0.0] * n
+    for i, (hand, (where, doc)) in enumerate(zip(hands, docs, strict=True)):
+        hole = tuple(h or () for h in hand.hole)  # every hand of phh_hand has them all
+        values = hand_values(hand.state, hole, hand.board or ())
+        finishing = doc.get("finishing_stacks")
+        if finishing is not None and all(float(v).is_integer() for v in values) and (
+                finishing != [s + int(v) for s, v in zip(game.stack, values, strict=True)]):
+            raise PhhError(f"{where}: expected finishing_stacks "
+                           f"{[s + int(v) for s, v in zip(game.stack, values, strict=True)]} "
+                           f"(the ACPC payoffs), got {excerpt(finishing)}")
+        names = names_by_position(seat_names, i, fixed)
+        out.append(format_state_line(i, hand.state, hole, hand.board or (), values, names))
+        for p in range(n):
+            totals[seat_of(p, i, n, fixed)] += values[p]
+    out.append(format_score_line(totals, seat_names))
+    return PhhLog("\n".join(out) + "\n", len(hands), seeded, fixed)

@@ -13,7 +13,9 @@ in all-ins before the last round valued at their expectation over the remaining 
 ``acpc-log phh GAME FILE [--out F.phhs] [--skip-unmappable]`` writes the hands of a dealer
 log, or of an agent trace (``acpc-agent --trace``: JSON lines), as PHH hand histories, the
 format pokerkit reads (:mod:`dealer.phh`: which games map, what is written); a game with no
-PHH form is refused in one line.
+PHH form is refused in one line. ``acpc-log from-phh GAME FILE.phhs [--out MATCH.log]`` is
+the inverse: a dealer log that ``verify`` accepts (with ``--cards-as-logged`` when the file
+did not come from ``acpc-log phh``, whose cards no seed deals).
 
 Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile` (``allin-ev`` imports
 :mod:`evaluation.estimators.allin` and ``phh`` :mod:`dealer.phh` when they run).
@@ -30,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.acpc.betting import BettingState, parse_action, parse_betting
-from agent.acpc.dealing import deal_hands
+from agent.acpc.cards import in_deck, parse_cards
+from agent.acpc.dealing import Deal, deal_hands
 from agent.acpc.errors import AcpcError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
@@ -188,9 +191,28 @@ def _infer_fixed_seats(lines: Iterable[str], seat_names: Sequence[str]) -> bool:
     return False
 
 
+def _logged_deal(game: Game, state: BettingState, line: str) -> Deal | str:
+    """The cards of a STATE line as a deal (``--cards-as-logged``), or why they are not one
+    of ``game``: each position's hole cards, the board through the hand's last round, every
+    card of the game's deck and dealt once."""
+    holes_text, _, board_text = line.split(":")[3].partition("/")
+    try:
+        hole = tuple(parse_cards(h) for h in holes_text.split("|"))
+        board = parse_cards(board_text.replace("/", ""))
+    except ValueError as exc:
+        return f"the cards do not parse: {exc}"
+    dealt = [c for h in hole for c in h] + list(board)
+    if len(hole) != game.num_players or any(len(h) != game.num_hole_cards for h in hole) or (
+            len(board) != game.board_cards_through(state.round)):
+        return "expected every position's hole cards and the board through the last round"
+    if len(set(dealt)) != len(dealt) or not all(in_deck(c, game) for c in dealt):
+        return "expected cards of the game's deck, each dealt once"
+    return Deal(hole, board)
+
+
 def verify_lines(
     game: Game, stream: Iterable[str], source: str = "<log>", fixed_seats: bool | None = None,
-    transactions: dict[int, list[str]] | None = None,
+    transactions: dict[int, list[str]] | None = None, cards_as_logged: bool = False,
 ) -> VerifyResult:
     """Check the lines of a log (without line ends) against a faithful re-derivation, reading
     them as it goes (a log of any length takes memory for a few lines, not the file).
@@ -206,6 +228,9 @@ def verify_lines(
         source: name used in messages.
         fixed_seats: whether the dealer ran with ``-f``; ``None`` infers it from the names.
         transactions: the transaction file's actions per hand (:func:`read_transactions`).
+        cards_as_logged: take each hand's cards from its STATE line (checked: the game's
+            deck, each card once) instead of re-deriving them from the seed: for logs made
+            from other formats (``acpc-log from-phh``), whose cards no seed deals.
 
     Raises:
         LogError: if the header is not a dealer log header.
@@ -239,7 +264,7 @@ def verify_lines(
         fixed_seats = _infer_fixed_seats(lines.lines_from(5, SEATS_INFERENCE_LINES),
                                          seat_names)
     totals = [0.0] * n
-    deals = deal_hands(game, header.seed)
+    deals = None if cards_as_logged else deal_hands(game, header.seed)
     skipped = 0  # lines of repeated headers so far, less hands missing from the log
     unlogged: list[int] = []
     score_known = True
@@ -261,7 +286,7 @@ def verify_lines(
 
     resumed = False
     for hand in range(header.num_hands):
-        deal = next(deals)
+        deal = None if deals is None else next(deals)
         if hand:
             extra, bad = resumed_header(5 + hand + skipped)
             if bad is not None:
@@ -278,7 +303,7 @@ def verify_lines(
             unlogged.append(hand)
             skipped -= 1
             actions = (transactions or {}).get(hand)
-            if actions is None:
+            if actions is None or deal is None:
                 score_known = False
                 continue
             try:
@@ -310,6 +335,11 @@ def verify_lines(
             return VerifyResult(hand, Mismatch(
                 line_no, "a finished hand", parsed[1], "the betting does not end the hand"
             ))
+        if deal is None:
+            logged = _logged_deal(game, state, got)
+            if isinstance(logged, str):
+                return VerifyResult(hand, Mismatch(line_no, "a deal of the game", got, logged))
+            deal = logged
         values = hand_values(state, deal.hole, deal.board)
         names = names_by_position(seat_names, hand, fixed_seats)
         want = format_state_line(hand, state, deal.hole, deal.board, values, names)
@@ -362,7 +392,7 @@ def read_transactions(path: Path, game: Game) -> dict[int, list[str]]:
 
 
 def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
-               tlog: Path | None = None) -> VerifyResult:
+               tlog: Path | None = None, cards_as_logged: bool = False) -> VerifyResult:
     """Read a log file and :func:`verify_lines` it, with the transaction file ``tlog``
     (default: ``MATCH.tlog`` beside ``MATCH.log``, if there is one).
 
@@ -372,7 +402,8 @@ def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
     if tlog is None and path.with_suffix(".tlog").is_file():
         tlog = path.with_suffix(".tlog")
     transactions = read_transactions(tlog, game) if tlog is not None else None
-    return verify_lines(game, iter_log_lines(path), str(path), fixed_seats, transactions)
+    return verify_lines(game, iter_log_lines(path), str(path), fixed_seats, transactions,
+                        cards_as_logged)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -397,6 +428,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="the dealer ran with -f (default: inferred from the names)")
     seats.add_argument("--rotating-seats", dest="fixed", action="store_false",
                        help="the dealer rotated seats (its default)")
+    verify.add_argument("--cards-as-logged", action="store_true",
+                        help="take each hand's cards from its STATE line (checked) instead "
+                        "of the seed's deals: for logs made by acpc-log from-phh")
     allin = sub.add_parser(
         "allin-ev",
         help="per-seat totals, raw and with all-in hands at their expected value",
@@ -425,7 +459,56 @@ def _build_parser() -> argparse.ArgumentParser:
     phh.add_argument("--skip-unmappable", action="store_true",
                      help="leave out hands with no PHH form (a limit raise by a short stack "
                      "that lowers the bet) instead of failing")
+    back = sub.add_parser(
+        "from-phh",
+        help="replay PHH hand histories (pokerkit's format) as a dealer log",
+        description=(
+            "Write the hands of a PHH file (.phhs or .phh) as an ACPC dealer log that "
+            "acpc-log verify accepts: hold'em games only (no-limit NT, limit FT), every card "
+            "known; the inverse of acpc-log phh."
+        ),
+    )
+    back.add_argument("game", help="game definition file (or the name of a bundled game)")
+    back.add_argument("source", type=Path, help="the .phhs or .phh file")
+    back.add_argument("--out", type=Path, default=None,
+                      help="the log to write (default: standard output)")
     return parser
+
+
+def _from_phh(game: Game, game_name: str, path: Path, out: Path | None) -> int:
+    """``acpc-log from-phh``: write the log; returns the exit status.
+
+    Raises:
+        LogError: if a file cannot be read or written; PhhError: for a hand with no ACPC form.
+    """
+    from agent.acpc.limits import read_text_file
+    from dealer.phh import MAX_PHH_BYTES, phh_variant, phhs_to_log
+
+    phh_variant(game)  # refuse the game before reading anything
+    text = read_text_file(path, max_bytes=MAX_PHH_BYTES, what="PHH file",
+                          decoded="a UTF-8 PHH (TOML) file", error=LogError)
+    log = phhs_to_log(game, text, str(path), Path(game_name).name)
+    _write_out(out, log.text)
+    seats = "fixed" if log.fixed_seats else "rotating"
+    how = ("the cards are the header seed's deals" if log.seeded else
+           "header seed 0: the cards are the file's, verify with --cards-as-logged")
+    print(f"{PROG}: {log.hands} hands of {str(path)!r} as a dealer log"
+          f"{f' in {str(out)!r}' if out is not None else ''} ({seats} seats; {how})",
+          file=sys.stderr)
+    return 0
+
+
+def _write_out(out: Path | None, text: str) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="ascii")
+    except OSError as exc:
+        raise LogError(f"could not write {str(out)!r}: {exc.strerror or exc}") from None
+    except UnicodeEncodeError as exc:
+        raise LogError(f"could not write {str(out)!r}: expected ASCII text, got "
+                       f"{excerpt(exc.object[exc.start:exc.end])}") from None
 
 
 def _phh(game: Game, path: Path, out: Path | None, skip: bool) -> int:
@@ -446,13 +529,7 @@ def _phh(game: Game, path: Path, out: Path | None, skip: bool) -> int:
     else:
         text, count, skipped = log_to_phhs(game, lines, str(path), skip=skip)
         kind = "log"
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        try:
-            out.write_text(text, encoding="ascii")
-        except OSError as exc:
-            raise LogError(f"could not write {str(out)!r}: {exc.strerror or exc}") from None
+    _write_out(out, text)
     note = f", skipped hand(s) {', '.join(map(str, skipped))}" if skipped else ""
     print(f"{PROG}: {count} hands of the {kind} {str(path)!r} as PHH"
           f"{f' in {str(out)!r}' if out is not None else ''}{note}", file=sys.stderr)
@@ -496,7 +573,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _allin_ev(game, args.log, args.evaluator)
         if args.command == "phh":
             return _phh(game, args.source, args.out, args.skip_unmappable)
-        result = verify_log(game, args.log, args.fixed, args.tlog)
+        if args.command == "from-phh":
+            return _from_phh(game, args.game, args.source, args.out)
+        result = verify_log(game, args.log, args.fixed, args.tlog, args.cards_as_logged)
     except AcpcError as exc:
         if args.debug:
             traceback.print_exc()

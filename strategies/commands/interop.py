@@ -1,13 +1,15 @@
 """``acpc-strategy export-openspiel`` and ``import-openspiel``: the command lines of
 :mod:`strategies.interop.openspiel`.
 
-* ``export-openspiel FILE --out F.json [--check]``: a Kuhn or Leduc strategy file (a path or
-  a bundled name) as an OpenSpiel policy file; ``--check`` also measures it with OpenSpiel's
-  ``exploitability`` module beside ours.
+* ``export-openspiel FILE --out F.json [--openspiel-game G] [--check]``: a strategy file (a
+  path or a bundled name) as an OpenSpiel policy file, of OpenSpiel's ``kuhn_poker`` /
+  ``leduc_poker`` (``auto``, the default, when the game is one) or ``universal_poker`` (any
+  game whose walk fits, betting ``fcpa`` or ``fchpa`` in no-limit); ``--check`` also measures
+  it with OpenSpiel's ``exploitability`` module beside ours.
 * ``import-openspiel F.json --out F.strat [--game GAME] [--check]``: a policy file as a
-  strategy file of the whole game (betting ``fcpa``, lossless cards), for ``GAME`` (default:
-  the policy file's ``acpc_game``, else the bundled game that is its OpenSpiel game);
-  ``--check`` as above.
+  strategy file (betting: the whole game, or universal_poker's ``fcpa`` / ``fchpa``; lossless
+  cards), for ``GAME`` (default: the policy file's ``acpc_game``, else the bundled game that
+  is its OpenSpiel game); ``--check`` as above.
 
 Light at import (argparse only): the work imports numpy, the strategy machinery and OpenSpiel
 when a command runs.
@@ -26,8 +28,13 @@ from strategies.commands.defaults import PROG
 def add_parsers(sub: Any) -> None:
     """Add both commands to ``acpc-strategy``'s sub-parsers."""
     e = sub.add_parser("export-openspiel",
-                       help="a Kuhn or Leduc strategy file as an OpenSpiel policy (JSON)")
+                       help="a strategy file as an OpenSpiel policy (JSON): kuhn_poker, "
+                       "leduc_poker or universal_poker")
     e.add_argument("file", help="strategy file or bundled name (leduc.limit.2p.strat, ...)")
+    e.add_argument("--openspiel-game", default="auto",
+                   choices=("auto", "kuhn_poker", "leduc_poker", "universal_poker"),
+                   help="the OpenSpiel game to write for (default auto: kuhn_poker or "
+                   "leduc_poker when the game is one, else universal_poker)")
     e.add_argument("--out", required=True, type=Path, help="the JSON policy file to write")
     e.add_argument("--check", action="store_true",
                    help="also measure the exported policy with OpenSpiel's exploitability")
@@ -57,15 +64,18 @@ def export_openspiel(args: argparse.Namespace) -> int:
     from agent.strategy.fileformat import load_strategy
     from strategies.games.abstract import build_abstract_game
     from strategies.interop.openspiel import (
+        check_walkable,
+        choose_spiel_game,
         export_policy,
         openspiel_exploitability,
-        spiel_game_for,
     )
     from strategies.measure.best_response import exploitability, strategy_table
 
     path = resolve_strategy(args.file)
     strategy = load_strategy(path)
-    spiel = spiel_game_for(strategy.game)
+    spiel = choose_spiel_game(strategy.game, strategy.betting, args.openspiel_game)
+    if spiel.name == "universal_poker":
+        check_walkable(strategy.tree)  # before the card abstraction and table are built
     cards = card_abstraction_from_spec(strategy.game, strategy.cards)
     abstract = build_abstract_game(strategy.game, strategy.betting, cards, tree=strategy.tree)
     table = strategy_table(abstract, strategy)
@@ -73,11 +83,18 @@ def export_openspiel(args: argparse.Namespace) -> int:
                         {"file": path.name, "checksum": strategy.checksum,
                          "betting": strategy.betting.name, "cards": strategy.cards})
     _write_json(args.out, doc)
-    print(f"{PROG}: {len(doc['policy'])} OpenSpiel information states of {spiel.name} "
-          f"{spiel.parameters} written to {str(args.out)!r}")
+    print(f"{PROG}: {len(doc['policy'])} OpenSpiel information states of {_named(spiel)} "
+          f"written to {str(args.out)!r}")
     if args.check:
         print(f"{PROG}: {_figures(exploitability(abstract, table), openspiel_exploitability(doc))}")
     return 0
+
+
+def _named(spiel: Any) -> str:
+    """``leduc_poker {'players': 2}``; universal_poker with its betting abstraction only."""
+    if spiel.name == "universal_poker":
+        return f"universal_poker (bettingAbstraction {spiel.parameters['bettingAbstraction']})"
+    return f"{spiel.name} {spiel.parameters}"
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
@@ -100,11 +117,12 @@ def import_openspiel(args: argparse.Namespace) -> int:
         openspiel_exploitability,
         read_policy,
         spiel_game_of,
+        universal_betting,
     )
     from strategies.measure.best_response import exploitability, strategy_table
 
     doc = read_policy(args.policy)
-    spiel = spiel_game_of(doc)
+    spiel = spiel_game_of(doc, str(args.policy))
     if args.game is not None:
         game = load_game(args.game)
     elif isinstance(doc.get("acpc_game"), str):
@@ -112,7 +130,7 @@ def import_openspiel(args: argparse.Namespace) -> int:
     else:
         game = parse_gamedef(default_game_text(spiel), spiel.name)
     check_policy_game(spiel, game, str(args.policy))  # before any tree is built
-    betting = PRESETS["fcpa"]
+    betting = universal_betting(spiel) if spiel.name == "universal_poker" else PRESETS["fcpa"]
     tree = build_tree(game, betting)
     cards = LosslessCards(game)
     imported = import_table(doc, tree, cards, str(args.policy))
@@ -125,7 +143,7 @@ def import_openspiel(args: argparse.Namespace) -> int:
             f"{imported.disagreement:.3g} (suit isomorphs played differently): the file "
             f"holds their mean")
     print(f"{PROG}: {imported.states} OpenSpiel information states of {spiel.name} as "
-          f"{str(args.out)!r} (betting fcpa, lossless cards){note}")
+          f"{str(args.out)!r} (betting {betting.name}, lossless cards){note}")
     if args.check:
         abstract = build_abstract_game(game, betting, cards, tree=tree)
         theirs = openspiel_exploitability(doc)

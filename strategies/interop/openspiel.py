@@ -1,7 +1,21 @@
-"""Tabular policies to and from OpenSpiel, for the games both have: Kuhn and Leduc.
+"""Tabular policies to and from OpenSpiel: its own Kuhn and Leduc, and ``universal_poker``.
 
-**Games.** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1, one bet of 1, player 0
-first) is the ACPC limit game with ``numPlayers = N``, one round, ``blind = 1 ... 1``,
+**universal_poker** (:func:`universal_poker_for`) is OpenSpiel's game made from an ACPC game
+definition: every field of ours is passed, with ``bettingAbstraction`` ``fcpa`` or ``fchpa``
+(our presets of those names: fold, call, pot, [half pot,] all-in, no raise cap; checked
+sequence by sequence while mapping) for no-limit games. Its information state strings carry
+the ACPC betting (``[Sequences: cc|r3]``), so a state's row is the node with that betting and
+the bucket of its ``[Private: ...]`` and ``[Public: ...]`` cards (its decks are the lowest
+ranks and first suits, ours the highest and last); an OpenSpiel action's is the child with
+the betting it leads to (read from the child's ``ACPC State`` line). Two OpenSpiel actions
+leading to one of ours get its probability on the first. A policy file's ``parameters`` are
+rebuilt from its ``acpc_game`` and compared before OpenSpiel sees them (OpenSpiel aborts the
+process on some bad ones). The walk visits every ordered deal and betting sequence: more than
+:data:`MAX_UNIVERSAL_HISTORIES` is refused (royal and full hold'em are).
+
+**Games (kuhn_poker, leduc_poker).** OpenSpiel's ``kuhn_poker`` (N players: N+1 cards, ante 1,
+one bet of 1, player 0 first) is the ACPC limit game with ``numPlayers = N``, one round,
+``blind = 1 ... 1``,
 ``raiseSize = 1``, ``firstPlayer = 1``, ``maxRaises = 1``, 1 suit, N+1 ranks, 1 hole card and
 no board (``kuhn.limit.3p.game``; ``tests/data/kuhn.limit.2p.game``); ``leduc_poker`` (2
 players, 6 cards in 3 ranks, ante 1, raises 2 then 4, at most 2 a round, player 0 first in
@@ -50,6 +64,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,22 +73,30 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.abstraction.actions import BettingTree
+from agent.abstraction.actions import PRESETS, BettingAbstraction, BettingTree
 from agent.abstraction.buckets import CardAbstraction
 from agent.acpc.betting import ActionKind
 from agent.acpc.cards import NUM_RANKS, NUM_SUITS, make_card
 from agent.acpc.errors import AcpcError
-from agent.acpc.gamedef import BettingType, Game, format_gamedef, parse_gamedef
+from agent.acpc.gamedef import (
+    UNLIMITED_RAISES,
+    BettingType,
+    Game,
+    format_gamedef,
+    parse_gamedef,
+)
 from agent.acpc.limits import check_json, excerpt, read_text_file
 
 FORMAT = "acpc-arena-openspiel-policy"
 VERSION = 1
 ROW_TOLERANCE = 1e-6
+"""How far from 1 an imported row may sum (it is renormalised)."""
+EXACT_SUM = 1e-12
+"""A row summing to 1 within this (float rounding) is imported as it is, not renormalised."""
 MAX_POLICY_BYTES = 16 << 20
 """Largest policy file read (16 MiB; two-player Leduc's, 936 states, is about 60 KB)."""
 MAX_SPIEL_PLAYERS = 10
 """Most players of a policy's game (OpenSpiel's Kuhn takes 2..10, its Leduc 2)."""
-"""How far from 1 an imported row may sum (it is renormalised)."""
 
 F64 = npt.NDArray[np.float64]
 
@@ -82,13 +105,19 @@ class InteropError(AcpcError, ValueError):
     """A game, strategy or policy file that cannot go to or come from OpenSpiel."""
 
 
-def _pyspiel() -> Any:
+def _pyspiel(module: str = "pyspiel") -> Any:
+    """An OpenSpiel module, imported now (OpenSpiel is no dependency of acpc-arena).
+
+    Raises:
+        InteropError: one line naming the extra to install when it is missing.
+    """
+    import importlib
+
     try:
-        import pyspiel
+        return importlib.import_module(module)
     except ImportError as exc:
-        raise InteropError(f"expected OpenSpiel installed (pip install open_spiel; it is in "
-                           f"acpc-arena's test extra), got {exc}") from None
-    return pyspiel
+        raise InteropError(f"expected OpenSpiel installed (pip install 'acpc-arena[test]' or "
+                           f"pip install open_spiel), got {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -96,15 +125,21 @@ class SpielGame:
     """An OpenSpiel game that is an ACPC game, with the card and action maps."""
 
     name: str
-    """``kuhn_poker`` or ``leduc_poker``."""
+    """``kuhn_poker``, ``leduc_poker`` or ``universal_poker``."""
     players: int
+    universal: tuple[tuple[str, str | int], ...] = ()
+    """``universal_poker``'s parameters (:func:`universal_poker_for`), sorted by name."""
 
     @property
-    def parameters(self) -> dict[str, int]:
+    def parameters(self) -> dict[str, str | int]:
+        if self.name == UNIVERSAL:
+            return dict(self.universal)
         return {"players": self.players}
 
     def load(self) -> Any:
-        """The ``pyspiel`` game."""
+        """The ``pyspiel`` game (universal_poker's parameters are only ever ones
+        :func:`universal_poker_for` made from a parsed game: OpenSpiel crashes the process on
+        some bad ones rather than raising)."""
         return _pyspiel().load_game(self.name, self.parameters)
 
     @property
@@ -166,6 +201,185 @@ def spiel_game_for(game: Game) -> SpielGame:
         f"{game.num_suits} suits x {game.num_ranks} ranks, blinds {list(game.blind)}")
 
 
+UNIVERSAL = "universal_poker"
+UNIVERSAL_ABSTRACTIONS = ("fcpa", "fchpa")
+"""Our betting presets that are universal_poker's ``bettingAbstraction`` of the same name
+(no-limit games; a limit game's tree is the game whatever the preset)."""
+MAX_UNIVERSAL_HISTORIES = 2_000_000
+"""Most histories (deals x betting sequences) the universal_poker walk may visit: two-player
+no-limit Leduc ``fchpa`` has about 34,000; royal hold'em ``fcpa`` some 10**10 and hold'em
+far more (refused in one line with the count)."""
+_RANKS = "23456789TJQKA"
+_SUITS = "cdhs"
+_INFO = re.compile(r"\[Player: (\d+)\].*\[Private: ([^\]]*)\]\[Public: ([^\]]*)\]"
+                   r"\[Sequences: ([^\]]*)\]$")
+_ACPC_STATE = re.compile(r"^ACPC State: STATE:\d+:([^:]*):", re.MULTILINE)
+
+
+def universal_poker_for(game: Game, betting: BettingAbstraction) -> SpielGame:
+    """``universal_poker`` playing ``game`` under ``betting``: every field of the game
+    definition, and ``bettingAbstraction`` ``fcpa`` or ``fchpa`` (our preset of that name;
+    limit games: ``fcpa``, which universal_poker ignores for them).
+
+    Raises:
+        InteropError: for a no-limit abstraction universal_poker has not (only fcpa and
+            fchpa: OpenSpiel's pot bet, half-pot bet and all-in are ours, caps none).
+    """
+    limit = game.betting_type is BettingType.LIMIT
+    if limit:
+        abstraction = "fcpa"
+    elif betting.name in UNIVERSAL_ABSTRACTIONS and betting == PRESETS[betting.name]:
+        abstraction = betting.name
+    else:
+        raise InteropError(
+            f"expected betting fcpa or fchpa for OpenSpiel's universal_poker (its "
+            f"bettingAbstraction: fold, call, pot[, half pot], all-in, no raise cap), got "
+            f"{excerpt(betting.name)}")
+
+    def joined(values: tuple[int, ...]) -> str:
+        return " ".join(map(str, values))
+
+    params: dict[str, str | int] = {
+        "betting": "limit" if limit else "nolimit",
+        "bettingAbstraction": abstraction,
+        "numPlayers": game.num_players,
+        "numRounds": game.num_rounds,
+        "stack": joined(game.stack),
+        "blind": joined(game.blind),
+        "firstPlayer": joined(tuple(p + 1 for p in game.first_player)),
+        "numSuits": game.num_suits,
+        "numRanks": game.num_ranks,
+        "numHoleCards": game.num_hole_cards,
+        "numBoardCards": joined(game.num_board_cards),
+    }
+    if limit:
+        params["raiseSize"] = joined(game.raise_size)
+    if any(m != UNLIMITED_RAISES for m in game.max_raises):
+        params["maxRaises"] = joined(game.max_raises)
+    return SpielGame(UNIVERSAL, game.num_players, tuple(sorted(params.items())))
+
+
+def choose_spiel_game(game: Game, betting: BettingAbstraction, which: str = "auto"
+                      ) -> SpielGame:
+    """The OpenSpiel game to export ``game`` as: ``which`` is ``kuhn_poker`` /
+    ``leduc_poker`` (:func:`spiel_game_for`), ``universal_poker``
+    (:func:`universal_poker_for`) or ``auto`` (the native game if ``game`` is one, else
+    universal_poker).
+
+    Raises:
+        InteropError: if OpenSpiel has no such game for it.
+    """
+    if which == UNIVERSAL:
+        return universal_poker_for(game, betting)
+    if which == "auto":
+        try:
+            return spiel_game_for(game)
+        except InteropError:
+            return universal_poker_for(game, betting)
+    native = spiel_game_for(game)
+    if native.name != which:
+        raise InteropError(f"expected a {which} game, got one that is OpenSpiel's "
+                           f"{native.name}")
+    return native
+
+
+def universal_histories(game: Game, tree: BettingTree) -> int:
+    """How many histories the universal_poker walk of ``tree`` visits (OpenSpiel deals
+    card by card, so every order of the dealt cards counts)."""
+    deck = game.num_suits * game.num_ranks
+    hole = game.num_players * game.num_hole_cards
+    per_round = [math.perm(deck, hole + game.board_cards_through(r))
+                 for r in range(game.num_rounds)]
+    return sum(per_round[node.round] for node in tree.nodes)
+
+
+def check_walkable(tree: BettingTree) -> None:
+    """Raise unless the universal_poker walk of ``tree`` is within
+    :data:`MAX_UNIVERSAL_HISTORIES` (before any table is built for it).
+
+    Raises:
+        InteropError: naming the count.
+    """
+    histories = universal_histories(tree.game, tree)
+    if histories > MAX_UNIVERSAL_HISTORIES:
+        raise InteropError(
+            f"expected a game whose universal_poker tree can be walked (at most "
+            f"{MAX_UNIVERSAL_HISTORIES:,} histories: every ordered deal by every betting "
+            f"sequence), got {histories:.3g}")
+
+
+def _universal_card(text: str, game: Game) -> int:
+    """Our card of an OpenSpiel universal_poker card (its small decks are the lowest
+    ranks and first suits; ours the highest and last)."""
+    rank, suit = _RANKS.index(text[0]), _SUITS.index(text[1])
+    return make_card(NUM_RANKS - game.num_ranks + rank, NUM_SUITS - game.num_suits + suit)
+
+
+def _universal_cards(text: str, game: Game) -> tuple[int, ...]:
+    return tuple(_universal_card(text[i : i + 2], game) for i in range(0, len(text), 2))
+
+
+def _universal_info_sets(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction
+                         ) -> dict[str, InfoSet]:
+    """:func:`info_sets` for universal_poker: a state's node is the one with its ACPC
+    betting (the ``[Sequences: ...]`` of its information state string, ``|`` between
+    rounds), an OpenSpiel action's is the child with the betting the action leads to."""
+    game = tree.game
+    check_walkable(tree)
+    by_betting = {node.state.betting: node.id for node in tree.nodes}
+    moves: dict[tuple[int, int], int] = {}  # (node, OpenSpiel action) -> our action index
+    out: dict[str, InfoSet] = {}
+    stack = [spiel.load().new_initial_state()]
+    while stack:  # bounded: MAX_UNIVERSAL_HISTORIES
+        state = stack.pop()
+        if state.is_terminal():
+            continue
+        if state.is_chance_node():
+            stack.extend(state.child(outcome) for outcome, _ in state.chance_outcomes())
+            continue
+        p = state.current_player()
+        key = state.information_state_string(p)
+        found = _INFO.search(key)
+        if found is None:
+            raise InteropError(f"expected a universal_poker information state, got "
+                               f"{excerpt(key)}")
+        betting = found.group(4).replace("|", "/")
+        node_id = by_betting.get(betting)
+        if node_id is None or tree.nodes[node_id].player != p:
+            raise InteropError(f"expected universal_poker's betting {betting!r} in the "
+                               f"strategy's tree, got none (the abstractions differ)")
+        node = tree.nodes[node_id]
+        hole = _universal_cards(found.group(2), game)
+        board = _universal_cards(found.group(3), game)
+        bucket = cards.bucket(node.round, hole, board)
+        pairs = []
+        for action in state.legal_actions():
+            child = state.child(action)
+            index = moves.get((node_id, action))
+            if index is None:
+                after = _ACPC_STATE.search(str(child))
+                to = None if after is None else after.group(1)
+                index = next((i for i, c in enumerate(node.children)
+                              if tree.nodes[c].state.betting == to), None)
+                if index is None:
+                    raise InteropError(
+                        f"expected universal_poker's action {action} at {betting!r} (to "
+                        f"{to!r}) in the strategy's tree, got none (the abstractions differ)")
+                moves[(node_id, action)] = index
+            pairs.append((action, index))
+            stack.append(child)
+        if {i for _, i in pairs} != set(range(len(node.actions))):
+            raise InteropError(f"expected universal_poker to have every action of node "
+                               f"{node_id} ({betting!r}), got only "
+                               f"{sorted({i for _, i in pairs})} of {len(node.actions)}")
+        info = InfoSet(key, p, node_id, bucket, tuple(pairs))
+        seen = out.setdefault(key, info)
+        if seen != info:
+            raise InteropError(f"expected one row per OpenSpiel state, got {excerpt(key)} at "
+                               f"rows {(seen.node, seen.bucket)} and {(node_id, bucket)}")
+    return out
+
+
 @dataclass(frozen=True)
 class InfoSet:
     """One OpenSpiel information state and the strategy row played there."""
@@ -198,6 +412,8 @@ def info_sets(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction) -> di
         InteropError: if the abstraction leaves out actions, or one OpenSpiel state would
             need two different rows (the two trees disagree).
     """
+    if spiel.name == UNIVERSAL:
+        return _universal_info_sets(spiel, tree, cards)
     _check_whole_game(tree)
     game = tree.game
     n = game.num_players
@@ -258,7 +474,11 @@ def export_policy(spiel: SpielGame, tree: BettingTree, cards: CardAbstraction,
     for key, info in sorted(info_sets(spiel, tree, cards).items()):
         k = int(layout.num_actions[info.node])
         row = _row(table, int(layout.offsets[info.node]), k, info.bucket)
-        policy[key] = [[action, float(row[i])] for action, i in info.actions]
+        # two OpenSpiel actions leading to one of ours (universal_poker's pot bet when it is
+        # the all-in): the first gets the probability, the other none
+        first = {i: action for action, i in reversed(info.actions)}
+        policy[key] = [[action, float(row[i]) if first[i] == action else 0.0]
+                       for action, i in info.actions]
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -292,15 +512,18 @@ def read_policy(path: str | Path) -> dict[str, Any]:
     if doc.get("version") != VERSION:
         raise InteropError(f"{where}: expected version {VERSION}, got "
                            f"{excerpt(doc.get('version'))}")
-    if doc.get("game") not in ("kuhn_poker", "leduc_poker"):
-        raise InteropError(f"{where}: expected game 'kuhn_poker' or 'leduc_poker', got "
-                           f"{excerpt(doc.get('game'))}")
+    if doc.get("game") not in ("kuhn_poker", "leduc_poker", UNIVERSAL):
+        raise InteropError(f"{where}: expected game 'kuhn_poker', 'leduc_poker' or "
+                           f"'universal_poker', got {excerpt(doc.get('game'))}")
     params = doc.get("parameters", {})
-    players = params.get("players", 2) if isinstance(params, dict) else None
-    if not isinstance(players, int) or isinstance(players, bool) or not (
-            2 <= players <= MAX_SPIEL_PLAYERS):
-        raise InteropError(f"{where}: expected parameters {{'players': N}} with N in "
-                           f"2..{MAX_SPIEL_PLAYERS}, got {excerpt(params)}")
+    if doc["game"] == UNIVERSAL:
+        spiel_game_of(doc, where)  # the parameters are exactly those of its acpc_game
+    else:
+        players = params.get("players", 2) if isinstance(params, dict) else None
+        if not isinstance(players, int) or isinstance(players, bool) or not (
+                2 <= players <= MAX_SPIEL_PLAYERS):
+            raise InteropError(f"{where}: expected parameters {{'players': N}} with N in "
+                               f"2..{MAX_SPIEL_PLAYERS}, got {excerpt(params)}")
     policy = doc.get("policy")
     if not isinstance(policy, dict) or not policy:
         raise InteropError(f"{where}: expected a non-empty 'policy' map, got "
@@ -323,16 +546,50 @@ def check_policy_game(spiel: SpielGame, game: Game, source: str) -> None:
     Raises:
         InteropError: naming ``source``, both games.
     """
-    if spiel_game_for(game) != spiel:
-        raise InteropError(f"{source}: expected a policy for {spiel_game_for(game).name} "
-                           f"{spiel_game_for(game).parameters}, got {spiel.name} "
-                           f"{spiel.parameters}")
+    want = (universal_poker_for(game, universal_betting(spiel)) if spiel.name == UNIVERSAL
+            else spiel_game_for(game))
+    if want != spiel:
+        if want.name == spiel.name == UNIVERSAL:  # name the fields that differ
+            a, b = want.parameters, spiel.parameters
+            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+            raise InteropError(f"{source}: expected a universal_poker policy of this game, "
+                               f"with {excerpt({k: a.get(k) for k in keys})}, got "
+                               f"{excerpt({k: b.get(k) for k in keys})}")
+        raise InteropError(f"{source}: expected a policy for {want.name} "
+                           f"{excerpt(want.parameters, 300)}, got {spiel.name} "
+                           f"{excerpt(spiel.parameters, 300)}")
 
 
-def spiel_game_of(doc: Mapping[str, Any]) -> SpielGame:
-    """The OpenSpiel game a policy file is for."""
-    players = int(doc.get("parameters", {}).get("players", 2))
-    return SpielGame(str(doc["game"]), players)
+def universal_betting(spiel: SpielGame) -> BettingAbstraction:
+    """Our betting preset of a universal_poker game (its ``bettingAbstraction``)."""
+    return PRESETS[str(spiel.parameters.get("bettingAbstraction", "fcpa"))]
+
+
+def spiel_game_of(doc: Mapping[str, Any], where: str = "<policy>") -> SpielGame:
+    """The OpenSpiel game a policy file is for. A universal_poker file's is made again from
+    its ``acpc_game`` and ``bettingAbstraction`` (:func:`universal_poker_for`), and its
+    ``parameters`` must be exactly those: no parameter reaches OpenSpiel unchecked.
+
+    Raises:
+        InteropError: for a universal_poker file whose parameters are not its game's.
+    """
+    if doc.get("game") != UNIVERSAL:
+        players = int(doc.get("parameters", {}).get("players", 2))
+        return SpielGame(str(doc["game"]), players)
+    params = doc.get("parameters")
+    text = doc.get("acpc_game")
+    abstraction = params.get("bettingAbstraction") if isinstance(params, dict) else None
+    if not isinstance(text, str) or abstraction not in UNIVERSAL_ABSTRACTIONS:
+        raise InteropError(f"{where}: expected a universal_poker policy with acpc_game (the "
+                           f"game definition) and parameters with bettingAbstraction fcpa or "
+                           f"fchpa, got {excerpt(params)}")
+    spiel = universal_poker_for(parse_gamedef(text, f"{where}: acpc_game"),
+                                PRESETS[str(abstraction)])
+    if spiel.parameters != params:
+        raise InteropError(f"{where}: expected the universal_poker parameters of its "
+                           f"acpc_game, {excerpt(spiel.parameters, 300)}, got "
+                           f"{excerpt(params, 300)}")
+    return spiel
 
 
 @dataclass(frozen=True)
@@ -381,14 +638,18 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
             raise InteropError(f"{source}: expected actions {legal} at {excerpt(key)}, got "
                                f"{excerpt(sorted(given))}")
         total = sum(given.values())
+        if abs(total - 1.0) <= EXACT_SUM:
+            total = 1.0  # a row of float rounding off 1 is taken as it is (round trips exact)
         k = int(layout.num_actions[info.node])
         start = int(layout.offsets[info.node]) + info.bucket * k
-        for action, i in info.actions:
-            value = given[action] / total
-            sums[start + i] += value
-            counts[start + i] += 1
-            lo[start + i] = min(lo[start + i], value)
-            hi[start + i] = max(hi[start + i], value)
+        row = np.zeros(k)
+        for action, i in info.actions:  # two OpenSpiel actions to one of ours: their sum
+            row[i] += given[action] / total
+        span = slice(start, start + k)
+        sums[span] += row
+        counts[span] += 1
+        lo[span] = np.minimum(lo[span], row)
+        hi[span] = np.maximum(hi[span], row)
     used = layout.offsets >= 0
     for node in np.flatnonzero(used):
         k = int(layout.num_actions[node])
@@ -404,7 +665,7 @@ def import_table(doc: Mapping[str, Any], tree: BettingTree, cards: CardAbstracti
 
 def tabular_policy(doc: Mapping[str, Any]) -> Any:
     """The policy file as an OpenSpiel ``TabularPolicy`` of its game."""
-    from open_spiel.python import policy as spiel_policy
+    spiel_policy = _pyspiel("open_spiel.python.policy")
 
     spiel = spiel_game_of(doc)
     tabular = spiel_policy.TabularPolicy(spiel.load())
@@ -420,10 +681,20 @@ def tabular_policy(doc: Mapping[str, Any]) -> Any:
 
 
 def policy_from_openspiel(game_name: str, players: int, policy: Any,
-                          source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                          source: Mapping[str, Any] | None = None, *,
+                          game: Game | None = None, betting: str = "fcpa") -> dict[str, Any]:
     """A policy file from any OpenSpiel policy object of ``game_name`` (every information
-    state, through ``policy.action_probabilities``)."""
-    spiel = SpielGame(game_name, players)
+    state, through ``policy.action_probabilities``); for ``universal_poker``, of the ACPC
+    ``game`` under ``betting`` (``fcpa`` or ``fchpa``: :func:`universal_poker_for`)."""
+    if game_name == UNIVERSAL:
+        if game is None or betting not in UNIVERSAL_ABSTRACTIONS:
+            raise InteropError(f"expected an ACPC game and betting fcpa or fchpa for "
+                               f"universal_poker, got {game!r} and {excerpt(betting)}")
+        spiel = universal_poker_for(game, PRESETS[betting])
+        acpc_text = format_gamedef(game)
+    else:
+        spiel = SpielGame(game_name, players)
+        acpc_text = spiel.acpc_text
     rows: dict[str, list[list[float]]] = {}
     stack = [spiel.load().new_initial_state()]
     while stack:  # bounded: the finite game tree
@@ -439,14 +710,14 @@ def policy_from_openspiel(game_name: str, players: int, policy: Any,
             rows[key] = [[int(a), float(probs.get(a, 0.0))] for a in state.legal_actions()]
         stack.extend(state.child(a) for a in state.legal_actions())
     return {"format": FORMAT, "version": VERSION, "game": spiel.name,
-            "parameters": spiel.parameters, "acpc_game": spiel.acpc_text,
+            "parameters": spiel.parameters, "acpc_game": acpc_text,
             "source": dict(source or {}), "policy": dict(sorted(rows.items()))}
 
 
 def openspiel_exploitability(doc: Mapping[str, Any]) -> tuple[float | None, float]:
     """``(exploitability, NashConv)`` of a policy file by OpenSpiel's own module
     (``exploitability.exploitability`` takes two-player games only: ``None`` for more)."""
-    from open_spiel.python.algorithms import exploitability as spiel_exploitability
+    spiel_exploitability = _pyspiel("open_spiel.python.algorithms.exploitability")
 
     spiel = spiel_game_of(doc)
     game = spiel.load()
@@ -473,7 +744,26 @@ def default_game_text(spiel: SpielGame) -> str:
     return spiel.acpc_text
 
 
-__all__ = ["FORMAT", "Imported", "InfoSet", "InteropError", "SpielGame",
-           "default_game_text", "export_policy", "import_table", "info_sets",
-           "openspiel_exploitability", "policy_from_openspiel", "read_policy", "spiel_game_for",
-           "spiel_game_of", "tabular_policy"]
+__all__ = [
+    "FORMAT",
+    "UNIVERSAL",
+    "Imported",
+    "InfoSet",
+    "InteropError",
+    "SpielGame",
+    "check_walkable",
+    "choose_spiel_game",
+    "default_game_text",
+    "export_policy",
+    "import_table",
+    "info_sets",
+    "openspiel_exploitability",
+    "policy_from_openspiel",
+    "read_policy",
+    "spiel_game_for",
+    "spiel_game_of",
+    "tabular_policy",
+    "universal_betting",
+    "universal_histories",
+    "universal_poker_for",
+]

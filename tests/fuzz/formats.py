@@ -404,15 +404,24 @@ def _solved(out: Path, game: str, name: str) -> bytes:
     return _strategy_file(header, table, keep_offset=False)
 
 
-def _openspiel(out: Path, name: str) -> bytes:
-    """A bundled file exported by ``acpc-strategy export-openspiel``."""
+def _phhs(log: str, game_name: str) -> str:
+    """A cut log as ``acpc-log phh`` writes it (the seed of ``acpc-log from-phh``)."""
+    from agent.acpc.gamefiles import load_game
+    from dealer.phh import log_to_phhs
+
+    text, _, _ = log_to_phhs(load_game(game_name), log.splitlines())
+    return text
+
+
+def _openspiel(out: Path, name: str, *flags: str) -> bytes:
+    """A bundled file exported by ``acpc-strategy export-openspiel [flags]``."""
     import contextlib
 
     from strategies.cli import main
 
     target = out / "export.json"
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        status = main(["export-openspiel", name, "--out", str(target)])
+        status = main(["export-openspiel", name, "--out", str(target), *flags])
     assert status == 0, "export-openspiel failed: the OpenSpiel seed cannot be written"
     return target.read_bytes()
 
@@ -494,11 +503,17 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
     for name in ("kuhn.limit.3p.strat", *(("leduc.limit.2p.strat",) if big else ())):
         add("openspiel", name.replace(".strat", ".json"), _openspiel(out, name),
             "acpc-strategy", ("import-openspiel", "{file}", "--out", "{out}/o.strat"), "json")
+    # universal_poker: its parameters reach OpenSpiel, which aborts on some bad ones
+    add("openspiel", "kuhn.limit.3p.universal.json",
+        _openspiel(out, "kuhn.limit.3p.strat", "--openspiel-game", "universal_poker"),
+        "acpc-strategy", ("import-openspiel", "{file}", "--out", "{out}/o.strat"), "json")
     nl = "holdem.nolimit.2p.reverse_blinds.game"
     add("phh", "nl1000.log", cut["nl1000.log"].encode(), "acpc-log",
         ("phh", nl, "{file}", "--out", "{out}/h.phhs"), "text")
     add("phh", "holdem.trace.jsonl", _holdem_trace(20).encode(), "acpc-log",
         ("phh", nl, "{file}", "--out", "{out}/h.phhs"), "json-lines")
+    add("phh", "nl1000.phhs", _phhs(cut["nl1000.log"], nl).encode(), "acpc-log",
+        ("from-phh", nl, "{file}", "--out", "{out}/l.log"), "toml")
     add("trace", "leduc.trace.jsonl", _leduc_trace(15).encode(), "acpc-agent",
         ("explain", "{file}"), "json-lines")
     # hands, matches, jobs and transport fixed on the command line (it overrides the file),

@@ -172,7 +172,7 @@ def test_games_and_files_openspiel_does_not_have_are_one_line_errors(
         with pytest.raises(InteropError, match="expected a game OpenSpiel has"):
             spiel_game_for(load_game(name))
     assert strategy_main(["export-openspiel", "leduc.nolimit.2p.fcpa.strat", "--out",
-                          str(tmp_path / "x.json")]) == 1
+                          str(tmp_path / "x.json"), "--openspiel-game", "leduc_poker"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("acpc-strategy: error: expected a game OpenSpiel has") and \
         "\n" not in err
