@@ -299,7 +299,7 @@ def test_learn_solve_and_play_a_learned_leduc_file(tmp_path: Path) -> None:
     base = tmp_path / "base.json"
     base.write_text(json.dumps(LEDUC_BASE))
     out = _cli("learn-sizes", "--game", LEDUC400, "--abstraction", str(base),
-               "--learn", "both:root,c,b", "--range", "0.5,1.5", "--iterations", "20000",
+               "--learn", "both:root,c,b", "--range", "0.5,1.5", "--iterations", "4000",
                "--out", "learned.json", "--no-progress", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "learned sizes over time" in out.stdout and "root" in out.stdout
