@@ -55,6 +55,7 @@ AGENT_LEVELS = {
     "agent.decision": 4,
     "agent.builtin": 4,
     "agent.policy": 5,
+    "agent.resolve": 5,
     "agent.agents": 6,
     "agent.client": 6,
     "agent.human": 6,
