@@ -7,7 +7,8 @@ realises its own raises, :func:`agent.abstraction.convention.realise_raise_to`) 
 all-in; along the real ``path`` the real action is added when it is not one of those (the
 opponent's off-tree action is in the tree: nested solving). When a round ends before the
 game does, a chance node deals the next round's board cards (every combination of the
-remaining deck; the branch of the real board is the one the path follows).
+remaining deck; the branch of the real board is the one the path follows); so does a
+showdown reached before the last round (an all-in called), dealing the rest of the board.
 
 Nodes are numbered in pre-order, so a subtree is a contiguous range of ids
 (:attr:`PublicTree.end`); the children of node ``n`` are
@@ -262,11 +263,11 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
             path_nodes.append(n)
         if parent >= 0:
             kids[parent].append((label, n))
-        if state.finished:
+        dealt = game.board_cards_through(state.round)
+        if state.finished and not (state.is_showdown and len(bd) < dealt):
             kinds.append(TERMINAL_SHOWDOWN if state.is_showdown else TERMINAL_FOLD)
             continue
-        dealt = game.board_cards_through(state.round)
-        if len(bd) < dealt:  # a chance node deals the round's board cards
+        if len(bd) < dealt:  # a chance node deals the round's (or an all-in's) board cards
             kinds.append(CHANCE)
             used = board_mask(bd)
             need = dealt - len(bd)
