@@ -24,8 +24,10 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
+from agent.abstraction.actions import BettingTree
 from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.translation import MappingFn
+from agent.acpc.betting import Action, BettingState
 from agent.acpc.errors import AbstractionError
 from agent.decision import (
     NodeKinds,
@@ -107,12 +109,15 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
         real = tree.states[n]
         actor = real.player
         if actor == seat and n in overrides:
+            # the agent played these rows (not the blueprint): its abstract history reads
+            # its own real action as it reads an opponent's (agent.decision)
             given = overrides[n]
             out[:, s: s + m] = given
-            for i in range(m):
-                c = int(tree.children[s + i])
-                for astate, w in states.items():
-                    add(c, astate, w * given[:, i])
+            for astate, w in states.items():
+                for i, action in enumerate(tree.edge_actions(n)):
+                    for f, nxt in _readings(atree, astate, real, action, mapping, sizes_in,
+                                            kinds_of):
+                        add(int(tree.children[s + i]), nxt, w * given[:, i] * f)
             continue
         for astate, w in states.items():
             why = standing(atree, astate, real)
@@ -140,20 +145,32 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
                     add(c, achild, w * probs)
                     out[:, s + _edge(tree, n, c)] += w * probs
                 continue
-            kinds = kinds_of.get(astate)
-            if kinds is None:
-                kinds = kinds_of[astate] = NodeKinds.of(anode)
             for i, action in enumerate(tree.edge_actions(n)):
-                reading = read_on_tree(anode, kinds, real, action, sizes_in)
-                for f, nxt in reading.outcomes(mapping):
-                    if f > 0.0:
-                        add(int(tree.children[s + i]), nxt, w * f)
+                for f, nxt in _readings(atree, astate, real, action, mapping, sizes_in,
+                                        kinds_of):
+                    add(int(tree.children[s + i]), nxt, w * f)
         if actor == seat and n not in overrides:
             block = out[:, s: s + m]
             total = block.sum(axis=1, keepdims=True)
             np.divide(block, total, out=block, where=total > 0)
             block[total[:, 0] <= 0] = 1.0 / m
     return out
+
+
+def _readings(atree: BettingTree, astate: int, real: BettingState, action: Action,
+              mapping: MappingFn, sizes_in: str, kinds_of: dict[int, NodeKinds]
+              ) -> list[tuple[float, int]]:
+    """How the agent with its abstract history at ``astate`` reads ``action``: the next
+    abstract states with their probabilities (:func:`agent.decision.read_action`)."""
+    why = standing(atree, astate, real)
+    if why is not None:
+        return [(1.0, after_fallback(astate, why))]
+    anode = atree.nodes[astate]
+    kinds = kinds_of.get(astate)
+    if kinds is None:
+        kinds = kinds_of[astate] = NodeKinds.of(anode)
+    reading = read_on_tree(anode, kinds, real, action, sizes_in)
+    return [(f, nxt) for f, nxt in reading.outcomes(mapping) if f > 0.0]
 
 
 def _edge(tree: PublicTree, n: int, child: int) -> int:

@@ -103,14 +103,6 @@ class Decision:
         return {a: float(p) for a, p in zip(self.actions, row, strict=True)}
 
 
-@dataclass(eq=False)
-class _Plan:
-    tree: PublicTree
-    strategy: F64
-    root_betting: str
-    root_round: int
-
-
 @dataclass(frozen=True)
 class _RootInfo:
     agent_reach: F64
@@ -118,6 +110,16 @@ class _RootInfo:
     cbv: F64
     gift: F64
     scale: float
+
+
+@dataclass(eq=False)
+class _Plan:
+    tree: PublicTree
+    strategy: F64
+    root_betting: str
+    root_round: int
+    root: _RootInfo | None = None
+    """A solved plan's root (its ranges, scale and gifts); None for the blueprint's."""
 
 
 class Resolver:
@@ -234,25 +236,21 @@ class Resolver:
                                                 tree.num_children[last]]])
         # gifts along the path: sum over the opponent's decisions of (best - taken), each
         # scaled by the chance probability of the later board cards (split among boards)
+        # a gift (best minus taken at an opponent decision on the path) is shared by the
+        # boards dealt after it; values leave out the chance probabilities above their node
         gift = np.zeros(len(self.hands))
         mult = 1.0
         nodes = tree.path_nodes
-        for i in range(len(nodes) - 1, -1, -1):
-            n = nodes[i]
+        for i, n in enumerate(nodes):
             if tree.kind[n] == CHANCE:
                 mult *= float(tree.chance_weight[n])
-                continue
-            if tree.kind[n] != DECISION or tree.player[n] != opp or i + 1 >= len(nodes):
-                continue
-            s = int(tree.child_start[n])
-            kids = tree.children[s: s + int(tree.num_children[n])]
-            best = values[kids].max(axis=0)
-            gift += mult * (best - values[nodes[i + 1]])
+            elif tree.kind[n] == DECISION and tree.player[n] == opp and i + 1 < len(nodes):
+                s = int(tree.child_start[n])
+                kids = tree.children[s: s + int(tree.num_children[n])]
+                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+        gift *= mult
         out: dict[tuple[int, ...], _RootInfo] = {}
-        path_scale = scale
-        for n in nodes:
-            if tree.kind[n] == CHANCE:
-                path_scale *= float(tree.chance_weight[n])
+        path_scale = scale * mult
         for rt in roots:
             b = int(tree.board_of[rt])
             bd = tree.boards[b]
@@ -368,6 +366,61 @@ class HandResolver:
         return node, ("blueprint" if plan.root_betting == "" and plan.root_round == 0 and
                       plan is res._blueprint_plans.get(self.seat) else "plan")
 
+    def _nested_root(self, state: BettingState, start: BettingState,
+                     board: tuple[int, ...]) -> _RootInfo | None:
+        """The root of a new subgame from the current *solved* plan, when its tree holds the
+        start of ``state``'s round (nested solving: ranges, counterfactual values and gifts
+        against the previous re-solve's strategy); None otherwise."""
+        plan = self.plan
+        if plan is None or plan.root is None or plan.root_betting == start.betting or \
+                not start.betting.startswith(plan.root_betting):
+            return None
+        tree = plan.tree
+        path = _actions_since(start, plan.root_betting)
+        nodes = [0]
+        n = 0
+        for a in path:
+            n = tree.child_for(n, a) if tree.kind[n] == DECISION else -1
+            if n < 0:
+                return None
+            nodes.append(n)
+        while tree.kind[n] == CHANCE:
+            r = tree.states[n].round
+            n = tree.child_for_cards(n, board[self.resolver.game.board_start(r):
+                                              self.resolver.game.board_cards_through(r)])
+            if n < 0:
+                return None
+            nodes.append(n)
+        if tree.kind[n] != DECISION:
+            return None
+        seat, opp = self.seat, 1 - self.seat
+        root = plan.root
+        pair = (root.agent_reach, root.opp_reach) if seat == 0 else \
+            (root.opp_reach, root.agent_reach)
+        reach = reaches(tree, plan.strategy, pair)
+        ones = tree.valid[int(tree.board_of[0])]
+        values = evaluate(tree, opp, True, plan.strategy,
+                          (root.agent_reach, ones) if seat == 0 else (ones, root.agent_reach),
+                          root.scale)
+        # values at a node leave out the chance probabilities above it; a gift is shared
+        # by the boards dealt after it: every term is in the new root's units times mult
+        mult = 1.0
+        gift = root.gift.copy()
+        for i, m in enumerate(nodes):
+            if tree.kind[m] == CHANCE:
+                mult *= float(tree.chance_weight[m])
+            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes):
+                s = int(tree.child_start[m])
+                kids = tree.children[s: s + int(tree.num_children[m])]
+                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+        gift *= mult
+        valid = tree.valid[int(tree.board_of[n])]
+        theirs = reach[n, opp] * valid
+        if not theirs.any():
+            theirs = valid.copy()
+        return _RootInfo(reach[n, seat] * valid, theirs, values[n] * valid * mult,
+                         np.maximum(gift, 0.0) * valid, root.scale * mult)
+
     def _from_plan(self, plan: _Plan, node: int, source: str) -> Decision:
         tree = plan.tree
         s = int(tree.child_start[node])
@@ -379,8 +432,16 @@ class HandResolver:
         res = self.resolver
         cfg = res.config
         game = res.game
-        info = res.root_info(self.seat, state, board, self.own)
         start = round_start(state)
+        plan = self.plan
+        info: _RootInfo | None
+        if plan is not None and plan.root is not None and plan.root_betting == start.betting \
+                and self.plan_board == board:
+            info = plan.root  # a later re-solve in the same round: the same root
+        else:
+            info = self._nested_root(state, start, board)
+        if info is None:
+            info = res.root_info(self.seat, state, board, self.own)
         in_round = list(state.actions[state.round])
         sub_board = board if state.round > 0 else ()
         tree = build_tree(game, start, sub_board, res.fractions, in_round, hands=res.hands,
@@ -395,7 +456,9 @@ class HandResolver:
                       info.scale, frozen)
         sol: Solution = solve(sub, cfg.gadget, cfg.iterations, cfg.seconds)
         res.solves += 1
-        self.plan = _Plan(tree, sol.strategy, start.betting, state.round)
+        self.plan = _Plan(tree, sol.strategy, start.betting, state.round,
+                          _RootInfo(info.agent_reach, sol.opp_root, info.cbv, info.gift,
+                                    info.scale))
         self.plan_board = board
         node = tree.path_nodes[-1]
         s = int(tree.child_start[node])
