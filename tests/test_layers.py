@@ -35,10 +35,12 @@ CLI_MODULES = {
     "dealer.cli": set(),
     "evaluation.cli": set(),
     "evaluation.logtool": set(),
-    "strategies.cli": {"strategies.commands.translation", "strategies.commands.main"},
+    "strategies.cli": {"strategies.commands.translation", "strategies.commands.main",
+                       "strategies.commands.resolve_lab"},
     "strategies.commands.main": set(),
     "evaluation.arena": set(),
     "strategies.commands.translation": set(),
+    "strategies.commands.resolve_lab": set(),
 }
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""
 
@@ -250,7 +252,7 @@ def _is_light(module: str) -> bool:
     return (module in ("agent.builtin", "agent.agents", "agent.cli", "evaluation.stats",
                        "evaluation.cli", "evaluation.logtool", "strategies.cli",
                        "strategies.recipes", "strategies.commands.defaults",
-                       "strategies.commands.translation")
+                       "strategies.commands.translation", "strategies.commands.resolve_lab")
             or _under(module, "evaluation.match"))
 
 

@@ -189,6 +189,9 @@ class AssemblyStats:
     solve_seconds: float = 0.0
     max_relative_exploitability: float = 0.0
     """Largest accuracy estimate (per visit of the root) of any re-solve."""
+    total_exploitability: float = 0.0
+    """Sum of the re-solves' accuracy estimates (chips per hand of the game): what their
+    gadget games leave on the table, an allowance for the safety check."""
     iterations: int = 0
     sources: dict[str, int] = field(default_factory=dict)
 
@@ -256,6 +259,7 @@ def resolving_table(real: AbstractGame, seat: int, resolver: Resolver,
             stats.iterations += decision.stats.iterations
             stats.max_relative_exploitability = max(stats.max_relative_exploitability,
                                                     decision.stats.relative_exploitability)
+            stats.total_exploitability += decision.stats.exploitability
         k = int(real.num_actions[n])
         off = int(real.offset[n])
         index = [list(kids).index(real_child(node, a)) for a in decision.actions]
@@ -362,7 +366,9 @@ class Lab:
                  "mean_resolve_ms": 1000 * (s0.solve_seconds + s1.solve_seconds) /
                  max(s0.solves + s1.solves, 1),
                  "max_relative_subgame_exploitability": max(
-                     s0.max_relative_exploitability, s1.max_relative_exploitability)}
+                     s0.max_relative_exploitability, s1.max_relative_exploitability),
+                 "total_subgame_exploitability": s0.total_exploitability +
+                 s1.total_exploitability}
         return Row(self.setting.name, self.setting.label, self.blueprint, "resolve", mapping,
                    purification, config.gadget, self.brs((t0, t1)), self.value, extra)
 
@@ -550,3 +556,67 @@ def table_from_file(real: AbstractGame, seat: int,
         off = int(real.offset[node.id]) + b * k
         table[off: off + k] = row
     return table
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt(v: float) -> str:
+    return "nan" if math.isnan(v) else f"{v:.5f}"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """Per blueprint and setting: every agent's exploitability (seat 0, seat 1, average;
+    chips per hand) and, for re-solving agents, how many times less exploitable than the
+    best translating row of the block."""
+    blocks: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        blocks.setdefault((r.blueprint, r.setting), []).append(r)
+    lines: list[str] = []
+    for (blueprint, setting), items in blocks.items():
+        first = items[0]
+        lines.append(f"blueprint {blueprint}, responder {first.responder} (setting {setting}): "
+                     f"exploitability, chips per hand (game value {first.value.values[0]:.5f} "
+                     f"+- {first.value.error:.1g} for seat 0)")
+        lines.append(f"{'agent':34}{'seat 0':>10}{'seat 1':>10}{'average':>10}{'x best':>9}")
+        translating = [r.average for r in items if r.agent == "translate"]
+        best = min(translating) if translating else math.nan
+        for r in items:
+            name = (f"translate {r.mapping} ({r.purification})" if r.agent == "translate"
+                    else f"resolve {r.gadget}")
+            ratio = best / r.average if r.agent == "resolve" and r.average > 0 else math.nan
+            lines.append(f"{name:34}{_fmt(r.seat(0)):>10}{_fmt(r.seat(1)):>10}"
+                         f"{_fmt(r.average):>10}"
+                         f"{'' if math.isnan(ratio) else f'{ratio:.1f}x':>9}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_table(path: Path, rows: Sequence[Row]) -> Path:
+    """Bars of the average exploitability of every agent, one panel per blueprint and
+    setting (log scale); returns ``path``."""
+    from strategies.measure.translation.plots import pyplot
+
+    plt = pyplot()
+    blocks: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        blocks.setdefault((r.blueprint, r.setting), []).append(r)
+    fig, axes = plt.subplots(1, len(blocks), figsize=(6.5 * len(blocks), 5.5), squeeze=False)
+    for ax, ((blueprint, _), items) in zip(axes[0], blocks.items(), strict=True):
+        names = [(f"{r.mapping} ({r.purification})" if r.agent == "translate"
+                  else f"re-solve: {r.gadget}") for r in items]
+        values = [max(r.average, 1e-7) for r in items]
+        colors = ["#9aa7b8" if r.agent == "translate" else "#2f7ed8" for r in items]
+        ax.barh(range(len(items)), values, color=colors)
+        ax.set_yticks(range(len(items)))
+        ax.set_yticklabels(names, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("exploitability, chips per hand (average of both seats)")
+        ax.set_title(f"{blueprint}, responder {items[0].responder}", fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
