@@ -64,7 +64,7 @@ from agent.acpc.betting import (
 from agent.acpc.cards import format_cards, parse_cards
 from agent.acpc.errors import AcpcError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
-from agent.acpc.limits import excerpt
+from agent.acpc.limits import check_json, excerpt, read_text_file
 from agent.resolve import HandResolver, ResolveConfig, Resolver
 from agent.resolve.tree import stated_fractions
 from agent.strategy.fileformat import Strategy
@@ -90,6 +90,8 @@ ProgressFn = Callable[[str], None]
 EVERY_CHIP = "every-chip"
 MAX_AGENT_FILE_BYTES = 256 * 1024 * 1024
 """Largest agent file :func:`read_agent_file` reads."""
+AGENT_FILE_DEPTH = 4
+"""Nesting of an agent file: the document, ``seats``, a seat, an information set's row."""
 AGENT_FILE_FORMAT = "acpc-arena/assembled-agent"
 AGENT_FILE_VERSION = 1
 
@@ -459,15 +461,13 @@ def read_agent_file(path: Path) -> tuple[Game, dict[int, dict[tuple[str, tuple[i
     Raises:
         StrategyFileError: for anything that is not a valid agent file of this format.
     """
+    text = read_text_file(path, max_bytes=MAX_AGENT_FILE_BYTES, what="agent file",
+                          decoded="UTF-8 JSON", error=StrategyFileError)
+    check_json(text, where=str(path), what="an agent file", max_chars=MAX_AGENT_FILE_BYTES,
+               error=StrategyFileError, max_depth=AGENT_FILE_DEPTH)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise _bad(path, f"could not open: {exc.strerror or exc}") from None
-    if size > MAX_AGENT_FILE_BYTES:
-        raise _bad(path, f"expected at most {MAX_AGENT_FILE_BYTES} bytes, got {size}")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        doc = json.loads(text)
+    except ValueError as exc:
         raise _bad(path, f"expected JSON, got {excerpt(str(exc))}") from None
     if not isinstance(doc, dict) or doc.get("format") != AGENT_FILE_FORMAT or \
             doc.get("version") != AGENT_FILE_VERSION:

@@ -110,6 +110,7 @@ def test_agent_files_round_trip(blueprints: dict[int, Strategy], tmp_path: Path)
     (lambda d: d["seats"]["0"].update({"|Kx|": {"c": 1.0}}), "expected cards"),
     (lambda d: d["seats"]["0"].update({"|Ks|Kh": {"c": 1.0}}), "board cards"),
     (lambda d: d.update(version=9), "version"),
+    (lambda d: d["seats"]["0"].update({"|Ks|": {"c": [[1.0]]}}), "nested at most 4"),
 ])
 def test_agent_files_refuse_bad_input(tmp_path: Path, edit: object, message: str) -> None:
     """A bad agent file gets one line saying what was expected and where."""
