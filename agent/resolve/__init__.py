@@ -64,6 +64,16 @@ re-solve runs on into later rounds); ``always``: at every decision. In every mod
 opponent action outside the plan's tree triggers a re-solve, and a decision inside the
 current plan's tree reads the plan (no re-solve).
 
+**Nesting.** A later round's root comes from the current plan when it is a re-solve whose
+tree holds that root (ranges, CBVs and gifts against the previous re-solve's strategy); a
+re-solve later in the same round keeps the round's root; otherwise (the plan is the
+blueprint's) the root comes from the history tree above.
+
+**Limits.** The history tree enumerates every board: right for Leduc (and any game whose
+boards before the current round are few), not for hold'em, whose river re-solving needs the
+root's ranges and CBVs walked along the real path only (not done yet). Public trees are
+bounded by ``max_nodes``; terminal values are dense ``O(hands^2)`` per terminal.
+
 **Solving.** CFR+ vectorised over hands (numba kernels, :mod:`agent.resolve.kernels`;
 regret matching is :func:`agent.strategy.kernels.match_row`), alternating updates, linear
 averaging, to ``iterations`` or ``seconds``. The decision is the average strategy at the

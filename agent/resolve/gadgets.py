@@ -131,7 +131,8 @@ class Solution:
     exploitability: float
     """The gadget game's exploitability (module docstring), chips per hand."""
     root_mass: float
-    """Probability of the root's public state under both ranges (for a per-visit figure)."""
+    """The agent's probability of reaching the root, the opponent taken to hold any hand
+    (the weight of the root's counterfactual values: a per-visit figure divides by it)."""
     min_margin: float
     """``min(cbv[h] + gift[h] - v*[h])`` over live hands, ``v*`` the opponent's best response
     to the agent's average (negative: some hand gains over its alternative)."""
@@ -285,8 +286,7 @@ def gadget_exploitability(sub: Subgame, gadget: str, strategy: F64, opp_root: F6
         idx = live > 0
         best = float(np.max((v_opp - alt)[idx])) if idx.any() else 0.0
         worst = -agent_value - float(np.sum(opp_root * alt))
-    mass = float(sub.scale * (sub.agent_reach @ tree.compat[sub.root_board] @
-                              (sub.opp_reach * tree.valid[sub.root_board])))
+    mass = float(sub.scale * (sub.agent_reach @ tree.compat[sub.root_board] @ ones))
     idx = live > 0
     margin = float(np.min((alt - v_opp)[idx])) if idx.any() else 0.0
     return max(best - worst, 0.0), mass, margin

@@ -565,10 +565,14 @@ def _fmt(v: float) -> str:
     return "nan" if math.isnan(v) else f"{v:.5f}"
 
 
+RATIO_FLOOR = 1e-4
+"""No ratio is printed against a best translating row below this (an exact blueprint)."""
+
+
 def format_table(rows: Sequence[Row]) -> str:
     """Per blueprint and setting: every agent's exploitability (seat 0, seat 1, average;
     chips per hand) and, for re-solving agents, how many times less exploitable than the
-    best translating row of the block."""
+    best translating row of the block (when that is above :data:`RATIO_FLOOR`)."""
     blocks: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         blocks.setdefault((r.blueprint, r.setting), []).append(r)
@@ -584,7 +588,8 @@ def format_table(rows: Sequence[Row]) -> str:
         for r in items:
             name = (f"translate {r.mapping} ({r.purification})" if r.agent == "translate"
                     else f"resolve {r.gadget}")
-            ratio = best / r.average if r.agent == "resolve" and r.average > 0 else math.nan
+            ratio = (best / r.average if r.agent == "resolve" and r.average > 0 and
+                     best > RATIO_FLOOR else math.nan)
             lines.append(f"{name:34}{_fmt(r.seat(0)):>10}{_fmt(r.seat(1)):>10}"
                          f"{_fmt(r.average):>10}"
                          f"{'' if math.isnan(ratio) else f'{ratio:.1f}x':>9}")
