@@ -38,6 +38,8 @@ Commands:
   the full game or a betting abstraction (:mod:`strategies.games.size`).
 * ``translation exploit|best-size|plot``: full-game exploitability of translation mappings
   and purifications in small no-limit games (:mod:`strategies.commands.translation`).
+* ``resolve-lab``: the re-solving agent (each gadget) against the translating blueprint in
+  no-limit Leduc, best-responded exactly (:mod:`strategies.commands.resolve_lab`).
 * ``export-openspiel FILE --out F.json [--check]`` and ``import-openspiel F.json --out
   F.strat [--game G] [--check]``: Kuhn and Leduc strategies to and from OpenSpiel tabular
   policies (:mod:`strategies.commands.interop`, :mod:`strategies.interop.openspiel`).
@@ -65,6 +67,7 @@ from agent.console import positive_int
 from agent.data import strategies_dir
 from jobs import BACKENDS
 from strategies.commands import interop as interop_commands
+from strategies.commands import resolve_lab as resolve_lab_commands
 from strategies.commands import translation as translation_commands
 from strategies.commands.defaults import (
     DEFAULT_TEST_DEALS,
@@ -342,6 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_lbr(sub)
     translation_commands.add_parser(sub)
+    resolve_lab_commands.add_parser(sub)
     interop_commands.add_parsers(sub)
     return p
 
@@ -373,6 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _upgrade(args)
         if args.command == "translation":
             return translation_commands.run(args)
+        if args.command == "resolve-lab":
+            return resolve_lab_commands.run(args)
         if args.command == "size":
             return _size(args)
         if args.command in interop_commands.COMMANDS:

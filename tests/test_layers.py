@@ -35,10 +35,12 @@ CLI_MODULES = {
     "dealer.cli": set(),
     "evaluation.cli": set(),
     "evaluation.logtool": set(),
-    "strategies.cli": {"strategies.commands.translation", "strategies.commands.main"},
+    "strategies.cli": {"strategies.commands.translation", "strategies.commands.main",
+                       "strategies.commands.resolve_lab"},
     "strategies.commands.main": set(),
     "evaluation.arena": set(),
     "strategies.commands.translation": set(),
+    "strategies.commands.resolve_lab": set(),
 }
 """Entry-point modules, each with the other CLI modules it may load (its sub-commands)."""
 
@@ -55,6 +57,7 @@ AGENT_LEVELS = {
     "agent.decision": 4,
     "agent.builtin": 4,
     "agent.policy": 5,
+    "agent.resolve": 5,
     "agent.agents": 6,
     "agent.client": 6,
     "agent.human": 6,
@@ -250,7 +253,7 @@ def _is_light(module: str) -> bool:
     return (module in ("agent.builtin", "agent.agents", "agent.cli", "evaluation.stats",
                        "evaluation.cli", "evaluation.logtool", "strategies.cli",
                        "strategies.recipes", "strategies.commands.defaults",
-                       "strategies.commands.translation")
+                       "strategies.commands.translation", "strategies.commands.resolve_lab")
             or _under(module, "evaluation.match"))
 
 

@@ -1,6 +1,8 @@
 """numba kernels for strategy tables: the content checksum, the row checks in one pass, and
 purification of whole tables (:func:`purify_rows`, the agent's one purification rule
-compiled).
+compiled), and regret matching of one row (:func:`match_row`: the one copy, which the
+offline solvers of :mod:`strategies.solvers.kernels` and the live re-solver of
+:mod:`agent.resolve` both run).
 
 A 1 GB table must be validated in well under a second for hot-swap, so both run over the
 raw bytes at memory speed instead of through hashlib and per-node numpy calls.
@@ -317,3 +319,22 @@ def purify_rows(rows: npt.ArrayLike, purification: Purification | None,
     pur = purification if purification is not None else Purification("none")
     _purify_rows(out, KINDS.index(pur.kind), float(pur.threshold), renormalise)
     return out
+
+
+@kernel
+def match_row(regrets: npt.NDArray[np.float64], start: int, k: int,
+              out: npt.NDArray[np.float64]) -> None:
+    """Regret matching of one row: ``out[start:start+k]`` from ``regrets[start:start+k]``
+    (the positive regrets normalised; uniform where none is positive)."""
+    total = 0.0
+    for a in range(k):
+        r = regrets[start + a]
+        if r > 0.0:
+            total += r
+    if total > 0.0:
+        for a in range(k):
+            r = regrets[start + a]
+            out[start + a] = r / total if r > 0.0 else 0.0
+    else:
+        for a in range(k):
+            out[start + a] = 1.0 / k

@@ -8,7 +8,9 @@ named tuple of the flat tree, its terminal payoffs and its chance, built by
 :func:`strategies.games.abstract.kernel_game`).
 
 * :func:`regret_matching`, :func:`row_sigma`: current strategies from regrets (every row,
-  or one row into a per-depth frame).
+  or one row into a per-depth frame); :func:`match_row`, one row, lives in
+  :mod:`agent.strategy.kernels` (the live agent's re-solver runs it too) and is re-exported
+  here.
 * :func:`post_update`: after a pass, discount (DCFR) and floor (RM+) the updated rows.
 * :func:`cfr_pass`, :func:`cfr_run`: full-width CFR vectorised over the enumerated deals
   (frozen entries held at fixed values: strategy grafting).
@@ -37,12 +39,14 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.jit import inline_kernel, kernel
+from agent.strategy.kernels import match_row
 from strategies.games.abstract import KernelGame
 from strategies.solvers import rng
 
 __all__ = [
     "NO_FROZEN", "NO_INDEX", "NO_VALUES", "KernelGame", "cfr_pass", "cfr_run", "cs_pass",
-    "cs_run", "draw", "draw_deal", "es_pass", "es_run", "normalise_or_regrets", "post_update",
+    "cs_run", "draw", "draw_deal", "es_pass", "es_run", "match_row", "normalise_or_regrets",
+    "post_update",
     "pure_pass", "pure_run", "regret_matching", "row_sigma", "sample_index",
 ]
 
@@ -55,24 +59,6 @@ NO_INDEX: I64 = np.zeros(0, dtype=np.int64)
 """The empty frozen index: no frozen entries (:func:`cfr_run`)."""
 NO_VALUES: F64 = np.zeros(0)
 """No fixed values (with :data:`NO_FROZEN` or :data:`NO_INDEX`)."""
-
-
-@kernel
-def match_row(regrets: F64, start: int, k: int, out: F64) -> None:
-    """Regret matching of one row: ``out[start:start+k]`` from ``regrets[start:start+k]``
-    (the positive regrets normalised; uniform where none is positive)."""
-    total = 0.0
-    for a in range(k):
-        r = regrets[start + a]
-        if r > 0.0:
-            total += r
-    if total > 0.0:
-        for a in range(k):
-            r = regrets[start + a]
-            out[start + a] = r / total if r > 0.0 else 0.0
-    else:
-        for a in range(k):
-            out[start + a] = 1.0 / k
 
 
 @kernel

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,10 +116,19 @@ def full_actions(state: BettingState) -> tuple[AbstractAction, ...]:
     return tuple(out)
 
 
-def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
+ActionsFn = Callable[[BettingState], tuple[AbstractAction, ...]]
+"""The actions a real tree offers at a state (:func:`full_actions` for the real game)."""
+
+
+def build_full_tree(game: Game, limit: int = MAX_FULL_NODES,
+                    actions: ActionsFn = full_actions,
+                    label: BettingAbstraction = EVERY_CHIP) -> BettingTree:
     """The real betting tree of a no-limit game: every legal action, ids in pre-order.
 
     Children come in the order of :func:`full_actions` (fold, call, raises by amount).
+    ``actions`` may offer fewer at some states (a responder limited to some sizes,
+    :func:`strategies.measure.resolve_lab.limited_actions`); :func:`real_child` holds only
+    at the states where it offers them all.
 
     Raises:
         ValueError: for a limit game, or a tree of more than ``limit`` nodes.
@@ -126,7 +136,7 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
     if not game.is_nolimit:
         raise UsageError("expected a no-limit game (a limit game is its own abstraction: "
                          "use strategies.measure.best_response)")
-    tree = BettingTree(game, EVERY_CHIP)
+    tree = BettingTree(game, label)
     nodes: list[Node] = []
     tree.nodes = nodes
     kids: list[list[int]] = []
@@ -143,7 +153,7 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES) -> BettingTree:
             kids[parent].append(node.id)
         if state.finished:
             continue
-        node.actions = full_actions(state)
+        node.actions = actions(state)
         for act in reversed(node.actions):
             child = state.apply(act.action)
             same_round = child.round == state.round and not child.finished
@@ -637,7 +647,12 @@ def real_game_value(game: Game, iterations: int = 2000, solver: str = "dcfr") ->
     Raises:
         ValueError: as :func:`build_full_game`.
     """
-    real = build_full_game(game)
+    return game_value(build_full_game(game), iterations, solver)
+
+
+def game_value(real: AbstractGame, iterations: int = 2000, solver: str = "dcfr") -> RealValue:
+    """:func:`real_game_value` of any flattened game (e.g. a real game whose players are
+    limited to some sizes)."""
     run = Solver(real, solver)
     run.iterate(iterations)
     result = exploitability(real, run.average_strategy())

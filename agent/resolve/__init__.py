@@ -1,0 +1,103 @@
+"""Subgame re-solving: the agent solves the part of the game it is in, instead of translating.
+
+**The API** (what the live agent calls; everything here is deterministic: no clock, no
+randomness, except an optional time budget whose iterations are counted and reported)::
+
+    from agent.resolve import Resolver, ResolveConfig
+
+    resolver = Resolver(blueprint, ResolveConfig(gadget="reach-maxmargin", mode="round",
+                                                 iterations=200, seconds=None),
+                        mapping="rand-pshar", purification="none", sizes_in="abstract")
+    hand = resolver.new_hand(seat)            # once per hand
+    decision = hand.decide(state, board)      # at each of the agent's decisions
+    decision.actions                          # tuple[Action, ...]: the legal real actions
+    decision.probs                            # [hand, action] for every private hand
+    decision.for_hole(hole)                   # {Action: probability} for the agent's cards
+    decision.stats                            # ResolveStats: source, gadget, nodes, hands,
+                                              # iterations, seconds, exploitability, ...
+
+* ``Resolver(blueprint: Strategy, config: ResolveConfig | None = None, *, mapping: str |
+  MappingFn = "rand-pshar", purification: str | Purification = "none", sizes_in: str =
+  "abstract", cards: CardAbstraction | None = None)``: one per blueprint and match
+  (two-player no-limit games). ``mapping``, ``purification`` and ``sizes_in`` are the
+  translating agent's: the blueprint is read through the decision model of
+  :mod:`agent.decision` with them (ranges, counterfactual values, the round-0 plan).
+  ``cards`` defaults to the file's card abstraction.
+* ``Resolver.new_hand(seat: int) -> HandResolver``;
+  ``HandResolver.decide(state: BettingState, board: Sequence[int]) -> Decision`` (``state``
+  the real betting state, the agent to act; ``board`` the board cards dealt so far);
+  ``HandResolver.played(state: BettingState, action: Action) -> None`` records an action
+  the agent took without ``decide`` (a fallback: the same action for every hand; every
+  earlier decision of the agent in the hand must be recorded one way or the other);
+  ``HandResolver.copy()`` for evaluators that branch.
+* ``ResolveConfig(gadget="reach-maxmargin", mode="round", iterations=200, seconds=None,
+  extra_fractions=(), max_nodes=200_000)``; gadgets :data:`GADGETS` (``unsafe``,
+  ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`.
+* Lower level: :func:`agent.resolve.tree.build_tree`, :class:`agent.resolve.gadgets.Subgame`
+  and :func:`agent.resolve.gadgets.solve` (one subgame, one gadget), and
+  :func:`agent.resolve.blueprint.behaviour` (the translating blueprint on a tree).
+
+**The subgame.** At a re-solve the subgame is rooted at the *start of the current round*
+(with the real board), and runs to the end of the game (Leduc: a round-0 subgame is the
+whole game, with a chance node for the board). Its betting abstraction, for both players
+at every decision: fold (when facing a bet), call, a raise to every pot fraction the
+blueprint's betting abstraction names anywhere (plus ``extra_fractions``), realised in
+chips as the agent realises its own raises, and the all-in; the real actions of the round
+so far are added where they are not among those (the opponent's off-tree bet is in the
+tree: *nested* solving). The agent's own earlier decisions in the round are held at what it
+really played (for every hand), so the new strategy stays consistent with its past. Cards
+are lossless: every private hand of the game (with card blocking), so Leduc's subgames and
+a hold'em river are exact; terminal values are dense over pairs of hands.
+
+**The root.** The history tree (the stated abstraction from the start of the hand, the real
+path up to the round's start, every board) is walked with the blueprint through the
+decision model (:mod:`agent.resolve.blueprint`): the opponent's range is its reach under
+the translating blueprint (Bayes over every private hand through the card abstraction),
+the agent's range its reach under what it really played (its recorded decisions; the
+blueprint where it played the blueprint). The opponent's counterfactual best-response
+values (CBVs) are computed against the agent's play there (the blueprint off the path);
+the *gift* of each opponent decision on the path before the round is what it gave up (its
+best action's value minus the taken one's), split over the round's boards by their chance
+probability. The gadgets (:mod:`agent.resolve.gadgets`) use them.
+
+**When it re-solves** (``mode``): ``round``: the round-0 plan is the translating
+blueprint; every later round is re-solved at the agent's first decision in it; ``off-tree``:
+only when the opponent's action is not in the current plan's tree (the plan of a round-0
+re-solve runs on into later rounds); ``always``: at every decision. In every mode an
+opponent action outside the plan's tree triggers a re-solve, and a decision inside the
+current plan's tree reads the plan (no re-solve).
+
+**Nesting.** A later round's root comes from the current plan when it is a re-solve whose
+tree holds that root (ranges, CBVs and gifts against the previous re-solve's strategy); a
+re-solve later in the same round keeps the round's root; otherwise (the plan is the
+blueprint's) the root comes from the history tree above.
+
+**Limits.** The history tree enumerates every board: right for Leduc (and any game whose
+boards before the current round are few), not for hold'em, whose river re-solving needs the
+root's ranges and CBVs walked along the real path only (not done yet). Public trees are
+bounded by ``max_nodes``; terminal values are dense ``O(hands^2)`` per terminal.
+
+**Solving.** CFR+ vectorised over hands (numba kernels, :mod:`agent.resolve.kernels`;
+regret matching is :func:`agent.strategy.kernels.match_row`), alternating updates, linear
+averaging, to ``iterations`` or ``seconds``. The decision is the average strategy at the
+current state. The accuracy estimate is the gadget game's exploitability
+(:class:`agent.resolve.gadgets.Solution`).
+
+Imports numpy, numba, :mod:`agent.acpc`, :mod:`agent.abstraction`, :mod:`agent.strategy`
+and :mod:`agent.decision`.
+"""
+
+from __future__ import annotations
+
+from agent.resolve.gadgets import GADGETS, Solution, Subgame, parse_gadget, solve
+from agent.resolve.resolver import (
+    MODES,
+    Decision,
+    HandResolver,
+    ResolveConfig,
+    Resolver,
+    ResolveStats,
+)
+
+__all__ = ["GADGETS", "MODES", "Decision", "HandResolver", "ResolveConfig", "ResolveStats",
+           "Resolver", "Solution", "Subgame", "parse_gadget", "solve"]

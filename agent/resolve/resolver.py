@@ -1,0 +1,502 @@
+"""The re-solving agent's decisions: :class:`Resolver` (per blueprint) and :class:`HandResolver`
+(per hand), described in :mod:`agent.resolve`."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.buckets import CardAbstraction, card_abstraction_from_spec
+from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
+from agent.abstraction.translation import MappingFn, get_mapping
+from agent.acpc.betting import Action, BettingState
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.resolve.blueprint import behaviour
+from agent.resolve.gadgets import Solution, Subgame, evaluate, parse_gadget, reaches, solve
+from agent.resolve.tree import (
+    CHANCE,
+    DECISION,
+    MAX_SUBGAME_NODES,
+    Hands,
+    PublicTree,
+    build_tree,
+    stated_fractions,
+)
+from agent.strategy.fileformat import Strategy
+from agent.strategy.purification import Purification, parse_purification
+
+F64 = npt.NDArray[np.float64]
+
+MODES: tuple[str, ...] = ("round", "off-tree", "always")
+"""When the agent re-solves (:mod:`agent.resolve`)."""
+MAX_ROOT_CACHE = 4096
+
+
+@dataclass(frozen=True)
+class ResolveConfig:
+    """How the agent re-solves (every field has a default)."""
+
+    gadget: str = "reach-maxmargin"
+    mode: str = "round"
+    iterations: int = 200
+    """CFR+ iterations per re-solve (the whole budget when :attr:`seconds` is None)."""
+    seconds: float | None = None
+    """Time budget per re-solve (then :attr:`iterations` is the most it runs)."""
+    extra_fractions: tuple[float, ...] = ()
+    """Pot fractions added to the blueprint's inside every subgame (both players)."""
+    max_nodes: int = MAX_SUBGAME_NODES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gadget", parse_gadget(self.gadget))
+        if self.mode not in MODES:
+            raise UsageError(f"expected a re-solve mode ({', '.join(MODES)}), got "
+                             f"{self.mode!r}")
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise UsageError(f"expected a positive number of iterations, got "
+                             f"{self.iterations!r}")
+
+
+@dataclass(frozen=True)
+class ResolveStats:
+    """What one decision cost and how accurate its re-solve is (``None`` fields: the
+    decision came from an existing plan, no re-solve)."""
+
+    source: str
+    """``"blueprint"`` (round 0 plan: the translating blueprint), ``"plan"`` (an earlier
+    re-solve of this hand covers the state) or ``"resolve"``."""
+    gadget: str = ""
+    nodes: int = 0
+    """Public nodes of the subgame."""
+    hands: int = 0
+    """Private hands per player."""
+    live_hands: int = 0
+    """Opponent hands in the gadget."""
+    iterations: int = 0
+    seconds: float = 0.0
+    exploitability: float = 0.0
+    """The gadget game's exploitability (:class:`agent.resolve.gadgets.Solution`), chips
+    per hand of the game."""
+    relative_exploitability: float = 0.0
+    """The same per visit of the subgame's root."""
+    min_margin: float = 0.0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The agent's strategy at one real decision, for every private hand."""
+
+    actions: tuple[Action, ...]
+    """The legal real actions it may take (the subgame's actions at the state)."""
+    probs: F64
+    """``[hand, action]``."""
+    hands: Hands
+    stats: ResolveStats
+
+    def for_hole(self, hole: Sequence[int]) -> dict[Action, float]:
+        """The distribution for the hand ``hole``."""
+        row = self.probs[self.hands.find(hole)]
+        return {a: float(p) for a, p in zip(self.actions, row, strict=True)}
+
+
+@dataclass(frozen=True)
+class _RootInfo:
+    agent_reach: F64
+    opp_reach: F64
+    cbv: F64
+    gift: F64
+    scale: float
+
+
+@dataclass(eq=False)
+class _Plan:
+    tree: PublicTree
+    strategy: F64
+    root_betting: str
+    root_round: int
+    root: _RootInfo | None = None
+    """A solved plan's root (its ranges, scale and gifts); None for the blueprint's."""
+
+
+class Resolver:
+    """A blueprint and how it is re-solved: shared by every hand of a match.
+
+    ``mapping``, ``purification`` and ``sizes_in`` are the translating agent's (the
+    decision model reads the blueprint with them: its ranges, its counterfactual values and
+    the round-0 plan in modes ``round`` and ``off-tree``).
+    """
+
+    def __init__(self, blueprint: Strategy, config: ResolveConfig | None = None, *,
+                 mapping: str | MappingFn = "rand-pshar",
+                 purification: str | Purification = "none",
+                 sizes_in: str = DEFAULT_SIZE_CONVENTION,
+                 cards: CardAbstraction | None = None) -> None:
+        game = blueprint.game
+        if game.num_players != 2 or not game.is_nolimit:
+            raise UsageError(f"expected a two-player no-limit blueprint, got "
+                             f"{game.num_players} players, "
+                             f"{'no-limit' if game.is_nolimit else 'limit'}")
+        self.blueprint = blueprint
+        self.game: Game = game
+        self.config = config or ResolveConfig()
+        self.mapping: MappingFn = get_mapping(mapping) if isinstance(mapping, str) else mapping
+        self.purification = (parse_purification(purification)
+                             if isinstance(purification, str) else purification)
+        self.sizes_in = parse_size_convention(sizes_in)
+        self.cards = cards if cards is not None else card_abstraction_from_spec(
+            game, blueprint.cards, blueprint.checked_cards)
+        self.hands = Hands.of(game)
+        self.fractions = stated_fractions(blueprint.betting, self.config.extra_fractions)
+        self._blueprint_plans: dict[int, _Plan] = {}
+        self._roots: dict[tuple[object, ...], dict[tuple[int, ...], _RootInfo]] = {}
+        self.solves = 0
+        """Re-solves run by this resolver (all hands)."""
+
+    def with_config(self, config: ResolveConfig) -> Resolver:
+        """A resolver for the same blueprint and decision model under ``config``."""
+        return Resolver(self.blueprint, config, mapping=self.mapping,
+                        purification=self.purification, sizes_in=self.sizes_in,
+                        cards=self.cards)
+
+    def new_hand(self, seat: int) -> HandResolver:
+        """The re-solving state of one hand with the agent in ``seat``."""
+        if seat not in (0, 1):
+            raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
+        return HandResolver(self, seat)
+
+    # ------------------------------------------------------------------ building blocks
+
+    def blueprint_plan(self, seat: int) -> _Plan:
+        """The translating blueprint over the stated tree of the whole game."""
+        plan = self._blueprint_plans.get(seat)
+        if plan is None:
+            tree = build_tree(self.game, BettingState.initial(self.game), (), self.fractions,
+                              hands=self.hands, max_nodes=self.config.max_nodes)
+            strat = behaviour(tree, self.blueprint, self.cards, seat, self.mapping,
+                              self.purification, self.sizes_in)
+            plan = self._blueprint_plans[seat] = _Plan(tree, strat, "", 0)
+        return plan
+
+    def root_info(self, seat: int, state: BettingState, board: Sequence[int],
+                  own: dict[str, tuple[tuple[Action, ...], F64]]) -> _RootInfo:
+        """Ranges, counterfactual values and gifts at the start of ``state``'s round with
+        ``board`` (module docstring of :mod:`agent.resolve`)."""
+        game = self.game
+        r = state.round
+        start = round_start(state)
+        prefix = board[: game.board_start(r)] if r > 0 else ()
+        here = tuple(sorted(board[game.board_start(r): game.board_cards_through(r)]))
+        path_actions = [a for rnd in state.actions[:r] for a in rnd]
+        owned = sorted((k, v[1].tobytes()) for k, v in own.items()
+                       if len(k) <= len(start.betting))
+        digest = hashlib.sha256(repr(owned).encode()).hexdigest()
+        key = (seat, start.betting, tuple(prefix), digest)
+        infos = self._roots.get(key)
+        if infos is None:
+            infos = self._root_infos(seat, path_actions, tuple(prefix), own)
+            if len(self._roots) >= MAX_ROOT_CACHE:
+                self._roots.clear()
+            self._roots[key] = infos
+        info = infos.get(here)
+        if info is None:
+            raise UsageError(f"expected a board of this game, got {list(board)!r}")
+        return info
+
+    def _root_infos(self, seat: int, path: Sequence[Action], prefix: tuple[int, ...],
+                    own: dict[str, tuple[tuple[Action, ...], F64]]
+                    ) -> dict[tuple[int, ...], _RootInfo]:
+        game = self.game
+        tree = build_tree(game, BettingState.initial(game), prefix, self.fractions, path,
+                          hands=self.hands, max_nodes=self.config.max_nodes)
+        overrides = {}
+        for n in tree.path_nodes:
+            st = tree.states[n]
+            if tree.kind[n] == DECISION and st.player == seat and st.betting in own:
+                acts, rows = own[st.betting]
+                overrides[n] = _align(tree, n, acts, rows)
+        opp = 1 - seat
+        mine = behaviour(tree, self.blueprint, self.cards, seat, self.mapping,
+                         self.purification, self.sizes_in, overrides)
+        theirs = behaviour(tree, self.blueprint, self.cards, opp, self.mapping,
+                           self.purification, self.sizes_in)
+        strategy = mine + theirs
+        ones = tree.valid[int(tree.board_of[0])]
+        scale = 1.0 / float(tree.compat[int(tree.board_of[0])].sum())
+        root = (ones, ones)
+        reach = reaches(tree, strategy, root)
+        values = evaluate(tree, opp, True, strategy, root, scale)
+        last = tree.path_nodes[-1]
+        roots = ([last] if tree.kind[last] != CHANCE else
+                 [int(c) for c in tree.children[tree.child_start[last]:
+                                                tree.child_start[last] +
+                                                tree.num_children[last]]])
+        # gifts along the path: sum over the opponent's decisions of (best - taken), each
+        # scaled by the chance probability of the later board cards (split among boards)
+        # a gift (best minus taken at an opponent decision on the path) is shared by the
+        # boards dealt after it; values leave out the chance probabilities above their node
+        gift = np.zeros(len(self.hands))
+        mult = 1.0
+        nodes = tree.path_nodes
+        for i, n in enumerate(nodes):
+            if tree.kind[n] == CHANCE:
+                mult *= float(tree.chance_weight[n])
+            elif tree.kind[n] == DECISION and tree.player[n] == opp and i + 1 < len(nodes):
+                s = int(tree.child_start[n])
+                kids = tree.children[s: s + int(tree.num_children[n])]
+                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+        gift *= mult
+        out: dict[tuple[int, ...], _RootInfo] = {}
+        path_scale = scale * mult
+        for rt in roots:
+            b = int(tree.board_of[rt])
+            bd = tree.boards[b]
+            key = tuple(sorted(bd[len(prefix):]))
+            valid = tree.valid[b]
+            theirs_here = reach[rt, opp] * valid
+            if not theirs_here.any():  # the blueprint never plays this way: no information
+                theirs_here = valid.copy()
+            # the values below a chance node are per deal: times its probability they are
+            # in the subgame's units (scale = the root's pair weight times the chances)
+            info = _RootInfo(reach[rt, seat] * valid, theirs_here,
+                             values[rt] * valid * (path_scale / scale),
+                             np.maximum(gift, 0.0) * valid, path_scale)
+            out[key] = info
+        return out
+
+
+def round_start(state: BettingState) -> BettingState:
+    """The betting state at the start of ``state``'s round."""
+    st = BettingState.initial(state.game)
+    for rnd in state.actions[: state.round]:
+        for a in rnd:
+            st = st.apply(a)
+    return st
+
+
+def _align(tree: PublicTree, n: int, acts: tuple[Action, ...], rows: F64) -> F64:
+    here = tree.edge_actions(n)
+    if list(acts) == here:
+        return rows
+    out = np.zeros((rows.shape[0], len(here)))
+    for i, a in enumerate(acts):
+        if a not in here:
+            raise UsageError(f"expected the action {a} the agent played at "
+                             f"{tree.states[n].betting!r} in the subgame")
+        out[:, here.index(a)] = rows[:, i]
+    return out
+
+
+@dataclass(eq=False)
+class HandResolver:
+    """The re-solving agent's state in one hand (module docstring of :mod:`agent.resolve`).
+
+    Call :meth:`decide` at each of the agent's decisions (with the full real betting state
+    and the board dealt so far); it re-solves when the mode asks for it, keeps the plan
+    and records what the agent played at each decision, for every hand (the later
+    subgames hold those rows fixed and take the agent's range from them).
+    """
+
+    resolver: Resolver
+    seat: int
+    own: dict[str, tuple[tuple[Action, ...], F64]] = field(default_factory=dict)
+    plan: _Plan | None = None
+    plan_board: tuple[int, ...] = ()
+    decisions: int = 0
+
+    def copy(self) -> HandResolver:
+        """An independent copy (for evaluators that branch over histories)."""
+        return replace(self, own=dict(self.own))
+
+    def decide(self, state: BettingState, board: Sequence[int]) -> Decision:
+        """The agent's strategy at ``state`` (its turn) for every hand; ``board``: the board
+        cards dealt so far (at least those of ``state``'s round).
+
+        Raises:
+            UsageError: if it is not the agent's turn, or the board is short.
+        """
+        res = self.resolver
+        game = res.game
+        if state.finished or state.player != self.seat:
+            raise UsageError(f"expected the agent (seat {self.seat}) to act, got "
+                             f"{state.betting!r}")
+        if state.game.fingerprint != game.fingerprint:
+            raise UsageError("expected a betting state of the blueprint's game")
+        need = game.board_cards_through(state.round)
+        board = tuple(int(c) for c in board[:need])
+        if len(board) < need:
+            raise UsageError(f"expected {need} board cards at {state.betting!r}, got "
+                             f"{list(board)!r}")
+        plan = self._usable_plan(state, board)
+        if plan is not None:
+            node, source = plan
+            assert self.plan is not None
+            decision = self._from_plan(self.plan, node, source)
+        else:
+            decision = self._resolve(state, board)
+        self.own[state.betting] = (decision.actions, decision.probs)
+        self.decisions += 1
+        return decision
+
+    def played(self, state: BettingState, action: Action) -> None:
+        """Record that the agent took ``action`` at ``state`` without :meth:`decide` (a
+        fallback such as the live agent's time guard): the same action for every hand.
+
+        Raises:
+            UsageError: if it is not the agent's turn or the action is illegal.
+        """
+        if state.finished or state.player != self.seat:
+            raise UsageError(f"expected the agent (seat {self.seat}) to act, got "
+                             f"{state.betting!r}")
+        try:
+            state.check_action(action)
+        except ValueError as exc:
+            raise UsageError(f"expected a legal action at {state.betting!r}: {exc}") from None
+        rows = np.ones((len(self.resolver.hands), 1))
+        self.own[state.betting] = ((action,), rows)
+
+    # ------------------------------------------------------------------ internals
+
+    def _usable_plan(self, state: BettingState, board: tuple[int, ...]
+                     ) -> tuple[int, str] | None:
+        res = self.resolver
+        mode = res.config.mode
+        if mode == "always":
+            return None
+        if self.plan is None:
+            if state.round > 0 and mode == "round":
+                return None
+            self.plan = res.blueprint_plan(self.seat)
+            self.plan_board = ()
+        plan = self.plan
+        if mode == "round" and plan.root_round != state.round:
+            return None
+        if not state.betting.startswith(plan.root_betting):
+            return None
+        actions = _actions_since(state, plan.root_betting)
+        node = plan.tree.follow(actions, board)
+        if node < 0 or plan.tree.kind[node] != DECISION:
+            return None
+        return node, ("blueprint" if plan.root_betting == "" and plan.root_round == 0 and
+                      plan is res._blueprint_plans.get(self.seat) else "plan")
+
+    def _nested_root(self, state: BettingState, start: BettingState,
+                     board: tuple[int, ...]) -> _RootInfo | None:
+        """The root of a new subgame from the current *solved* plan, when its tree holds the
+        start of ``state``'s round (nested solving: ranges, counterfactual values and gifts
+        against the previous re-solve's strategy); None otherwise."""
+        plan = self.plan
+        if plan is None or plan.root is None or plan.root_betting == start.betting or \
+                not start.betting.startswith(plan.root_betting):
+            return None
+        tree = plan.tree
+        path = _actions_since(start, plan.root_betting)
+        nodes = [0]
+        n = 0
+        for a in path:
+            n = tree.child_for(n, a) if tree.kind[n] == DECISION else -1
+            if n < 0:
+                return None
+            nodes.append(n)
+        while tree.kind[n] == CHANCE:
+            r = tree.states[n].round
+            n = tree.child_for_cards(n, board[self.resolver.game.board_start(r):
+                                              self.resolver.game.board_cards_through(r)])
+            if n < 0:
+                return None
+            nodes.append(n)
+        if tree.kind[n] != DECISION:
+            return None
+        seat, opp = self.seat, 1 - self.seat
+        root = plan.root
+        pair = (root.agent_reach, root.opp_reach) if seat == 0 else \
+            (root.opp_reach, root.agent_reach)
+        reach = reaches(tree, plan.strategy, pair)
+        ones = tree.valid[int(tree.board_of[0])]
+        values = evaluate(tree, opp, True, plan.strategy,
+                          (root.agent_reach, ones) if seat == 0 else (ones, root.agent_reach),
+                          root.scale)
+        # values at a node leave out the chance probabilities above it; a gift is shared
+        # by the boards dealt after it: every term is in the new root's units times mult
+        mult = 1.0
+        gift = root.gift.copy()
+        for i, m in enumerate(nodes):
+            if tree.kind[m] == CHANCE:
+                mult *= float(tree.chance_weight[m])
+            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes):
+                s = int(tree.child_start[m])
+                kids = tree.children[s: s + int(tree.num_children[m])]
+                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+        gift *= mult
+        valid = tree.valid[int(tree.board_of[n])]
+        theirs = reach[n, opp] * valid
+        if not theirs.any():
+            theirs = valid.copy()
+        return _RootInfo(reach[n, seat] * valid, theirs, values[n] * valid * mult,
+                         np.maximum(gift, 0.0) * valid, root.scale * mult)
+
+    def _from_plan(self, plan: _Plan, node: int, source: str) -> Decision:
+        tree = plan.tree
+        s = int(tree.child_start[node])
+        m = int(tree.num_children[node])
+        return Decision(tuple(tree.edge_actions(node)), plan.strategy[:, s: s + m].copy(),
+                        tree.hands, ResolveStats(source))
+
+    def _resolve(self, state: BettingState, board: tuple[int, ...]) -> Decision:
+        res = self.resolver
+        cfg = res.config
+        game = res.game
+        start = round_start(state)
+        plan = self.plan
+        info: _RootInfo | None
+        if plan is not None and plan.root is not None and plan.root_betting == start.betting \
+                and self.plan_board == board:
+            info = plan.root  # a later re-solve in the same round: the same root
+        else:
+            info = self._nested_root(state, start, board)
+        if info is None:
+            info = res.root_info(self.seat, state, board, self.own)
+        in_round = list(state.actions[state.round])
+        sub_board = board if state.round > 0 else ()
+        tree = build_tree(game, start, sub_board, res.fractions, in_round, hands=res.hands,
+                          max_nodes=cfg.max_nodes)
+        frozen = {}
+        for n in tree.path_nodes[:-1]:
+            st = tree.states[n]
+            if tree.kind[n] == DECISION and st.player == self.seat:
+                if st.betting not in self.own:
+                    raise UsageError(f"expected the agent's decision at {st.betting!r} "
+                                     f"(decide() or played()) before {state.betting!r}")
+                acts, rows = self.own[st.betting]
+                frozen[n] = _align(tree, n, acts, rows)
+        sub = Subgame(tree, self.seat, info.agent_reach, info.opp_reach, info.cbv, info.gift,
+                      info.scale, frozen)
+        sol: Solution = solve(sub, cfg.gadget, cfg.iterations, cfg.seconds)
+        res.solves += 1
+        self.plan = _Plan(tree, sol.strategy, start.betting, state.round,
+                          _RootInfo(info.agent_reach, sol.opp_root, info.cbv, info.gift,
+                                    info.scale))
+        self.plan_board = board
+        node = tree.path_nodes[-1]
+        s = int(tree.child_start[node])
+        m = int(tree.num_children[node])
+        stats = ResolveStats("resolve", cfg.gadget, tree.num_nodes, len(res.hands),
+                             int(sub.live().sum()), sol.iterations, sol.seconds,
+                             sol.exploitability, sol.relative_exploitability, sol.min_margin)
+        return Decision(tuple(tree.edge_actions(node)), sol.strategy[:, s: s + m].copy(),
+                        res.hands, stats)
+
+
+def _actions_since(state: BettingState, root_betting: str) -> list[Action]:
+    """The real actions after the state whose betting text is ``root_betting``."""
+    st = BettingState.initial(state.game)
+    out: list[Action] = []
+    for rnd in state.actions:
+        for a in rnd:
+            if len(st.betting) >= len(root_betting) and st.betting.startswith(root_betting):
+                out.append(a)
+            st = st.apply(a)
+    return out

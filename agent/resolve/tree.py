@@ -1,0 +1,362 @@
+"""The public tree of a subgame, its private hands and its terminal payoffs, as flat arrays.
+
+A :class:`PublicTree` starts at a real betting state with a known board. At every decision
+its actions are the *stated abstraction* (:func:`stated_actions`): fold (when legal), call,
+a raise to the blueprint's every pot fraction (realised in chips exactly as the agent
+realises its own raises, :func:`agent.abstraction.convention.realise_raise_to`) and the
+all-in; along the real ``path`` the real action is added when it is not one of those (the
+opponent's off-tree action is in the tree: nested solving). When a round ends before the
+game does, a chance node deals the next round's board cards (every combination of the
+remaining deck; the branch of the real board is the one the path follows); so does a
+showdown reached before the last round (an all-in called), dealing the rest of the board.
+
+Nodes are numbered in pre-order, so a subtree is a contiguous range of ids
+(:attr:`PublicTree.end`); the children of node ``n`` are
+``children[child_start[n] : child_start[n] + num_children[n]]`` and the position ``e`` in
+that array is the *edge* a strategy array is indexed by (``strategy[hand, e]``).
+
+*Hands* are every combination of ``numHoleCards`` cards of the deck (Leduc: 6; hold'em: 1,326),
+each with a card mask; ``valid[board, hand]`` is 0 for a hand that shares a card with the
+board. Terminal values are dense per board: ``compat[board, i, j]`` (hands ``i`` and ``j``
+share no card with each other or the board) and ``sign[board, i, j]`` (+1 when ``i`` beats
+``j`` at showdown, -1 when it loses, 0 for a tie), from
+:func:`agent.acpc.evaluator.rank_hand_fast` -- the rule every project evaluator uses. Dense
+matrices are right for Leduc and affordable for one hold'em river board (1,081 x 1,081);
+the O(n log n) sort of hands by strength is the planned replacement for larger boards.
+
+Imports numpy, :mod:`agent.acpc` and :mod:`agent.abstraction`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.actions import ALL_IN, BettingAbstraction
+from agent.abstraction.convention import realise_raise_to
+from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
+from agent.acpc.cards import deck_for
+from agent.acpc.errors import AbstractionError, UsageError
+from agent.acpc.evaluator import rank_hand_fast
+from agent.acpc.gamedef import Game
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+TERMINAL_FOLD, TERMINAL_SHOWDOWN, DECISION, CHANCE = 0, 1, 2, 3
+"""Node kinds."""
+
+MAX_SUBGAME_NODES = 200_000
+"""Default bound on a subgame's public tree."""
+MAX_HANDS = 1_326
+"""Most private hands a subgame handles (hold'em's two-card hands)."""
+
+
+def stated_fractions(abstraction: BettingAbstraction,
+                     extra: Sequence[float] = ()) -> tuple[float, ...]:
+    """Every pot fraction a betting abstraction names anywhere (rounds, depths, players,
+    sequences), plus ``extra``, sorted, without the all-in sentinel."""
+    out: set[float] = {float(x) for x in extra if x != ALL_IN}
+    tables = [abstraction.fractions, *[p for p in abstraction.players if p is not None]]
+    for table in tables:
+        for per_round in table:
+            for per_depth in per_round:
+                out.update(float(x) for x in per_depth if x != ALL_IN)
+    for _, sizes in abstraction.sequences:
+        out.update(float(x) for x in sizes if x != ALL_IN)
+    if any(not (x > 0 and math.isfinite(x)) for x in out):
+        raise UsageError(f"expected positive finite pot fractions, got {sorted(out)!r}")
+    return tuple(sorted(out))
+
+
+def stated_actions(state: BettingState, fractions: Sequence[float]) -> list[Action]:
+    """The subgame's actions at ``state``: fold (facing a bet), call, a raise to each
+    fraction realised in chips, the all-in; distinct, in that order (raises ascending)."""
+    out: list[Action] = []
+    if state.can_fold():
+        out.append(FOLD)
+    out.append(CALL)
+    if state.raise_bounds() is None:
+        return out
+    tos = {realise_raise_to(state, f) for f in fractions}
+    tos.add(realise_raise_to(state, ALL_IN))
+    out.extend(Action(ActionKind.RAISE, to) for to in sorted(t for t in tos if t is not None))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Hands:
+    """The private hands of a game (every ``numHoleCards``-subset of the deck)."""
+
+    cards: tuple[tuple[int, ...], ...]
+    mask: I64
+    """Per hand: its cards as a bit mask."""
+    index: dict[tuple[int, ...], int] = field(repr=False)
+
+    @classmethod
+    def of(cls, game: Game) -> Hands:
+        deck = deck_for(game)
+        combos = tuple(tuple(sorted(c)) for c in itertools.combinations(deck,
+                                                                          game.num_hole_cards))
+        if len(combos) > MAX_HANDS:
+            raise UsageError(f"expected at most {MAX_HANDS} private hands, got {len(combos)}")
+        mask = np.array([sum(1 << c for c in h) for h in combos], dtype=np.int64)
+        return cls(combos, mask, {h: i for i, h in enumerate(combos)})
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def find(self, hole: Sequence[int]) -> int:
+        """The index of the hand ``hole`` (any order).
+
+        Raises:
+            UsageError: for cards that are not a hand of this game.
+        """
+        key = tuple(sorted(int(c) for c in hole))
+        i = self.index.get(key)
+        if i is None:
+            raise UsageError(f"expected hole cards of this game, got {list(hole)!r}")
+        return i
+
+
+def board_mask(board: Sequence[int]) -> int:
+    return sum(1 << int(c) for c in board)
+
+
+@dataclass(eq=False)
+class PublicTree:
+    """A subgame's public tree (module docstring). Arrays are filled by :func:`build_tree`."""
+
+    game: Game
+    hands: Hands
+    states: list[BettingState]
+    boards: list[tuple[int, ...]]
+    """Distinct boards; ``board_of[n]`` indexes this list."""
+    actions: list[Action | tuple[int, ...]]
+    """Per edge: the real action, or the cards a chance edge deals."""
+    kind: npt.NDArray[np.int8]
+    player: I64
+    child_start: I64
+    num_children: I64
+    children: I64
+    parent: I64
+    end: I64
+    board_of: I64
+    spent: I64
+    """``[node, player]``: chips put in (terminals)."""
+    folder: I64
+    """The player who folded (fold terminals; else -1)."""
+    chance_weight: F64
+    """Chance nodes: the probability of each compatible deal of the next board cards."""
+    on_path: npt.NDArray[np.bool_]
+    """Nodes on the real path (root included)."""
+    path_nodes: list[int]
+    """The real path's nodes, root first, the last the real state reached."""
+    valid: F64
+    """``[board, hand]``: 1 when the hand shares no card with the board."""
+    compat: F64
+    """``[board, i, j]``."""
+    sign: F64
+    """``[board, i, j]`` (showdown boards only; else 0)."""
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.states)
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.children)
+
+    def edge_actions(self, n: int) -> list[Action]:
+        """The real actions of decision node ``n``'s children, in order."""
+        s = int(self.child_start[n])
+        out = []
+        for e in range(s, s + int(self.num_children[n])):
+            a = self.actions[e]
+            assert isinstance(a, Action)
+            out.append(a)
+        return out
+
+    def child_for(self, n: int, action: Action) -> int:
+        """The child of decision node ``n`` reached by ``action`` (-1 if none)."""
+        s = int(self.child_start[n])
+        for e in range(s, s + int(self.num_children[n])):
+            if self.actions[e] == action:
+                return int(self.children[e])
+        return -1
+
+    def child_for_cards(self, n: int, cards: Sequence[int]) -> int:
+        """The child of chance node ``n`` dealing ``cards`` (-1 if none)."""
+        key = tuple(sorted(int(c) for c in cards))
+        s = int(self.child_start[n])
+        for e in range(s, s + int(self.num_children[n])):
+            if self.actions[e] == key:
+                return int(self.children[e])
+        return -1
+
+    def follow(self, actions: Sequence[Action], board: Sequence[int], start: int = 0) -> int:
+        """The node reached from ``start`` by ``actions`` (dealing ``board``'s cards at each
+        chance node); -1 if the tree does not contain them."""
+        n = start
+        i = 0
+        while True:
+            k = int(self.kind[n])
+            if k == CHANCE:
+                r = self.states[n].round
+                cards = board[self.game.board_start(r): self.game.board_cards_through(r)]
+                if len(cards) < self.game.board_cards_through(r) - self.game.board_start(r):
+                    return n if i == len(actions) else -1
+                n = self.child_for_cards(n, cards)
+                if n < 0:
+                    return -1
+                continue
+            if i == len(actions):
+                return n
+            if k != DECISION:
+                return -1
+            n = self.child_for(n, actions[i])
+            if n < 0:
+                return -1
+            i += 1
+
+
+def build_tree(game: Game, root: BettingState, board: Sequence[int],
+               fractions: Sequence[float], path: Sequence[Action] = (),
+               hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES) -> PublicTree:
+    """The public tree from ``root`` (board ``board`` dealt) with the stated actions and the
+    real ``path`` (actions from ``root``; board cards of later rounds are taken from
+    ``board`` where it has them).
+
+    Raises:
+        AbstractionError: for a path action that is illegal, or a tree above ``max_nodes``.
+    """
+    hands = Hands.of(game) if hands is None else hands
+    board = tuple(int(c) for c in board)
+    deck = deck_for(game)
+    states: list[BettingState] = []
+    node_board: list[tuple[int, ...]] = []
+    kinds: list[int] = []
+    parents: list[int] = []
+    on_path: list[bool] = []
+    kids: list[list[tuple[Action | tuple[int, ...], int]]] = []
+    path_nodes: list[int] = []
+    # (state, board, parent, edge label, path position or -1)
+    stack: list[tuple[BettingState, tuple[int, ...], int, Action | tuple[int, ...], int]] = [
+        (root, board[: game.board_cards_through(root.round)], -1, (), 0)]
+    while stack:
+        state, bd, parent, label, pos = stack.pop()
+        n = len(states)
+        if n >= max_nodes:
+            raise AbstractionError(f"expected a subgame of at most {max_nodes} public nodes, "
+                                   f"got more")
+        states.append(state)
+        node_board.append(bd)
+        parents.append(parent)
+        kids.append([])
+        on_path.append(pos >= 0)
+        if pos >= 0:
+            path_nodes.append(n)
+        if parent >= 0:
+            kids[parent].append((label, n))
+        dealt = game.board_cards_through(state.round)
+        if state.finished and not (state.is_showdown and len(bd) < dealt):
+            kinds.append(TERMINAL_SHOWDOWN if state.is_showdown else TERMINAL_FOLD)
+            continue
+        if len(bd) < dealt:  # a chance node deals the round's (or an all-in's) board cards
+            kinds.append(CHANCE)
+            used = board_mask(bd)
+            need = dealt - len(bd)
+            real = board[len(bd): dealt] if len(board) >= dealt else None
+            real_key = tuple(sorted(real)) if real is not None else None
+            outs = [c for c in itertools.combinations([c for c in deck if not used >> c & 1],
+                                                      need)]
+            for cards in reversed(outs):
+                follow = pos if (pos >= 0 and real_key == tuple(sorted(cards))) else -1
+                stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow))
+            continue
+        kinds.append(DECISION)
+        acts = stated_actions(state, fractions)
+        nxt = path[pos] if 0 <= pos < len(path) else None
+        if nxt is not None and nxt not in acts:
+            try:
+                state.check_action(nxt)
+            except ValueError as exc:
+                raise AbstractionError(f"expected a legal real action on the path, got "
+                                       f"{nxt!s}: {exc}") from None
+            acts.append(nxt)
+            acts.sort(key=_order)
+        for a in reversed(acts):
+            follow = pos + 1 if (nxt is not None and a == nxt) else -1
+            stack.append((state.apply(a), bd, n, a, follow))
+    num = len(states)
+    child_start = np.zeros(num, np.int64)
+    num_children = np.zeros(num, np.int64)
+    children: list[int] = []
+    labels: list[Action | tuple[int, ...]] = []
+    for n, ks in enumerate(kids):
+        child_start[n] = len(children)
+        num_children[n] = len(ks)
+        for lab, c in ks:
+            children.append(c)
+            labels.append(lab)
+    end = np.arange(1, num + 1, dtype=np.int64)
+    for n in range(num - 1, 0, -1):
+        p = parents[n]
+        end[p] = max(end[p], end[n])
+    boards = sorted(set(node_board), key=lambda b: (len(b), b))
+    board_index = {b: i for i, b in enumerate(boards)}
+    spent = np.zeros((num, game.num_players), np.int64)
+    folder = np.full(num, -1, np.int64)
+    player = np.full(num, -1, np.int64)
+    chance_weight = np.zeros(num)
+    for n, st in enumerate(states):
+        spent[n] = st.spent
+        if kinds[n] == TERMINAL_FOLD:
+            folder[n] = st.folded.index(True)
+        elif kinds[n] == DECISION:
+            player[n] = st.player
+        elif kinds[n] == CHANCE:
+            left = len(deck) - len(node_board[n]) - game.num_players * game.num_hole_cards
+            need = game.board_cards_through(st.round) - len(node_board[n])
+            chance_weight[n] = 1.0 / math.comb(left, need)
+    valid, compat, sign = card_tables(game, hands, boards)
+    return PublicTree(
+        game=game, hands=hands, states=states, boards=boards, actions=labels,
+        kind=np.array(kinds, np.int8), player=player, child_start=child_start,
+        num_children=num_children, children=np.array(children, np.int64),
+        parent=np.array(parents, np.int64), end=end,
+        board_of=np.array([board_index[b] for b in node_board], np.int64), spent=spent,
+        folder=folder, chance_weight=chance_weight, on_path=np.array(on_path, np.bool_),
+        path_nodes=path_nodes, valid=valid, compat=compat, sign=sign)
+
+
+def _order(a: Action) -> tuple[int, int]:
+    return ({ActionKind.FOLD: 0, ActionKind.CALL: 1, ActionKind.RAISE: 2}[a.kind],
+            a.raise_to if a.kind is ActionKind.RAISE else 0)
+
+
+def card_tables(game: Game, hands: Hands,
+                boards: Sequence[tuple[int, ...]]) -> tuple[F64, F64, F64]:
+    """``valid[board, hand]``, ``compat[board, i, j]`` and ``sign[board, i, j]`` (module
+    docstring; ``sign`` only for complete boards)."""
+    h = len(hands)
+    full = game.total_board_cards
+    valid = np.zeros((len(boards), h))
+    compat = np.zeros((len(boards), h, h))
+    sign = np.zeros((len(boards), h, h))
+    overlap = (hands.mask[:, None] & hands.mask[None, :]) != 0
+    for b, bd in enumerate(boards):
+        bm = board_mask(bd)
+        ok = (hands.mask & bm) == 0
+        valid[b] = ok
+        compat[b] = ok[:, None] & ok[None, :] & ~overlap
+        if len(bd) == full:
+            strength = np.array([rank_hand_fast(list(c) + list(bd)) if ok[i] else -1
+                                 for i, c in enumerate(hands.cards)], np.int64)
+            sign[b] = np.sign(strength[:, None] - strength[None, :]) * compat[b]
+    return valid, compat, sign

@@ -1,0 +1,152 @@
+"""``acpc-strategy resolve-lab``: re-solving against translation in no-limit Leduc, exactly.
+
+``acpc-strategy resolve-lab [--blueprint fcpa|fchpa|FILE ...] [--setting own|own+0.5|every-chip
+...] [--mappings all] [--purify none,full] [--gadgets all] [--iterations 1000] [--mode round]
+[--value-iterations 2000] [--out DIR] [--agent-files DIR]``
+
+For every blueprint and setting (what the best responder may bet: ``own`` = the blueprint's
+own sizes, ``own+X,Y`` = those and the pot fractions ``X``, ``Y`` -- the published
+experiment's shape, a size missing from the agent's abstraction --, ``every-chip`` = every
+whole-chip bet), the exploitability of the translating blueprint (each mapping and
+purification) and of the re-solving agent (each gadget), both seats
+(:mod:`strategies.measure.resolve_lab`). Prints the table; with ``--out``, CSV, JSON and
+``resolve_lab.png``; with ``--agent-files``, the assembled agents as JSON files. Ctrl-C
+keeps (and writes) the rows done.
+
+Registered by :mod:`strategies.cli` (:func:`add_parser`, :func:`run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agent.acpc.errors import UsageError
+from agent.acpc.limits import excerpt
+
+DEFAULT_SETTINGS = ("own", "own+0.5")
+MAX_EXTRA = 8
+
+
+def _progress(text: str) -> None:
+    print(f"acpc-strategy resolve-lab: {text}", file=sys.stderr, flush=True)
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``resolve-lab`` to ``acpc-strategy``'s subparsers."""
+    r = sub.add_parser("resolve-lab", help="no-limit Leduc: the re-solving agent (each "
+                       "gadget) against the translating blueprint, best-responded exactly")
+    r.add_argument("--blueprint", action="append",
+                   help="fcpa, fchpa (bundled no-limit Leduc files) or a strategy file "
+                   "(repeatable; default fcpa)")
+    r.add_argument("--setting", action="append",
+                   help="what the responder bets: own, own+X[,Y] (pot fractions added), or "
+                   "every-chip (repeatable; default own and own+0.5)")
+    r.add_argument("--mappings", default="all", help="translating agents' mappings or 'all'")
+    r.add_argument("--purify", default="none,full",
+                   help="translating agents' purifications, comma-separated")
+    r.add_argument("--gadgets", default="all",
+                   help="unsafe, resolve, maxmargin, reach-maxmargin, comma-separated, or all")
+    r.add_argument("--iterations", type=int, default=1000,
+                   help="CFR+ iterations per re-solve (default 1000)")
+    r.add_argument("--mode", default="round", help="round, off-tree or always (default round)")
+    r.add_argument("--value-iterations", type=int, default=2000,
+                   help="DCFR iterations of each setting's game value (default 2000)")
+    r.add_argument("--out", help="directory for CSV, JSON and resolve_lab.png")
+    r.add_argument("--agent-files", help="directory for the assembled agents (JSON)")
+
+
+def parse_setting(text: str) -> tuple[str, tuple[float, ...] | None]:
+    """``own`` -> ("own", ()), ``own+0.5,0.75`` -> ("own+0.5,0.75", (0.5, 0.75)),
+    ``every-chip`` -> ("every-chip", None).
+
+    Raises:
+        UsageError: for anything else.
+    """
+    key = text.strip().lower()
+    if key == "every-chip":
+        return key, None
+    if key == "own":
+        return key, ()
+    if key.startswith("own+"):
+        parts = key[4:].split(",", MAX_EXTRA)
+        try:
+            extra = tuple(float(p) for p in parts)
+        except ValueError:
+            extra = ()
+        if extra and len(extra) <= MAX_EXTRA and all(0 < x < math.inf for x in extra):
+            return key, extra
+    raise UsageError(f"expected a setting (own, own+X[,Y], every-chip), got {excerpt(text)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``resolve-lab``; returns the exit status."""
+    from agent.resolve import GADGETS, MODES, ResolveConfig, parse_gadget
+    from strategies.measure import resolve_lab as rl
+    from strategies.measure.translation import lab as tl
+
+    if args.iterations < 1:
+        raise UsageError(f"expected --iterations >= 1, got {args.iterations}")
+    if args.value_iterations < 1:
+        raise UsageError(f"expected --value-iterations >= 1, got {args.value_iterations}")
+    if args.mode not in MODES:
+        raise UsageError(f"expected --mode {', '.join(MODES)}, got {excerpt(args.mode)}")
+    mappings = tl.parse_mappings(args.mappings)
+    purifications = tl.parse_purifications(args.purify)
+    gadgets = list(GADGETS) if args.gadgets.strip().lower() == "all" else [
+        parse_gadget(g) for g in args.gadgets.split(",") if g.strip()]
+    settings = [parse_setting(s) for s in (args.setting or DEFAULT_SETTINGS)]
+    blueprints = args.blueprint or ["fcpa"]
+    rows: list[rl.Row] = []
+    start = time.perf_counter()
+    try:
+        for spec in blueprints:
+            strategy = tl.load_leduc(spec)
+            name = Path(spec).stem if Path(spec).suffix else spec
+            for label, extra in settings:
+                setting = (rl.Setting(label, None) if extra is None else
+                           rl.blueprint_setting(strategy, label, extra))
+                _progress(f"{name}, responder {setting.label}: building the real games and "
+                          f"the value ({args.value_iterations} DCFR iterations)")
+                lab = rl.Lab.build(strategy, name, setting, args.value_iterations)
+                for pur in purifications:
+                    for mapping in mappings:
+                        rows.append(lab.translate(mapping, pur))
+                        _progress(f"  translate {mapping} {pur}: {rows[-1].average:.5f}")
+                for gadget in gadgets:
+                    cfg = ResolveConfig(gadget=gadget, mode=args.mode,
+                                        iterations=args.iterations)
+                    rows.append(lab.resolve(cfg, progress=_progress))
+                    _progress(f"  resolve {gadget}: {rows[-1].average:.5f} "
+                              f"({rows[-1].extra['resolves']} re-solves, "
+                              f"{rows[-1].extra['assembly_seconds']:.1f} s)")
+                    if args.agent_files:
+                        path = Path(args.agent_files) / f"{name}-{label}-{gadget}.json"
+                        n = rl.agent_file(path, lab.games, lab.tables[("resolve", gadget,
+                                                                        "none")],
+                                          {"blueprint": name, "setting": label,
+                                           "agent": "resolve", "gadget": gadget,
+                                           "iterations": args.iterations, "mode": args.mode})
+                        _progress(f"  wrote {path} ({n} information sets)")
+                if args.agent_files and mappings:
+                    key = ("translate", mappings[0], purifications[0])
+                    path = Path(args.agent_files) / f"{name}-{label}-translate-{mappings[0]}.json"
+                    n = rl.agent_file(path, lab.games, lab.tables[key],
+                                      {"blueprint": name, "setting": label,
+                                       "agent": "translate", "mapping": mappings[0],
+                                       "purification": purifications[0]})
+                    _progress(f"  wrote {path} ({n} information sets)")
+    except KeyboardInterrupt:
+        _progress(f"interrupted: keeping the {len(rows)} rows done")
+    print(rl.format_table(rows))
+    _progress(f"{len(rows)} rows in {time.perf_counter() - start:.1f} s")
+    if args.out and rows:
+        out = Path(args.out)
+        for path in tl.write_records([r.to_json() for r in rows], out, "resolve_lab"):
+            _progress(f"wrote {path}")
+        _progress(f"wrote {rl.plot_table(out / 'resolve_lab.png', rows)}")
+    return 0
