@@ -25,8 +25,7 @@ luck. The events:
   :class:`~evaluation.estimators.estimator.FileAgent`; its private states, the abstract
   history after the translation draws it made, are carried as a *belief*: their
   probabilities given its cards and the actions seen), ``builtin:random`` (its kinds, and
-  its raise sizes when there are at most :data:`RANDOM_SIZES_MAX` of them, else no bracket
-  at that decision), and the deterministic built-ins (a point mass: the bracket is 0).
+  its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`), and the deterministic built-ins (a point mass: the bracket is 0).
   The actions of an agent that is not known are not corrected.
 
 **Imaginary observations** (Bowling et al. 2008): for the known agents, ``X`` is averaged
@@ -93,10 +92,6 @@ IMAGINARY_MAX = 400
 """Imaginary observations when the known agents' possible hole cards make at most this many
 assignments (Kuhn: 2 per seat, Leduc no-limit: up to 20 for both)."""
 
-RANDOM_SIZES_MAX = 512
-"""``builtin:random``'s raise sizes are enumerated for its bracket when at most this many
-are legal (else that decision has no bracket)."""
-
 EXACT_MAX_DEALS = 20_000
 """:class:`ExactValue` only for games with at most this many hole-card deals."""
 
@@ -120,6 +115,24 @@ class ValueFunction(Protocol):
                  board: tuple[int, ...], beliefs: Sequence[Belief | None] | None) -> float:
         """``V`` at ``state`` with ``board`` seen (the cards still to come averaged)."""
         ...
+
+    def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                   board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
+                   ) -> float:
+        """The mean of ``V`` after a no-limit raise to a size uniform over the legal
+        bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` after it)."""
+        ...
+
+
+def _enumerated_raise_mean(value: ValueFunction, state: BettingState,
+                           holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
+                           beliefs: Sequence[Belief | None] | None) -> float:
+    """:meth:`ValueFunction.raise_mean` by enumerating the sizes."""
+    bounds = state.raise_bounds()
+    assert bounds is not None
+    lo, hi = bounds
+    return math.fsum(value(state.apply(Action(ActionKind.RAISE, x)), holes, board, beliefs)
+                     for x in range(lo, hi + 1)) / (hi - lo + 1)
 
 
 def _terminal(state: BettingState, holes: tuple[tuple[int, ...], ...],
@@ -173,6 +186,15 @@ class CheckdownValue:
             return (win * state.payoffs((1, 0))[0] + tie * state.payoffs((0, 0))[0]
                     + lose * state.payoffs((0, 1))[0])
         return (win - lose) * float(state.max_spent)
+
+    def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                   board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
+                   ) -> float:
+        # linear in the raise-to (a raise never ends a hand): its value at the mean size
+        bounds = state.raise_bounds()
+        assert bounds is not None
+        win, _, lose = self.odds(holes, board)
+        return (win - lose) * 0.5 * (bounds[0] + bounds[1])
 
 
 class ExactValue:
@@ -245,6 +267,11 @@ class ExactValue:
         self._cache[key] = value
         return value
 
+    def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                   board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
+                   ) -> float:
+        return _enumerated_raise_mean(self, state, holes, board, beliefs)
+
 
 def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
     """True when :class:`ExactValue` can value this seating: both agents known and
@@ -266,10 +293,13 @@ def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
 # ---------------------------------------------------------------------- one hand
 
 
-def _random_distribution(state: BettingState) -> dict[Action, float] | None:
-    """``builtin:random``'s real-action distribution at ``state``
-    (:class:`agent.builtin.RandomPolicy`); None when it has more than
-    :data:`RANDOM_SIZES_MAX` raise sizes."""
+RAISE_RANGE = Action(ActionKind.RAISE, -1)
+"""Stands for ``builtin:random``'s no-limit raise: a size uniform over the legal bounds."""
+
+
+def random_distribution(state: BettingState) -> dict[Action, float]:
+    """``builtin:random``'s action kinds at ``state`` with their probabilities
+    (:class:`agent.builtin.RandomPolicy`): its no-limit raise as :data:`RAISE_RANGE`."""
     from agent.builtin import RandomPolicy
 
     kinds = state.legal_actions()
@@ -277,35 +307,23 @@ def _random_distribution(state: BettingState) -> dict[Action, float] | None:
     total = math.fsum(weights)
     out: dict[Action, float] = {}
     for kind, w in zip(kinds, weights, strict=True):
-        p = w / total
         if kind is ActionKind.FOLD:
-            out[FOLD] = out.get(FOLD, 0.0) + p
+            action = FOLD
         elif kind is ActionKind.CALL:
-            out[CALL] = out.get(CALL, 0.0) + p
-        elif not state.game.is_nolimit:
-            out[LIMIT_RAISE] = out.get(LIMIT_RAISE, 0.0) + p
+            action = CALL
         else:
-            bounds = state.raise_bounds()
-            assert bounds is not None
-            lo, hi = bounds
-            if hi - lo + 1 > RANDOM_SIZES_MAX:
-                return None
-            for x in range(lo, hi + 1):
-                a = Action(ActionKind.RAISE, x)
-                out[a] = out.get(a, 0.0) + p / (hi - lo + 1)
+            action = RAISE_RANGE if state.game.is_nolimit else LIMIT_RAISE
+        out[action] = w / total
     return out
 
 
 def action_distribution(model: Model, belief: Belief, state: BettingState, position: int,
-                        deal: Deal) -> dict[Action, tuple[float, Belief]] | None:
+                        deal: Deal) -> dict[Action, tuple[float, Belief]]:
     """A known agent's real actions at ``state`` with their probabilities (its private
-    states weighted by ``belief``), each with the agent's belief after taking it; None
-    where it is not enumerated (``builtin:random`` with too many sizes)."""
+    states weighted by ``belief``), each with the agent's belief after taking it
+    (``builtin:random``: :func:`random_distribution`)."""
     if type(model) is RandomAgent:
-        dist = _random_distribution(state)
-        if dist is None:
-            return None
-        return {a: (p, belief) for a, p in dist.items()}
+        return {a: (p, belief) for a, p in random_distribution(state).items()}
     acc: dict[Action, dict[Any, float]] = {}
     for w, st in belief:
         outs, _ = model.act(st, state, position, deal, ())
@@ -323,7 +341,7 @@ def action_distribution(model: Model, belief: Belief, state: BettingState, posit
     return out
 
 
-def _observe(model: Model, belief: Belief, state: BettingState, action: Action) -> Belief:
+def observe_belief(model: Model, belief: Belief, state: BettingState, action: Action) -> Belief:
     """The belief of a known agent after another player's ``action`` at ``state``."""
     acc: dict[Any, float] = {}
     for w, st in belief:
@@ -331,7 +349,8 @@ def _observe(model: Model, belief: Belief, state: BettingState, action: Action) 
         for r, new in seen:
             if r > 0.0:
                 acc[new] = acc.get(new, 0.0) + w * r
-    return tuple(acc.items()) if len(acc) != 1 else ((1.0, next(iter(acc))),)
+    total = math.fsum(acc.values())
+    return tuple((w / total, st) for st, w in acc.items())
 
 
 def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[int, ...], ...],
@@ -359,32 +378,50 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
             bp = beliefs[p]
             assert bp is not None
             dist = action_distribution(mp, bp, state, p, deal)
-            if dist is not None:
-                got = dist.get(action)
-                if got is None:
-                    lik[p] = 0.0
-                    return 0.0, 0.0, lik
-                lik[p] *= got[0]
-                if len(dist) > 1:
-                    ev = 0.0
-                    taken = 0.0
-                    for a, (q, post) in dist.items():
-                        after: list[Belief | None] | None = None
-                        if need:
-                            after = list(beliefs)
-                            after[p] = post
-                            bo = beliefs[o]
-                            if mo is not None and bo is not None:
-                                after[o] = _observe(mo, bo, state, a)
-                        v = value(state.apply(a), holes, board[:shown], after)
-                        ev += q * v
-                        if a == action:
-                            taken = v
-                    corr += taken - ev
-                beliefs[p] = got[1]
+            ranged = RAISE_RANGE in dist
+            key = action
+            if ranged and action.kind is ActionKind.RAISE:
+                key = RAISE_RANGE
+            got = dist.get(key)
+            if got is None:
+                lik[p] = 0.0
+                return 0.0, 0.0, lik
+            q_taken = got[0]
+            if key is RAISE_RANGE:
+                bounds = state.raise_bounds()
+                assert bounds is not None
+                q_taken /= bounds[1] - bounds[0] + 1
+            lik[p] *= q_taken
+            if len(dist) > 1:
+                ev = 0.0
+                for a, (q, post) in dist.items():
+                    after: list[Belief | None] | None = None
+                    if need:
+                        after = list(beliefs)
+                        after[p] = post
+                        bo = beliefs[o]
+                        if mo is not None and bo is not None:
+                            if a is RAISE_RANGE:
+                                raise UsageError("expected builtin:random's no-limit raise "
+                                                 "only with a value function that needs "
+                                                 "no beliefs")
+                            after[o] = observe_belief(mo, bo, state, a)
+                    if a is RAISE_RANGE:
+                        ev += q * value.raise_mean(state, holes, board[:shown], after)
+                    else:
+                        ev += q * value(state.apply(a), holes, board[:shown], after)
+                after_taken: list[Belief | None] | None = None
+                if need:
+                    after_taken = list(beliefs)
+                    after_taken[p] = got[1]
+                    bo = beliefs[o]
+                    if mo is not None and bo is not None:
+                        after_taken[o] = observe_belief(mo, bo, state, action)
+                corr += value(state.apply(action), holes, board[:shown], after_taken) - ev
+            beliefs[p] = got[1]
         bo = beliefs[o]
         if mo is not None and bo is not None:
-            beliefs[o] = _observe(mo, bo, state, action)
+            beliefs[o] = observe_belief(mo, bo, state, action)
         state = state.apply(action)
         now = game.board_cards_through(state.round)
         if now > shown:
