@@ -516,8 +516,12 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
     finally:
         store.close()
     start = time.process_time()
+    def note(text: str) -> None:
+        if not quiet:
+            print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
     rows, kinds = match_rows(config.game, config.variants, config.groups, stored,
-                             config.run_dir, iter_log_lines)
+                             config.run_dir, iter_log_lines, note=note)
     sys.stdout.write(format_aivat_rows(rows, kinds))
     sys.stdout.flush()
     cpu = time.process_time() - start

@@ -25,7 +25,8 @@ luck. The events:
   :class:`~evaluation.estimators.estimator.FileAgent`; its private states, the abstract
   history after the translation draws it made, are carried as a *belief*: their
   probabilities given its cards and the actions seen), ``builtin:random`` (its kinds, and
-  its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`), and the deterministic built-ins (a point mass: the bracket is 0).
+  its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`), and the
+  deterministic built-ins (a point mass: the bracket is 0).
   The actions of an agent that is not known are not corrected.
 
 **Imaginary observations** (Bowling et al. 2008): for the known agents, ``X`` is averaged
@@ -355,21 +356,23 @@ def observe_belief(model: Model, belief: Belief, state: BettingState, action: Ac
 
 def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[int, ...], ...],
                board: tuple[int, ...], actions: Sequence[Action], value: ValueFunction,
-               ) -> tuple[float, float, list[float]]:
-    """One trajectory's ``(X, u, likelihoods)``: its AIVAT value and real value (position
-    0's chips) and, per position, the probability that its known agent takes the
-    trajectory's actions with these cards (1 for an unknown one)."""
+               ) -> tuple[float, float, list[float], list[float]]:
+    """One trajectory's ``(X, u, likelihoods, terms)``: its AIVAT value and real value
+    (position 0's chips); per position, the probability that its known agent takes the
+    trajectory's actions with these cards (1 for an unknown one); and the brackets summed
+    by kind (:func:`term_names`: ``X = u - sum(terms)``)."""
     deal = Deal(holes, board)
+    rounds = game.num_rounds
+    terms = [0.0] * (1 + 2 * rounds)
     state = BettingState.initial(game)
     beliefs: list[Belief | None] = [
         None if m is None else ((1.0, m.start(p, deal)),) for p, m in enumerate(models)]
     lik = [1.0] * len(models)
     need = value.needs_beliefs
     shown = game.board_cards_through(0)
-    corr = 0.0
     root = value.root_mean()
     if root is not None:
-        corr += value(state, holes, board[:shown], beliefs if need else None) - root
+        terms[0] = value(state, holes, board[:shown], beliefs if need else None) - root
     for action in actions:
         p = state.player
         o = 1 - p
@@ -385,7 +388,7 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
             got = dist.get(key)
             if got is None:
                 lik[p] = 0.0
-                return 0.0, 0.0, lik
+                return 0.0, 0.0, lik, terms
             q_taken = got[0]
             if key is RAISE_RANGE:
                 bounds = state.raise_bounds()
@@ -417,7 +420,8 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
                     bo = beliefs[o]
                     if mo is not None and bo is not None:
                         after_taken[o] = observe_belief(mo, bo, state, action)
-                corr += value(state.apply(action), holes, board[:shown], after_taken) - ev
+                terms[1 + rounds + state.round] += value(state.apply(action), holes,
+                                                         board[:shown], after_taken) - ev
             beliefs[p] = got[1]
         bo = beliefs[o]
         if mo is not None and bo is not None:
@@ -426,10 +430,19 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
         now = game.board_cards_through(state.round)
         if now > shown:
             b = beliefs if need else None
-            corr += value(state, holes, board[:now], b) - value(state, holes, board[:shown], b)
+            terms[1 + state.round] += (value(state, holes, board[:now], b)
+                                       - value(state, holes, board[:shown], b))
             shown = now
     u = hand_values(state, holes, board)[0]
-    return u - corr, u, lik
+    return u - math.fsum(terms), u, lik, terms
+
+
+def term_names(game: Game) -> list[str]:
+    """The kinds of brackets :func:`trajectory` sums: the hole cards, the board cards of
+    each round (index = the round they open; an all-in run-out counts in the last), the
+    known agents' actions in each round."""
+    return (["hole cards"] + [f"cards r{r}" for r in range(game.num_rounds)]
+            + [f"actions r{r}" for r in range(game.num_rounds)])
 
 
 def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
@@ -464,6 +477,9 @@ class HandAivat:
     aivat: float
     imaginary: int
     """Hole-card assignments averaged (1: no imaginary observations)."""
+    terms: tuple[float, ...] = ()
+    """The corrections by kind (:func:`term_names`, then the imaginary observations'
+    ``u - mean of u``), each of mean 0: ``aivat = raw - sum(terms)``."""
 
 
 def hand_aivat(game: Game, models: Sequence[Model | None],
@@ -476,30 +492,34 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
     Raises:
         UsageError: if a known agent could not have taken the hand's actions.
     """
-    x, u, lik = trajectory(game, models, holes, board, actions, value)
+    x, u, lik, terms = trajectory(game, models, holes, board, actions, value)
     for p, m in enumerate(models):
         if m is not None and lik[p] <= 0.0:
             raise UsageError(f"{where}: expected the actions of position {p} to be possible "
                              f"for its strategy, got probability 0 for the betting "
                              f"{''.join(str(a) for a in actions)!r} (wrong file or options?)")
     known = [p for p, m in enumerate(models) if m is not None]
-    if not imaginary or not known:
-        return HandAivat(u, x, 1)
-    options = _assignments(game, holes, board, known)
+    options = _assignments(game, holes, board, known) if imaginary and known else None
     if options is None:
-        return HandAivat(u, x, 1)
+        return HandAivat(u, x, 1, (*terms, 0.0))
     num = 0.0
     den = 0.0
+    u_mean = 0.0
+    t_mean = [0.0] * len(terms)
     for hs in options:
         if hs == holes:
-            xi, li = x, lik
+            xi, ui, li, ti = x, u, lik, terms
         else:
-            xi, _, li = trajectory(game, models, hs, board, actions, value)
+            xi, ui, li, ti = trajectory(game, models, hs, board, actions, value)
         w = math.prod(li[p] for p in known)
         if w > 0.0:
             num += w * xi
             den += w
-    return HandAivat(u, num / den, len(options))
+            u_mean += w * ui
+            for k, t in enumerate(ti):
+                t_mean[k] += w * t
+    return HandAivat(u, num / den, len(options),
+                     (*(t / den for t in t_mean), u - u_mean / den))
 
 
 # ---------------------------------------------------------------------- logs
@@ -516,6 +536,8 @@ class LoggedValue:
     """By position."""
     raw: tuple[float, ...]
     aivat: tuple[float, ...]
+    terms: tuple[float, ...] = ()
+    """Position 0's corrections by kind (:attr:`HandAivat.terms`)."""
 
 
 class Valuer:
@@ -559,7 +581,7 @@ class Valuer:
                              f"position 0 to be the game's payoff, got {got.raw} (another "
                              f"game?)")
         return LoggedValue(seed, hand.hand, hand.names, (got.raw, -got.raw),
-                           (got.aivat, -got.aivat))
+                           (got.aivat, -got.aivat), got.terms)
 
 
 def log_hand_values(valuer: Valuer, lines: Iterable[str], source: str,
@@ -601,24 +623,62 @@ class PlayerResult:
     raw: list[float]
     aivat: list[float]
     hands: int
+    terms: list[list[float]] | None = None
+    """Per deal, the player's corrections by kind (:attr:`HandAivat.terms`)."""
 
 
 def by_player(values: Iterable[LoggedValue]) -> dict[str, PlayerResult]:
     """Per player name: its value per duplicate deal (the mean over the hands of the
-    same seed and hand number it played: both seatings of a duplicate pair), raw and by
-    AIVAT, deals in order of first appearance."""
-    acc: dict[str, dict[tuple[int, int], list[tuple[float, float]]]] = {}
+    same seed and hand number it played: both seatings of a duplicate pair), raw, by
+    AIVAT and its corrections, deals in order of first appearance."""
+    acc: dict[str, dict[tuple[int, int], list[tuple[float, float, list[float]]]]] = {}
     hands: dict[str, int] = {}
     for v in values:
-        for name, r, a in zip(v.names, v.raw, v.aivat, strict=True):
-            acc.setdefault(name, {}).setdefault((v.seed, v.hand), []).append((r, a))
+        for pos, (name, r, a) in enumerate(zip(v.names, v.raw, v.aivat, strict=True)):
+            sign = 1.0 if pos == 0 else -1.0
+            acc.setdefault(name, {}).setdefault((v.seed, v.hand), []).append(
+                (r, a, [sign * t for t in v.terms]))
             hands[name] = hands.get(name, 0) + 1
     out = {}
     for name, deals in acc.items():
-        raw = [math.fsum(r for r, _ in xs) / len(xs) for xs in deals.values()]
-        aiv = [math.fsum(a for _, a in xs) / len(xs) for xs in deals.values()]
-        out[name] = PlayerResult(name, raw, aiv, hands[name])
+        raw = [math.fsum(r for r, _, _ in xs) / len(xs) for xs in deals.values()]
+        aiv = [math.fsum(a for _, a, _ in xs) / len(xs) for xs in deals.values()]
+        terms = [[math.fsum(col) / len(xs) for col in zip(*(t for _, _, t in xs),
+                                                            strict=True)]
+                 for xs in deals.values()]
+        out[name] = PlayerResult(name, raw, aiv, hands[name], terms)
     return out
+
+
+FOLDS = 5
+"""Folds (by deal index) of :func:`fitted`."""
+
+
+def fitted(result: PlayerResult, folds: int = FOLDS) -> list[float]:
+    """Per deal, the raw value minus a cross-fitted multiple of each kind of correction:
+    ``raw - sum_k beta_k t_k`` with ``beta`` the least-squares fit of the raw values on
+    the corrections over the *other* folds (with an intercept, not subtracted). Each
+    correction has mean 0 and ``beta`` is independent of the deals it is applied to,
+    so the estimate stays unbiased; ``beta = 1`` is AIVAT itself, so the fit can only
+    choose a better multiple per kind (a value function scaled by round). With fewer
+    than ``2 * folds`` deals: the AIVAT values."""
+    n = len(result.raw)
+    if n < 2 * folds or not result.terms:
+        return list(result.aivat)
+    import numpy as np
+
+    y = np.array(result.raw, dtype=np.float64)
+    x = np.array(result.terms, dtype=np.float64).reshape(n, -1)
+    keep = np.flatnonzero(np.abs(x).sum(axis=0) > 0)  # kinds that occur
+    x = x[:, keep]
+    fold = np.arange(n) % folds
+    out = np.empty(n)
+    for k in range(folds):
+        train = fold != k
+        design = np.column_stack([np.ones(int(train.sum())), x[train]])
+        beta = np.linalg.lstsq(design, y[train], rcond=None)[0][1:]
+        out[~train] = y[~train] - x[~train] @ beta
+    return [float(v) for v in out]
 
 
 def sd(xs: Sequence[float]) -> float:
@@ -654,11 +714,16 @@ class AivatRow:
     sd_aivat: float
     deals: int
     hands: int
+    fitted: Any = None
+    """:class:`evaluation.stats.Estimate` of :func:`fitted`."""
+    sd_fitted: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {"comparison": self.label, "raw": self.raw.to_dict(),
-                "aivat": self.aivat.to_dict(), "sd_raw_per_deal": self.sd_raw,
-                "sd_aivat_per_deal": self.sd_aivat, "deals": self.deals, "hands": self.hands}
+                "aivat": self.aivat.to_dict(), "fitted": self.fitted.to_dict(),
+                "sd_raw_per_deal": self.sd_raw, "sd_aivat_per_deal": self.sd_aivat,
+                "sd_fitted_per_deal": self.sd_fitted, "deals": self.deals,
+                "hands": self.hands}
 
 
 def player_row(label: str, result: PlayerResult, big_blind: int) -> AivatRow:
@@ -667,8 +732,10 @@ def player_row(label: str, result: PlayerResult, big_blind: int) -> AivatRow:
 
     raw = [to_mbb(v, big_blind) for v in result.raw]
     aiv = [to_mbb(v, big_blind) for v in result.aivat]
+    fit = [to_mbb(v, big_blind) for v in fitted(result)]
     return AivatRow(label, estimate(raw, result.hands), estimate(aiv, result.hands),
-                    sd(raw), sd(aiv), len(raw), result.hands)
+                    sd(raw), sd(aiv), len(raw), result.hands, estimate(fit, result.hands),
+                    sd(fit))
 
 
 def models_of(game: Game, variants: Iterable[Any]) -> dict[str, Model]:
@@ -689,8 +756,12 @@ def match_rows(game: Game, variants: Sequence[Any], groups: Sequence[tuple[str, 
     duplicate deals of its stored matches (:class:`evaluation.match.store.StoredMatch`,
     logs under ``run_dir`` read by ``lines_of(path)``), raw and by AIVAT; and the
     seatings valued by each value function."""
+    import time
+
     valuer = Valuer(game, models_of(game, variants), imaginary=imaginary)
     rows = []
+    done = 0
+    start = time.process_time()
     for group in groups:
         values: list[LoggedValue] = []
         for m in stored:
@@ -698,8 +769,10 @@ def match_rows(game: Game, variants: Sequence[Any], groups: Sequence[tuple[str, 
                 continue
             path = run_dir / m.log_path
             values += log_hand_values(valuer, lines_of(path), str(path))
+            done += 1
             if note is not None:
-                note(f"aivat: {m.match_name} valued")
+                note(f"AIVAT: {m.match_name} valued ({done} of {len(stored)} matches, "
+                     f"{time.process_time() - start:.1f} CPU s)")
         if not values:
             continue
         a, b = group[0], group[1]
@@ -711,13 +784,16 @@ def format_aivat_rows(rows: Sequence[AivatRow], kinds: Mapping[str, int]) -> str
     """The table ``acpc-match --estimator aivat`` and ``acpc-log aivat`` print."""
     width = max([10] + [len(r.label) for r in rows])
     lines = [f"{'comparison':<{width}}  {'plain mbb/h':>20}  {'AIVAT mbb/h':>20}  "
-             f"{'SD plain':>9}  {'SD AIVAT':>9}  {'SD ratio':>8}  {'deals':>7}"]
+             f"{'AIVAT fitted mbb/h':>20}  {'SD plain':>9}  {'SD AIVAT':>9}  "
+             f"{'SD fitted':>9}  {'deals':>7}"]
     for r in rows:
-        ratio = r.sd_aivat / r.sd_raw if r.sd_raw > 0 else math.nan
         lines.append(f"{r.label:<{width}}  {r.raw.mean:>+10.2f} +- {r.raw.half_width:>6.2f}  "
                      f"{r.aivat.mean:>+10.2f} +- {r.aivat.half_width:>6.2f}  "
-                     f"{r.sd_raw:>9.1f}  {r.sd_aivat:>9.1f}  {ratio:>8.3f}  {r.deals:>7}")
+                     f"{r.fitted.mean:>+10.2f} +- {r.fitted.half_width:>6.2f}  "
+                     f"{r.sd_raw:>9.1f}  {r.sd_aivat:>9.1f}  {r.sd_fitted:>9.1f}  "
+                     f"{r.deals:>7}")
     used = ", ".join(f"{n} {k}" for n, k in sorted(kinds.items()))
-    lines.append(f"(95% intervals over duplicate deals, SD per deal in mbb/h; value "
-                 f"functions by seatings valued: {used or 'none'})")
+    lines.append(f"(95% intervals over duplicate deals, SD per deal in mbb/h; fitted: each "
+                 f"kind of correction scaled by a {FOLDS}-fold cross-fitted least-squares "
+                 f"multiple; value functions by seatings valued: {used or 'none'})")
     return "\n".join(lines) + "\n"

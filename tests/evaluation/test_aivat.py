@@ -22,11 +22,13 @@ from agent.data import strategy_path
 from evaluation.estimators.aivat import (
     CheckdownValue,
     ExactValue,
+    PlayerResult,
     ValueFunction,
-    observe_belief,
     action_distribution,
     exact_applies,
+    fitted,
     hand_aivat,
+    observe_belief,
 )
 from evaluation.estimators.estimator import make_model, play_hand
 from evaluation.estimators.exact import ExactArena, Player
@@ -51,7 +53,7 @@ def _exact(game: Any, specs: list[str]) -> tuple[float, float]:
     """Position 0's exact value with ``specs[p]`` in position ``p``, and its mean over
     both seatings for the first spec (chips)."""
     arena = ExactArena(game)
-    players = [Player(f"v{i}", s if s.startswith("builtin:") else s,
+    players = [Player(f"v{i}", s,
                       mapping="rand-pshar" if not s.startswith("builtin:") and game.is_nolimit
                       else None) for i, s in enumerate(specs)]
     return arena.position_values(players)[0], arena.value(players[0], players[1])[0]
@@ -116,7 +118,7 @@ def test_kuhn_expectation_over_every_deal_and_draw_is_the_exact_value() -> None:
 
 
 def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
-            known: list[bool]) -> tuple[list[float], list[float]]:
+            known: list[bool]) -> PlayerResult:
     """Per duplicate deal of ``seeds``: the first spec's chips (mean of both seatings),
     raw and by AIVAT, the hands played by the models with seeded draws (random by its
     own policy)."""
@@ -128,12 +130,14 @@ def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
                            and exact_applies(game, seated) else CheckdownValue(game))
     raw: list[float] = []
     aiv: list[float] = []
+    terms: list[list[float]] = []
     for seed in seeds:
         rng = random.Random(seed)
         deals = deal_hands(game, seed)
         for h in range(hands):
             deal = next(deals)
             r_sum = a_sum = 0.0
+            t_sum: list[float] = []
             for seating in ((0, 1), (1, 0)):
                 seated = [models[i] for i in seating]
                 policies = [RandomPolicy(rng.randrange(1 << 30))
@@ -149,9 +153,12 @@ def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
                 sign = 1.0 if seating[0] == 0 else -1.0
                 r_sum += sign * got.raw
                 a_sum += sign * got.aivat
+                t = [sign * x / 2 for x in got.terms]
+                t_sum = t if not t_sum else [a + b for a, b in zip(t_sum, t, strict=True)]
             raw.append(r_sum / 2)
             aiv.append(a_sum / 2)
-    return raw, aiv
+            terms.append(t_sum)
+    return PlayerResult("v0", raw, aiv, 2 * len(raw), terms)
 
 
 @pytest.mark.parametrize(("game_name", "specs", "hands"), [
@@ -163,14 +170,19 @@ def test_mean_over_seeds_is_inside_its_interval_around_exact(game_name: str,
                                                              hands: int) -> None:
     game = load_game(game_name)
     _, exact = _exact(game, [s.split(",")[0] for s in specs])
-    raw, aiv = _played(game, specs, [11, 12, 13], hands, [True, True])
-    est = estimate(aiv, 2 * len(aiv))
+    both = _played(game, specs, [11, 12, 13], hands, [True, True])
+    est = estimate(both.aivat, both.hands)
     assert est.ci_low <= exact <= est.ci_high, (est, exact)
-    assert est.se < 0.75 * estimate(raw, 2 * len(raw)).se
+    assert est.se < 0.75 * estimate(both.raw, both.hands).se
+    assert [sum(t) for t in both.terms or []] == pytest.approx(
+        [r - a for r, a in zip(both.raw, both.aivat, strict=True)], abs=1e-9)
+    fit = estimate(fitted(both), both.hands)
+    assert fit.ci_low <= exact <= fit.ci_high, (fit, exact)
     # one seat known (the file), the other valued as unknown: still inside
-    _, aiv_one = _played(game, specs, [14, 15], hands, [True, False])
-    one = estimate(aiv_one, 2 * len(aiv_one))
-    assert one.ci_low <= exact <= one.ci_high, (one, exact)
+    one = _played(game, specs, [14, 15], hands, [True, False])
+    for values in (one.aivat, fitted(one)):
+        got = estimate(values, one.hands)
+        assert got.ci_low <= exact <= got.ci_high, (got, exact)
 
 
 def test_log_of_our_dealer_equals_the_match_estimate(tmp_path: Path,
