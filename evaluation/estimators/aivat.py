@@ -17,7 +17,8 @@ expectation 0 given the history before it, whatever ``V`` is, so ``E[X] = E[u]``
 estimator is unbiased for any value function; a good ``V`` makes the brackets cancel the
 luck. The events:
 
-* **the hole cards**, when ``V`` has an exact mean over the deals (:class:`ExactValue`);
+* **the hole cards** (the exact mean of ``V`` over the deals: :class:`ExactValue`'s by
+  enumeration, 0 for :class:`CheckdownValue` by symmetry);
 * **the board cards** of every round reached, and the rest of the board at an all-in
   showdown (then the bracket is the all-in EV adjustment);
 * **every action of a known agent**: a strategy file (its mapping, purification and size
@@ -124,6 +125,12 @@ class ValueFunction(Protocol):
         bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` after it)."""
         ...
 
+    def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
+        """Position 0's ``P(win) - P(lose)`` over every completion of ``board`` (a
+        martingale over the cards dealt: its changes are the extra features of
+        :func:`fitted`); 0 where the value function has none."""
+        ...
+
 
 def _enumerated_raise_mean(value: ValueFunction, state: BettingState,
                            holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
@@ -160,7 +167,9 @@ class CheckdownValue:
         self._odds: dict[tuple[Any, ...], tuple[float, float, float]] = {}
 
     def root_mean(self) -> float | None:
-        return None
+        # at the start both positions' holes are drawn alike: swapping them swaps win and
+        # lose, so P(win) - P(lose) has mean 0 over the deals (the blinds are constant)
+        return 0.0
 
     def odds(self, holes: tuple[tuple[int, ...], ...],
              board: tuple[int, ...]) -> tuple[float, float, float]:
@@ -187,6 +196,10 @@ class CheckdownValue:
             return (win * state.payoffs((1, 0))[0] + tie * state.payoffs((0, 0))[0]
                     + lose * state.payoffs((0, 1))[0])
         return (win - lose) * float(state.max_spent)
+
+    def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
+        win, _, lose = self.odds(holes, board)
+        return win - lose
 
     def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
@@ -272,6 +285,9 @@ class ExactValue:
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
                    ) -> float:
         return _enumerated_raise_mean(self, state, holes, board, beliefs)
+
+    def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
+        return 0.0
 
 
 def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
@@ -360,10 +376,12 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
     """One trajectory's ``(X, u, likelihoods, terms)``: its AIVAT value and real value
     (position 0's chips); per position, the probability that its known agent takes the
     trajectory's actions with these cards (1 for an unknown one); and the brackets summed
-    by kind (:func:`term_names`: ``X = u - sum(terms)``)."""
+    by kind (:func:`term_names`: ``X = u - sum`` of all but the last ``num_rounds``),
+    then per round the change of :meth:`ValueFunction.edge` its cards made (mean 0, not
+    in ``X``: features for :func:`fitted`)."""
     deal = Deal(holes, board)
     rounds = game.num_rounds
-    terms = [0.0] * (1 + 2 * rounds)
+    terms = [0.0] * (1 + 3 * rounds)
     state = BettingState.initial(game)
     beliefs: list[Belief | None] = [
         None if m is None else ((1.0, m.start(p, deal)),) for p, m in enumerate(models)]
@@ -432,9 +450,11 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
             b = beliefs if need else None
             terms[1 + state.round] += (value(state, holes, board[:now], b)
                                        - value(state, holes, board[:shown], b))
+            terms[1 + 2 * rounds + state.round] += (value.edge(holes, board[:now])
+                                                    - value.edge(holes, board[:shown]))
             shown = now
     u = hand_values(state, holes, board)[0]
-    return u - math.fsum(terms), u, lik, terms
+    return u - math.fsum(terms[: 1 + 2 * rounds]), u, lik, terms
 
 
 def term_names(game: Game) -> list[str]:
@@ -443,6 +463,13 @@ def term_names(game: Game) -> list[str]:
     known agents' actions in each round."""
     return (["hole cards"] + [f"cards r{r}" for r in range(game.num_rounds)]
             + [f"actions r{r}" for r in range(game.num_rounds)])
+
+
+def feature_names(game: Game) -> list[str]:
+    """The names of :attr:`HandAivat.terms`: :func:`term_names`, the imaginary
+    observations, then the extra features (each round's change of the edge)."""
+    return [*term_names(game), "imaginary cards",
+            *(f"edge r{r}" for r in range(game.num_rounds))]
 
 
 def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
@@ -478,8 +505,9 @@ class HandAivat:
     imaginary: int
     """Hole-card assignments averaged (1: no imaginary observations)."""
     terms: tuple[float, ...] = ()
-    """The corrections by kind (:func:`term_names`, then the imaginary observations'
-    ``u - mean of u``), each of mean 0: ``aivat = raw - sum(terms)``."""
+    """Features of mean 0 (:func:`feature_names`): the corrections by kind
+    (:func:`term_names`, then the imaginary observations' ``u - mean of u``), with
+    ``aivat = raw - sum`` of those, then the extra features."""
 
 
 def hand_aivat(game: Game, models: Sequence[Model | None],
@@ -500,8 +528,9 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
                              f"{''.join(str(a) for a in actions)!r} (wrong file or options?)")
     known = [p for p, m in enumerate(models) if m is not None]
     options = _assignments(game, holes, board, known) if imaginary and known else None
+    main = len(terms) - game.num_rounds
     if options is None:
-        return HandAivat(u, x, 1, (*terms, 0.0))
+        return HandAivat(u, x, 1, (*terms[:main], 0.0, *terms[main:]))
     num = 0.0
     den = 0.0
     u_mean = 0.0
@@ -518,8 +547,9 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
             u_mean += w * ui
             for k, t in enumerate(ti):
                 t_mean[k] += w * t
+    t_mean = [t / den for t in t_mean]
     return HandAivat(u, num / den, len(options),
-                     (*(t / den for t in t_mean), u - u_mean / den))
+                     (*t_mean[:main], u - u_mean / den, *t_mean[main:]))
 
 
 # ---------------------------------------------------------------------- logs
