@@ -26,7 +26,8 @@ luck. The events:
   :class:`~evaluation.estimators.estimator.FileAgent`; its private states, the abstract
   history after the translation draws it made, are carried as a *belief*: their
   probabilities given its cards and the actions seen), ``builtin:random`` (its kinds, and
-  its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`), and the
+  its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`, in closed
+  form for the check-down value, else no bracket at that decision), and the
   deterministic built-ins (a point mass: the bracket is 0).
   The actions of an agent that is not known are not corrected.
 
@@ -120,9 +121,10 @@ class ValueFunction(Protocol):
 
     def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
-                   ) -> float:
+                   ) -> float | None:
         """The mean of ``V`` after a no-limit raise to a size uniform over the legal
-        bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` after it)."""
+        bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` after it); None when
+        it is too costly (the decision then gets no bracket)."""
         ...
 
     def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
@@ -130,17 +132,6 @@ class ValueFunction(Protocol):
         martingale over the cards dealt: its changes are the extra features of
         :func:`fitted`); 0 where the value function has none."""
         ...
-
-
-def _enumerated_raise_mean(value: ValueFunction, state: BettingState,
-                           holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
-                           beliefs: Sequence[Belief | None] | None) -> float:
-    """:meth:`ValueFunction.raise_mean` by enumerating the sizes."""
-    bounds = state.raise_bounds()
-    assert bounds is not None
-    lo, hi = bounds
-    return math.fsum(value(state.apply(Action(ActionKind.RAISE, x)), holes, board, beliefs)
-                     for x in range(lo, hi + 1)) / (hi - lo + 1)
 
 
 def _terminal(state: BettingState, holes: tuple[tuple[int, ...], ...],
@@ -283,11 +274,99 @@ class ExactValue:
 
     def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
-                   ) -> float:
-        return _enumerated_raise_mean(self, state, holes, board, beliefs)
+                   ) -> float | None:
+        return None  # the observer's belief differs per size (and limit games have none)
 
     def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
         return 0.0
+
+
+WALK_SAMPLES = 128
+""":class:`SampledValue`: boards sampled per value."""
+
+
+class SampledValue:
+    """Both agents known, a game too big to enumerate (hold'em): ``V`` at a history is the
+    mean, over :data:`WALK_SAMPLES` completions of the board drawn by a hash of the
+    history (its cards, betting and the agents' beliefs), of the agents' expected value
+    on that board (the exact-agents walk,
+    :func:`~evaluation.estimators.estimator.state_value`). A deterministic function of
+    the history, so the action brackets keep mean 0; at a chance event the value after the
+    card is a mean of the same walk over boards completing it and the value before a mean
+    over boards drawn independently of the card, so the bracket has mean 0 too (treating
+    the hash as independent of the dealer's cards, as ``sampled-agents`` does)."""
+
+    name = "sampled-walk"
+    needs_beliefs = True
+
+    def __init__(self, game: Game, models: Sequence[Model],
+                 samples: int = WALK_SAMPLES) -> None:
+        self.game = game
+        self.models = tuple(models)
+        self.deck = tuple(deck_for(game))
+        self.samples = samples
+        self.salt: tuple[int, ...] = ()
+        """The deal being valued (:func:`hand_aivat`'s ``key``: the log's seed and hand
+        number) in the hash: every deal draws its own boards (the two seatings of a deal
+        the same ones), so a history that recurs across deals does not repeat one draw's
+        error."""
+        self._cache: dict[tuple[Any, ...], float] = {}
+
+    def root_mean(self) -> float | None:
+        return None
+
+    def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
+        return 0.0
+
+    def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                   board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
+                   ) -> float | None:
+        return None  # a walk per size and sample: that decision gets no bracket
+
+    def __call__(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                 board: tuple[int, ...], beliefs: Sequence[Belief | None] | None) -> float:
+        import hashlib
+        import random
+
+        done = _terminal(state, holes, board)
+        if done is not None:
+            return done
+        assert beliefs is not None
+        b0, b1 = beliefs
+        assert b0 is not None and b1 is not None
+        key = (self.salt, state.betting, holes, board, b0, b1)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        used = {c for h in holes for c in h} | set(board)
+        rest = [c for c in self.deck if c not in used]
+        missing = self.game.total_board_cards - len(board)
+        seed = int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(),
+                              "little")
+        rng = random.Random(seed)
+        draws = [tuple(rng.sample(rest, missing)) for _ in range(self.samples)] \
+            if missing else [()]
+        total = 0.0
+        for extra in draws:
+            full = board + extra
+            if state.finished:
+                total += hand_values(state, holes, full)[0]
+            else:
+                deal = Deal(holes, full)
+                total += math.fsum(w0 * w1 * state_value(self.models, deal, state, (s0, s1))
+                                   for w0, s0 in b0 for w1, s1 in b1)
+        value = total / len(draws)
+        if len(self._cache) >= CACHE_MAX:
+            self._cache.clear()
+        self._cache[key] = value
+        return value
+
+
+def sampled_applies(game: Game, models: Sequence[Model | None]) -> bool:
+    """True when :class:`SampledValue` values this seating: heads-up, both agents known
+    (strategy files and built-ins)."""
+    return (game.num_players == 2 and all(m is not None for m in models)
+            and all(type(m) in (FileAgent, PolicyAgent, RandomAgent) for m in models))
 
 
 def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
@@ -413,24 +492,26 @@ def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[in
                 assert bounds is not None
                 q_taken /= bounds[1] - bounds[0] + 1
             lik[p] *= q_taken
-            if len(dist) > 1:
+            means: dict[Action, float] = {}
+            if RAISE_RANGE in dist:
+                mean = value.raise_mean(state, holes, board[:shown],
+                                        list(beliefs) if need else None)
+                if mean is not None:
+                    means[RAISE_RANGE] = mean
+            if len(dist) > 1 and (RAISE_RANGE not in dist or means):
                 ev = 0.0
                 for a, (q, post) in dist.items():
+                    if a is RAISE_RANGE:
+                        ev += q * means[a]
+                        continue
                     after: list[Belief | None] | None = None
                     if need:
                         after = list(beliefs)
                         after[p] = post
                         bo = beliefs[o]
                         if mo is not None and bo is not None:
-                            if a is RAISE_RANGE:
-                                raise UsageError("expected builtin:random's no-limit raise "
-                                                 "only with a value function that needs "
-                                                 "no beliefs")
                             after[o] = observe_belief(mo, bo, state, a)
-                    if a is RAISE_RANGE:
-                        ev += q * value.raise_mean(state, holes, board[:shown], after)
-                    else:
-                        ev += q * value(state.apply(a), holes, board[:shown], after)
+                    ev += q * value(state.apply(a), holes, board[:shown], after)
                 after_taken: list[Belief | None] | None = None
                 if need:
                     after_taken = list(beliefs)
@@ -513,13 +594,17 @@ class HandAivat:
 def hand_aivat(game: Game, models: Sequence[Model | None],
                holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
                actions: Sequence[Action], value: ValueFunction, *,
-               imaginary: bool = True, where: str = "hand") -> HandAivat:
+               imaginary: bool = True, where: str = "hand",
+               key: tuple[int, ...] = ()) -> HandAivat:
     """The AIVAT value of one hand (module docstring), with imaginary observations over
-    the known agents' cards where they apply.
+    the known agents' cards where they apply; ``key`` names the deal (seed, hand number)
+    for :class:`SampledValue`'s hash.
 
     Raises:
         UsageError: if a known agent could not have taken the hand's actions.
     """
+    if isinstance(value, SampledValue):
+        value.salt = key
     x, u, lik, terms = trajectory(game, models, holes, board, actions, value)
     for p, m in enumerate(models):
         if m is not None and lik[p] <= 0.0:
@@ -585,6 +670,7 @@ class Valuer:
         self.imaginary = imaginary
         self.checkdown = CheckdownValue(game, method)
         self._exact: dict[tuple[str, ...], ExactValue] = {}
+        self._sampled: dict[tuple[str, ...], SampledValue] = {}
         self.kinds: dict[str, int] = {}
         """Seatings valued by each value function's name."""
 
@@ -597,6 +683,14 @@ class Valuer:
                 got = self._exact[names] = ExactValue(
                     self.game, [m for m in models if m is not None])
             vf = got
+        elif sampled_applies(self.game, models):
+            walk = self._sampled.get(names)
+            if walk is None:
+                # random's walk follows the kind its hash picks (``sampled-agents``)
+                walkers = [RandomAgent(self.game) if type(m) is RandomAgent else m
+                           for m in models if m is not None]
+                walk = self._sampled[names] = SampledValue(self.game, walkers)
+            vf = walk
         return models, vf
 
     def hand(self, hand: Any, seed: int, where: str) -> LoggedValue:
@@ -605,7 +699,7 @@ class Valuer:
         self.kinds[vf.name] = self.kinds.get(vf.name, 0) + 1
         actions = [a for rnd in hand.state.actions for a in rnd]
         got = hand_aivat(self.game, models, hand.hole, hand.board, actions, vf,
-                         imaginary=self.imaginary, where=where)
+                         imaginary=self.imaginary, where=where, key=(seed, hand.hand))
         if abs(got.raw - hand.values[0]) > 1e-6:
             raise UsageError(f"{where}: expected the logged value {hand.values[0]} of "
                              f"position 0 to be the game's payoff, got {got.raw} (another "

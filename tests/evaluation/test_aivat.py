@@ -23,6 +23,7 @@ from evaluation.estimators.aivat import (
     CheckdownValue,
     ExactValue,
     PlayerResult,
+    SampledValue,
     ValueFunction,
     action_distribution,
     exact_applies,
@@ -119,7 +120,7 @@ def test_kuhn_expectation_over_every_deal_and_draw_is_the_exact_value() -> None:
 
 
 def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
-            known: list[bool]) -> PlayerResult:
+            known: list[bool], walk_samples: int = 0) -> PlayerResult:
     """Per duplicate deal of ``seeds``: the first spec's chips (mean of both seatings),
     raw and by AIVAT, the hands played by the models with seeded draws (random by its
     own policy)."""
@@ -129,6 +130,8 @@ def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
         seated = [models[i] for i in seating]
         values[seating] = (ExactValue(game, seated) if all(known)
                            and exact_applies(game, seated) else CheckdownValue(game))
+        if walk_samples:
+            values[seating] = SampledValue(game, seated, walk_samples)
     raw: list[float] = []
     aiv: list[float] = []
     terms: list[list[float]] = []
@@ -150,7 +153,8 @@ def _played(game: Any, specs: list[str], seeds: list[int], hands: int,
                 board = deal.board[: game.board_cards_through(state.round)]
                 known_seated = [m if known[i] else None for m, i in zip(seated, seating,
                                                                          strict=True)]
-                got = hand_aivat(game, known_seated, deal.hole, board, actions, values[seating])
+                got = hand_aivat(game, known_seated, deal.hole, board, actions, values[seating],
+                                 key=(seed, h))
                 sign = 1.0 if seating[0] == 0 else -1.0
                 r_sum += sign * got.raw
                 a_sum += sign * got.aivat
@@ -217,3 +221,15 @@ def test_log_of_our_dealer_equals_the_match_estimate(tmp_path: Path,
     assert log_main(["aivat", KUHN, *logs, "--seat", "s=builtin:call"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "probability 0" in err, err
+
+
+def test_sampled_walk_values_stay_inside_the_interval_around_exact() -> None:
+    """The hold'em value (boards sampled by a hash, the agents' walk on each), forced on
+    limit Leduc with 3 boards a value: unbiased within the interval, less spread."""
+    game = load_game("leduc.limit.2p.game")
+    specs = [str(strategy_path("leduc.limit.2p.strat")), "builtin:random"]
+    _, exact = _exact(game, specs)
+    got = _played(game, specs, [21, 22], 60, [True, True], walk_samples=3)
+    est = estimate(got.aivat, got.hands)
+    assert est.ci_low <= exact <= est.ci_high, (est, exact)
+    assert est.se < 0.6 * estimate(got.raw, got.hands).se
