@@ -6,7 +6,7 @@
                [--hands N] [--matches M] [--seed S] [--pair A:B]...
                [--transport tcp|inproc] [--jobs J] [--backend local|ray] [--address ADDR]
                [--run-dir DIR] [--unit seed|hand] [--allin-ev]
-               [--estimator played|exact-agents|sampled-agents]
+               [--estimator played|exact-agents|sampled-agents|aivat]
                [--json FILE] [--csv FILE] [--plot FILE] [--quiet] [--debug]
 
 Every group of variants (a pair heads-up, or every combination: round robin) plays
@@ -24,6 +24,9 @@ With no variants, the default setup (:func:`default_setup`) is played and named;
 ``--variants`` file that gives none (and no ``-v``) is an error, not the default setup.
 Settings from the file are checked by the same :class:`evaluation.match.variants.Setting` that
 is their flag's argparse ``type=`` (:data:`evaluation.match.variants.RUN_SETTINGS`).
+
+``--estimator aivat`` plays the run, then values every stored log's hands by AIVAT with the
+known agents' policies (:mod:`evaluation.estimators.aivat`) and prints that table too.
 
 ``--estimator exact-agents|sampled-agents`` plays no match: each deal of the same seeds is
 valued in both seatings by a walk of the real betting tree with the agents' randomness
@@ -498,16 +501,13 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
     (:mod:`evaluation.estimators.aivat`); prints the table, returns its JSON.
 
     Raises:
-        CliError: for a game that is not heads-up.
+        UsageError: for hands a known agent could not have played.
     """
     from evaluation.estimators.aivat import format_aivat_rows, match_rows
     from evaluation.logtool import iter_log_lines
     from evaluation.match.schedule import plan_jobs
     from evaluation.match.store import ResultStore
 
-    if config.game.num_players != 2:
-        raise CliError(f"expected a heads-up game with --estimator aivat, got "
-                       f"{config.game.num_players} players")
     jobs = plan_jobs(config.variants, config.groups, master_seed=config.master_seed,
                      matches=config.matches, hands=config.hands)
     store = ResultStore(config.run_dir)
@@ -559,6 +559,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.plot is not None:
             check_plot_target(args.plot)  # before any match is played
         config = _config_from_args(args, argv)
+        if args.estimator == "aivat" and config.game.num_players != 2:
+            raise CliError(f"expected a heads-up game with --estimator aivat, got "
+                           f"{config.game.num_players} players")
         progress = make_progress(not args.quiet)
         if not args.quiet:
             print(f"{PROG}: run directory {config.run_dir}", file=sys.stderr)

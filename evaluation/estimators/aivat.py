@@ -46,7 +46,9 @@ trajectory and its showdown odds: not applied.
   :func:`~evaluation.estimators.estimator.state_value`, over the beliefs and every board
   still to come). Every bracket then cancels what it measures and ``X`` is the seating's
   exact value: zero variance.
-* :class:`CheckdownValue` (otherwise; hold'em): position 0's chips if the hand were checked
+* :class:`SampledValue` (both agents known, a bigger game: hold'em): the same walk
+  averaged over :data:`WALK_SAMPLES` boards drawn by a hash of the deal and the history.
+* :class:`CheckdownValue` (otherwise): position 0's chips if the hand were checked
   down from the history with the current bet called: ``(P(win) - P(lose)) x the larger
   contribution`` over every board still to come (exact enumeration,
   :meth:`~evaluation.estimators.allin.AllinEvaluator.pattern_counts`; a fold or a finished
