@@ -27,7 +27,7 @@ luck. The events:
   history after the translation draws it made, are carried as a *belief*: their
   probabilities given its cards and the actions seen), ``builtin:random`` (its kinds, and
   its raise-to uniform over the legal bounds: :meth:`ValueFunction.raise_mean`, in closed
-  form for the check-down value, else no bracket at that decision), and the
+  form for the check-down value, at one size drawn by a hash for the sampled walk), and the
   deterministic built-ins (a point mass: the bracket is 0).
   The actions of an agent that is not known are not corrected.
 
@@ -323,7 +323,23 @@ class SampledValue:
     def raise_mean(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
                    ) -> float | None:
-        return None  # a walk per size and sample: that decision gets no bracket
+        # one size drawn by a hash of the deal and the history (independent of the size
+        # taken): its value estimates the mean over the sizes without bias, as the
+        # boards do (a walk per size would cost hundreds of walks)
+        import hashlib
+
+        bounds = state.raise_bounds()
+        assert bounds is not None and beliefs is not None
+        lo, hi = bounds
+        digest = hashlib.blake2b(repr((self.salt, "raise", state.betting, holes, board))
+                                 .encode(), digest_size=8).digest()
+        action = Action(ActionKind.RAISE, lo + int.from_bytes(digest, "little") % (hi - lo + 1))
+        o = 1 - state.player
+        after = list(beliefs)
+        bo = after[o]
+        if bo is not None:
+            after[o] = observe_belief(self.models[o], bo, state, action)
+        return self(state.apply(action), holes, board, after)
 
     def __call__(self, state: BettingState, holes: tuple[tuple[int, ...], ...],
                  board: tuple[int, ...], beliefs: Sequence[Belief | None] | None) -> float:
@@ -779,6 +795,9 @@ def by_player(values: Iterable[LoggedValue]) -> dict[str, PlayerResult]:
 FOLDS = 5
 """Folds (by deal index) of :func:`fitted`."""
 
+FIT_DEALS = 25
+""":func:`fitted` fits only with at least this many deals per kind of correction."""
+
 
 def fitted(result: PlayerResult, folds: int = FOLDS) -> list[float]:
     """Per deal, the raw value minus a cross-fitted multiple of each kind of correction:
@@ -787,9 +806,10 @@ def fitted(result: PlayerResult, folds: int = FOLDS) -> list[float]:
     correction has mean 0 and ``beta`` is independent of the deals it is applied to,
     so the estimate stays unbiased; ``beta = 1`` is AIVAT itself, so the fit can only
     choose a better multiple per kind (a value function scaled by round). With fewer
-    than ``2 * folds`` deals: the AIVAT values."""
+    than :data:`FIT_DEALS` deals per kind that occurs: the AIVAT values (a fit on few
+    heavy-tailed deals adds more variance than it removes)."""
     n = len(result.raw)
-    if n < 2 * folds or not result.terms:
+    if not result.terms:
         return list(result.aivat)
     import numpy as np
 
@@ -797,6 +817,8 @@ def fitted(result: PlayerResult, folds: int = FOLDS) -> list[float]:
     x = np.array(result.terms, dtype=np.float64).reshape(n, -1)
     keep = np.flatnonzero(np.abs(x).sum(axis=0) > 0)  # kinds that occur
     x = x[:, keep]
+    if n < max(2 * folds, FIT_DEALS * len(keep)):
+        return list(result.aivat)
     fold = np.arange(n) % folds
     out = np.empty(n)
     for k in range(folds):
