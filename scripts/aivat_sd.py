@@ -3,7 +3,7 @@ logs of an ``acpc-match`` run, and the hands each needs for a 95% interval of +-
 (issue 31, item 2; the table of ``docs/reports/aivat.md``).
 
     python scripts/aivat_sd.py --game G --run RUN_DIR --seat NAME=SPEC ... --pair A:B ...
-        [--exact-agents EA.json] --out OUT.json
+        [--exact-agents EA.json] [--walk-samples K] --out OUT.json
     python scripts/aivat_sd.py --plot OUT.png --table OUT.md FROM.json ...
 
 The first form reads every log of the run directory (``acpc-match --estimator aivat`` or a
@@ -31,6 +31,7 @@ from typing import Any
 from agent.acpc.gamefiles import load_game
 from dealer.logfile import parse_header
 from evaluation.estimators.aivat import (
+    WALK_SAMPLES,
     LoggedValue,
     Valuer,
     by_player,
@@ -50,7 +51,7 @@ COLUMNS = ("plain", "all-in EV", "exact-agents", "AIVAT", "AIVAT fitted")
 def measure(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     variants = [parse_variant(text) for text in args.seat]
-    valuer = Valuer(game, models_of(game, variants))
+    valuer = Valuer(game, models_of(game, variants), walk_samples=args.walk_samples)
     allin = AllinEvaluator(game)
     values: list[LoggedValue] = []
     evs: list[LoggedValue] = []
@@ -102,6 +103,7 @@ def measure(args: argparse.Namespace) -> int:
                 "sd_per_deal": s, "hands_for_25": hands_needed(s), "deals": ea["units"]}
         out.append(row)
     report = {"game": args.game, "run": args.run, "rows": out,
+              "walk_samples": args.walk_samples,
               "aivat_cpu_seconds": cpu_aivat, "value_functions": valuer.kinds,
               "load": os.getloadavg()}
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -150,6 +152,7 @@ def main() -> int:
     p.add_argument("--seat", action="append", default=[], metavar="NAME=SPEC")
     p.add_argument("--pair", action="append", default=[], metavar="A:B")
     p.add_argument("--exact-agents", default=None)
+    p.add_argument("--walk-samples", type=int, default=WALK_SAMPLES)
     p.add_argument("--out")
     p.add_argument("--plot")
     p.add_argument("--table")

@@ -679,13 +679,15 @@ class Valuer:
     :class:`CheckdownValue`)."""
 
     def __init__(self, game: Game, models: Mapping[str, Model], *,
-                 imaginary: bool = True, method: str = "auto") -> None:
+                 imaginary: bool = True, method: str = "auto",
+                 walk_samples: int = WALK_SAMPLES) -> None:
         if game.num_players != 2:
             raise UsageError(f"expected a heads-up game for AIVAT, got {game.num_players} "
                              f"players")
         self.game = game
         self.models = dict(models)
         self.imaginary = imaginary
+        self.walk_samples = walk_samples
         self.checkdown = CheckdownValue(game, method)
         self._exact: dict[tuple[str, ...], ExactValue] = {}
         self._sampled: dict[tuple[str, ...], SampledValue] = {}
@@ -707,7 +709,8 @@ class Valuer:
                 # random's walk follows the kind its hash picks (``sampled-agents``)
                 walkers = [RandomAgent(self.game) if type(m) is RandomAgent else m
                            for m in models if m is not None]
-                walk = self._sampled[names] = SampledValue(self.game, walkers)
+                walk = self._sampled[names] = SampledValue(self.game, walkers,
+                                                           self.walk_samples)
             vf = walk
         return models, vf
 
