@@ -382,9 +382,21 @@ class SampledValue:
 
 def sampled_applies(game: Game, models: Sequence[Model | None]) -> bool:
     """True when :class:`SampledValue` values this seating: heads-up, both agents known
-    (strategy files and built-ins)."""
+    (strategy files and built-ins), a game with more than :data:`EXACT_MAX_DEALS`
+    hole-card deals (in a small game the check-down value with imaginary observations is
+    cheaper where the exact one does not apply)."""
     return (game.num_players == 2 and all(m is not None for m in models)
-            and all(type(m) in (FileAgent, PolicyAgent, RandomAgent) for m in models))
+            and all(type(m) in (FileAgent, PolicyAgent, RandomAgent) for m in models)
+            and _hole_deals(game) > EXACT_MAX_DEALS)
+
+
+def _hole_deals(game: Game) -> int:
+    """The number of hole-card deals of a heads-up game."""
+    deck = len(deck_for(game))
+    k = game.num_hole_cards
+    if deck < 2 * k + game.total_board_cards:
+        return 0
+    return math.comb(deck, k) * math.comb(deck - k, k)
 
 
 def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
@@ -397,11 +409,7 @@ def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
         return False
     if not all(type(m) in (FileAgent, PolicyAgent, RandomAgent) for m in models):
         return False
-    deck = len(deck_for(game))
-    k = game.num_hole_cards
-    if deck < 2 * k + game.total_board_cards:
-        return False
-    return math.comb(deck, k) * math.comb(deck - k, k) <= EXACT_MAX_DEALS
+    return 0 < _hole_deals(game) <= EXACT_MAX_DEALS
 
 
 # ---------------------------------------------------------------------- one hand
