@@ -503,8 +503,7 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
     Raises:
         UsageError: for hands a known agent could not have played.
     """
-    from evaluation.estimators.aivat import format_aivat_rows, match_rows
-    from evaluation.logtool import iter_log_lines
+    from evaluation.estimators.aivat import format_aivat_rows, log_lines, match_rows
     from evaluation.match.schedule import plan_jobs
     from evaluation.match.store import ResultStore
 
@@ -521,7 +520,7 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
             print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
     rows, kinds = match_rows(config.game, config.variants, config.groups, stored,
-                             config.run_dir, iter_log_lines, note=note)
+                             config.run_dir, log_lines, note=note)
     sys.stdout.write(format_aivat_rows(rows, kinds))
     sys.stdout.flush()
     cpu = time.process_time() - start

@@ -737,6 +737,24 @@ class Valuer:
                            (got.aivat, -got.aivat), got.terms)
 
 
+def log_lines(path: Any) -> Iterable[str]:
+    """The lines of a dealer log (a :class:`pathlib.Path`), streamed, each ASCII and at
+    most :data:`~agent.acpc.limits.MAX_RECORD_LINE_BYTES` bytes.
+
+    Raises:
+        UsageError: naming the file for a file that cannot be read or a bad line.
+    """
+    from agent.acpc.limits import read_lines
+
+    try:
+        with path.open("rb") as f:
+            for _, line in read_lines(f, source=str(path), what="a dealer log",
+                                      error=UsageError, encoding="ascii"):
+                yield line
+    except OSError as exc:
+        raise UsageError(f"could not read log {str(path)!r}: {exc.strerror or exc}") from None
+
+
 def log_hand_values(valuer: Valuer, lines: Iterable[str], source: str,
                     progress: Any = None) -> list[LoggedValue]:
     """Every ``STATE`` line of a dealer log (lines without line ends), valued.
