@@ -112,7 +112,12 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def plot(args: argparse.Namespace) -> int:
-    rows = [r for f in args.files for r in json.loads(Path(f).read_text())["rows"]]
+    rows = []
+    for f in args.files:
+        data = json.loads(Path(f).read_text())
+        for r in data["rows"]:
+            r["comparison"] += f" (K={data.get('walk_samples', WALK_SAMPLES)})"
+            rows.append(r)
     lines = ["| comparison | deals | " + " | ".join(f"{c}: SD per deal (hands for +-25)"
                                                    for c in COLUMNS) + " |",
              "|---|---|" + "---|" * len(COLUMNS)]
@@ -135,7 +140,7 @@ def plot(args: argparse.Namespace) -> int:
         xs = [i + (k - (len(COLUMNS) - 1) / 2) * width for i in range(len(rows))]
         ys = [r["columns"].get(c, {}).get("sd_per_deal", 0.0) for r in rows]
         ax.bar(xs, ys, width, label=c)
-    ax.set_xticks(range(len(rows)), [r["comparison"] for r in rows])
+    ax.set_xticks(range(len(rows)), [r["comparison"].replace(" (", "\n(") for r in rows])
     ax.set_ylabel("SD per duplicate deal (mbb/h)")
     ax.set_title("Hold'em: per-deal standard deviation by estimator")
     ax.legend()
