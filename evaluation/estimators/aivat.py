@@ -64,7 +64,8 @@ round, the betting), so :func:`log_hand_values` serves both commands: ``acpc-mat
 values the logs it stored; ``acpc-log aivat`` values any dealer logs given the files.
 
 Imports the stdlib, :mod:`agent.acpc`, :mod:`dealer.logfile` and
-:mod:`evaluation.estimators`.
+:mod:`evaluation.estimators` (:mod:`agent.builtin`, numpy and :mod:`evaluation.stats` where
+they are used).
 """
 
 from __future__ import annotations
@@ -125,8 +126,8 @@ class ValueFunction(Protocol):
                    board: tuple[int, ...], beliefs: Sequence[Belief | None] | None,
                    ) -> float | None:
         """The mean of ``V`` after a no-limit raise to a size uniform over the legal
-        bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` after it); None when
-        it is too costly (the decision then gets no bracket)."""
+        bounds at ``state`` (``builtin:random``'s raise; ``beliefs`` before it); None
+        when it is not available (the decision then gets no bracket)."""
         ...
 
     def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
