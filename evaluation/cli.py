@@ -6,7 +6,7 @@
                [--hands N] [--matches M] [--seed S] [--pair A:B]...
                [--transport tcp|inproc] [--jobs J] [--backend local|ray] [--address ADDR]
                [--run-dir DIR] [--unit seed|hand] [--allin-ev]
-               [--estimator played|exact-agents|sampled-agents]
+               [--estimator played|exact-agents|sampled-agents|aivat]
                [--json FILE] [--csv FILE] [--plot FILE] [--quiet] [--debug]
 
 Every group of variants (a pair heads-up, or every combination: round robin) plays
@@ -24,6 +24,9 @@ With no variants, the default setup (:func:`default_setup`) is played and named;
 ``--variants`` file that gives none (and no ``-v``) is an error, not the default setup.
 Settings from the file are checked by the same :class:`evaluation.match.variants.Setting` that
 is their flag's argparse ``type=`` (:data:`evaluation.match.variants.RUN_SETTINGS`).
+
+``--estimator aivat`` plays the run, then values every stored log's hands by AIVAT with the
+known agents' policies (:mod:`evaluation.estimators.aivat`) and prints that table too.
 
 ``--estimator exact-agents|sampled-agents`` plays no match: each deal of the same seeds is
 valued in both seatings by a walk of the real betting tree with the agents' randomness
@@ -243,13 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "rotation, the agents' randomness integrated out (games whose deals and "
                    "betting enumerate: Kuhn, Leduc; strategy files and the built-ins random, "
                    "call, fold, minraise)")
-    p.add_argument("--estimator", choices=("played", "exact-agents", "sampled-agents"),
+    p.add_argument("--estimator", choices=("played", "exact-agents", "sampled-agents",
+                                           "aivat"),
                    default="played",
                    help="played: play the matches (default); exact-agents: no matches, value "
                    "each deal of the same seeds in both seatings with the agents' randomness "
                    "integrated out; sampled-agents: the same walk with the agents' draws "
                    "sampled by common random numbers (both heads-up, strategy files and "
-                   "built-ins; unbiased, smaller intervals per CPU-second)")
+                   "built-ins; unbiased, smaller intervals per CPU-second); aivat: play the "
+                   "matches, then value every logged hand by AIVAT with the known agents' "
+                   "policies (heads-up; unbiased, variance-reduced)")
     p.add_argument("--json", type=Path, default=None, metavar="FILE",
                    help="write the results as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="FILE",
@@ -490,6 +496,41 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
+    """``--estimator aivat``: the stored matches' logs valued by AIVAT
+    (:mod:`evaluation.estimators.aivat`); prints the table, returns its JSON.
+
+    Raises:
+        UsageError: for hands a known agent could not have played.
+    """
+    from evaluation.estimators.aivat import format_aivat_rows, log_lines, match_rows
+    from evaluation.match.schedule import plan_jobs
+    from evaluation.match.store import ResultStore
+
+    jobs = plan_jobs(config.variants, config.groups, master_seed=config.master_seed,
+                     matches=config.matches, hands=config.hands)
+    store = ResultStore(config.run_dir)
+    try:
+        stored = store.matches({j.match_id for j in jobs})
+    finally:
+        store.close()
+    start = time.process_time()
+    def note(text: str) -> None:
+        if not quiet:
+            print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+    rows, kinds = match_rows(config.game, config.variants, config.groups, stored,
+                             config.run_dir, log_lines, note=note)
+    sys.stdout.write(format_aivat_rows(rows, kinds))
+    sys.stdout.flush()
+    cpu = time.process_time() - start
+    if not quiet:
+        print(f"{PROG}: AIVAT of {sum(r.hands for r in rows)} hands, {cpu:.1f} CPU s",
+              file=sys.stderr)
+    return {"rows": [r.to_dict() for r in rows], "value_functions": kinds,
+            "cpu_seconds": cpu}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-match``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -511,12 +552,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.exact:
         return _exact(args, parser)
-    if args.estimator != "played":
+    if args.estimator not in ("played", "aivat"):
         return _estimate(args, parser)
     try:
         if args.plot is not None:
             check_plot_target(args.plot)  # before any match is played
         config = _config_from_args(args, argv)
+        if args.estimator == "aivat" and config.game.num_players != 2:
+            raise CliError(f"expected a heads-up game with --estimator aivat, got "
+                           f"{config.game.num_players} players")
         progress = make_progress(not args.quiet)
         if not args.quiet:
             print(f"{PROG}: run directory {config.run_dir}", file=sys.stderr)
@@ -528,12 +572,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = format_table(result.summary)
         sys.stdout.write(table)
         sys.stdout.flush()
+        report = to_json(result.summary, result.failures)
+        if args.estimator == "aivat":
+            report["aivat"] = _aivat(config, args.quiet)
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(
-                json.dumps(to_json(result.summary, result.failures), indent=2) + "\n",
-                encoding="utf-8",
-            )
+            args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         if args.csv is not None:
             args.csv.parent.mkdir(parents=True, exist_ok=True)
             with open(args.csv, "w", encoding="utf-8", newline="") as f:

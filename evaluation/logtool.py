@@ -10,6 +10,10 @@ its line number and exits 1.
 in all-ins before the last round valued at their expectation over the remaining boards
 (exact enumeration, :mod:`evaluation.estimators.allin`), in chips and in mbb/h.
 
+``acpc-log aivat GAME LOG [LOG...] --seat N=SPEC [...] [--no-imaginary] [--json F]`` values
+every hand by AIVAT (:mod:`evaluation.estimators.aivat`) with the policies of the seats
+given, the logs' hands of equal seed and number paired as duplicate deals.
+
 ``acpc-log phh GAME FILE [--out F.phhs] [--skip-unmappable]`` writes the hands of a dealer
 log, or of an agent trace (``acpc-agent --trace``: JSON lines), as PHH hand histories, the
 format pokerkit reads (:mod:`dealer.phh`: which games map, what is written); a game with no
@@ -18,7 +22,8 @@ the inverse: a dealer log that ``verify`` accepts (with ``--cards-as-logged`` wh
 did not come from ``acpc-log phh``, whose cards no seed deals).
 
 Imports only the stdlib, :mod:`agent.acpc` and :mod:`dealer.logfile` (``allin-ev`` imports
-:mod:`evaluation.estimators.allin` and ``phh`` :mod:`dealer.phh` when they run).
+:mod:`evaluation.estimators.allin`, ``aivat`` :mod:`evaluation.estimators.aivat` and
+:mod:`evaluation.match.variants`, and ``phh`` :mod:`dealer.phh` when they run).
 """
 
 from __future__ import annotations
@@ -444,6 +449,27 @@ def _build_parser() -> argparse.ArgumentParser:
     allin.add_argument("log", type=Path, help="the dealer's MATCH.log")
     allin.add_argument("--evaluator", choices=("auto", "python", "numba"), default="auto",
                        help="hand evaluator (default auto: numba for big enumerations)")
+    aivat = sub.add_parser(
+        "aivat",
+        help="each player's result by AIVAT, given the strategy files of some seats",
+        description=(
+            "Value every hand of one or more dealer logs by AIVAT (unbiased, "
+            "variance-reduced) with the policies of the seats given by --seat; hands of "
+            "logs with the same seed and hand number are one duplicate deal (a duplicate "
+            "pair's two logs). Heads-up games."
+        ),
+    )
+    aivat.add_argument("game", help="game definition file (or the name of a bundled game)")
+    aivat.add_argument("logs", type=Path, nargs="+", metavar="LOG",
+                       help="dealer logs (MATCH.log), e.g. both logs of a duplicate pair")
+    aivat.add_argument("--seat", action="append", default=[], metavar="N=SPEC",
+                       help="a known seat: N a player name as the log writes it, or a seat "
+                       "number (1-based, in each log); SPEC a strategy file or builtin:NAME "
+                       "with ,mapping= ,purify= ,sizes= as acpc-match's variants (repeatable)")
+    aivat.add_argument("--no-imaginary", action="store_true",
+                       help="no imaginary observations over the known seats' cards")
+    aivat.add_argument("--json", type=Path, default=None, metavar="FILE",
+                       help="write the results as JSON")
     phh = sub.add_parser(
         "phh",
         help="export a dealer log or an agent trace as PHH hand histories (pokerkit)",
@@ -563,6 +589,86 @@ def _allin_ev(game: Game, path: Path, method: str) -> int:
     return 0
 
 
+def _seat_names(game: Game, path: Path) -> list[str]:
+    """Seat names of a log (rotating seats): from its first ``STATE`` line.
+
+    Raises:
+        LogError: if the log has no ``STATE`` line.
+    """
+    for line in iter_log_lines(path):
+        if line.startswith("STATE:"):
+            parts = line.split(":")
+            if len(parts) == 6 and parts[1].isdigit():
+                names = parts[5].split("|")
+                n = len(names)
+                hand = int(parts[1][:MAX_LOG_DIGITS])
+                return [names[(s - hand) % n] for s in range(n)]
+    raise LogError(f"{path}: expected STATE lines, found none")
+
+
+def _aivat(game: Game, logs: Sequence[Path], seats: Sequence[str], imaginary: bool,
+           json_path: Path | None) -> int:
+    """``acpc-log aivat``: print each player's result by AIVAT; returns the exit status.
+
+    Raises:
+        LogError: for a bad --seat or a log that cannot be read; VariantError for a bad
+            strategy spec; UsageError for hands a known seat could not have played.
+    """
+    import json
+
+    from evaluation.estimators.aivat import (
+        Valuer,
+        by_player,
+        format_aivat_rows,
+        log_hand_values,
+        models_of,
+        player_row,
+    )
+    from evaluation.match.variants import parse_variant
+
+    if not seats:
+        raise LogError("expected at least one --seat N=SPEC (a known seat's strategy)")
+    specs: dict[str, str] = {}
+    for text in seats:
+        key, eq, spec = text.partition("=")
+        key = key.strip()
+        if not eq or not key or not spec.strip():
+            raise LogError(f"expected --seat N=SPEC (a name or seat number, then a strategy), "
+                           f"got {excerpt(text)}")
+        if key.isdigit():
+            number = int(key[:6])
+            for path in logs:
+                names = _seat_names(game, path)
+                if not 1 <= number <= len(names):
+                    raise LogError(f"expected a seat number from 1 to {len(names)} in --seat "
+                                   f"{excerpt(text)}, got {number}")
+                specs[names[number - 1]] = spec
+        else:
+            specs[key] = spec
+    variants = [parse_variant(f"{name}={spec}") for name, spec in specs.items()]
+    valuer = Valuer(game, models_of(game, variants), imaginary=imaginary)
+    values = []
+    for path in logs:
+        values += log_hand_values(valuer, iter_log_lines(path), str(path))
+    players = by_player(values)
+    names = list(players)
+    rows = []
+    for name in names:
+        others = "+".join(n for n in names if n != name)
+        rows.append(player_row(f"{name} vs {others}", players[name], game.big_blind or 1))
+    print(f"{', '.join(str(p) for p in logs)}: {len(values)} hands, "
+          f"{max(r.deals for r in rows)} deals; known: {', '.join(sorted(specs))}")
+    sys.stdout.write(format_aivat_rows(rows, valuer.kinds))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps({"logs": [str(p) for p in logs],
+                                         "known": sorted(specs),
+                                         "rows": [r.to_dict() for r in rows],
+                                         "value_functions": valuer.kinds}, indent=2) + "\n",
+                             encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-log``; returns the exit status."""
     parser = _build_parser()
@@ -575,6 +681,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _phh(game, args.source, args.out, args.skip_unmappable)
         if args.command == "from-phh":
             return _from_phh(game, args.game, args.source, args.out)
+        if args.command == "aivat":
+            return _aivat(game, args.logs, args.seat, not args.no_imaginary, args.json)
         result = verify_log(game, args.log, args.fixed, args.tlog, args.cards_as_logged)
     except AcpcError as exc:
         if args.debug:

@@ -159,19 +159,8 @@ class AllinEvaluator:
         if missing < 0:
             raise UsageError(f"expected at most {game.total_board_cards} board cards, "
                              f"got {len(known_board)}")
-        used = {c for h in hole for c in h} | set(known_board)
-        deck = [c for c in deck_for(game) if c not in used]
         live = [p for p in range(game.num_players) if not state.folded[p]]
-        count = math.comb(len(deck), missing)
-        if count == 0:
-            raise UsageError("expected cards left to complete the board, got none")
-        use_numba = self.method == "numba" or (
-            self.method == "auto" and count > NUMBA_THRESHOLD and self._numba() is not None
-        )
-        if use_numba:
-            counts = self._pattern_counts_numba(hole, known_board, deck, missing, live)
-        else:
-            counts = self._pattern_counts_python(hole, known_board, deck, missing, live)
+        counts = self.pattern_counts(hole, known_board, live)
         total = [0.0] * game.num_players
         seen = 0
         for pattern, k in counts.items():
@@ -183,6 +172,36 @@ class AllinEvaluator:
                 total[p] += k * values[p]
             seen += k
         return tuple(t / seen for t in total)
+
+    def pattern_counts(
+        self,
+        hole: Sequence[Sequence[int]],
+        known_board: Sequence[int],
+        live: Sequence[int],
+    ) -> dict[tuple[int, ...], int]:
+        """How many completions of ``known_board`` give each order of the ``live``
+        positions' hand ranks (dense, ties kept; larger is better): every board the dealer
+        could still deal, enumerated exactly.
+
+        Raises:
+            ValueError: if the cards do not fit the game.
+        """
+        game = self.game
+        missing = game.total_board_cards - len(known_board)
+        if missing < 0:
+            raise UsageError(f"expected at most {game.total_board_cards} board cards, "
+                             f"got {len(known_board)}")
+        used = {c for h in hole for c in h} | set(known_board)
+        deck = [c for c in deck_for(game) if c not in used]
+        count = math.comb(len(deck), missing)
+        if count == 0:
+            raise UsageError("expected cards left to complete the board, got none")
+        use_numba = self.method == "numba" or (
+            self.method == "auto" and count > NUMBA_THRESHOLD and self._numba() is not None
+        )
+        if use_numba:
+            return self._pattern_counts_numba(hole, known_board, deck, missing, live)
+        return self._pattern_counts_python(hole, known_board, deck, missing, live)
 
     # ------------------------------------------------------------------ enumeration
 

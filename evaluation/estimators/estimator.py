@@ -554,6 +554,15 @@ def hand_value(game: Game, models: Sequence[Model], deal: Deal, key: tuple[int, 
     return walk.value(BettingState.initial(game), sts)
 
 
+def state_value(models: Sequence[Model], deal: Deal, state: BettingState,
+                sts: Sequence[Any], key: tuple[int, ...] = ()) -> float:
+    """Position 0's expected chips from ``state`` on the whole ``deal`` (its board is the
+    one dealt later), ``models[p]`` in position ``p`` in agent state ``sts[p]``, the
+    models' distributions expanded (:func:`hand_value` from a later state; no card is
+    integrated out)."""
+    return _Walk(models, deal, key, -1).value(state, list(sts))
+
+
 def _pick_index(key: tuple[int, ...], probs: list[float], state: BettingState,
                 salt: bytes) -> int:
     """One index drawn from ``probs`` by a hash of the deal's ``key`` and the history."""
