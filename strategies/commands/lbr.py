@@ -236,7 +236,7 @@ def sampled(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps({
             "agent": args.file, "game": game_name, "mapping": mapping,
             "purify": purify, "sizes_in": args.sizes_in, "fractions": list(fractions),
-            "preflop": args.preflop, "setting": args.setting, "values": values,
+            "preflop": args.preflop, "setting": args.setting, "scoring": values,
             "path": "slow" if args.slow else "fast", "seed": args.seed, "hands": len(rows),
             "deals": s.deals, "chips_per_hand": s.chips, "half_width": s.half_width,
             "mbb_per_hand": s.mbb, "mbb_half_width": s.mbb_half_width,

@@ -8,6 +8,15 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   (:func:`agent.abstraction.holdem_buckets.strength_moments`, same estimator, same bits) and
   the thresholds are applied as :meth:`HoldemCards.bucket_of_value` does (bisect right);
   any other abstraction is asked hole by hole (small games);
+* **every hole's bucket on one board at once** (the fast path): :func:`board_buckets`. On
+  the turn and river every hole is valued once per 5-card board, the values sorted, and
+  each hole's ``2 * wins + ties`` against the 990 others counted with card removal (the
+  holes below it, minus those below it that share one of its cards); the turn sums the
+  squares over the 46 rivers. On the flop each hole's own run-outs
+  (:func:`agent.abstraction.holdem_buckets.draw_rivers` on its canonical cards) are read
+  from one table of every hole's score on every turn and river card, or, faster, E[HS^2]
+  is read from the cached flop strength table of :mod:`strategies.cards.tables`. Integer
+  sums divided once, as the agent's: the same values bit for bit;
 * **LBR's equity against it** with the rest of the board dealt out: :func:`equities`,
   ``(2 * wins + ties) / (2 * boards)`` over the completions of the board that do not use the
   hole's cards. Hold'em: a numba kernel over the 7-card evaluator
@@ -21,6 +30,7 @@ Imports numpy, numba, :mod:`agent`; never imported by :mod:`agent`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 
@@ -396,6 +406,14 @@ def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[i
     return out
 
 
+@functools.cache
+def _combinations(n: int, m: int) -> I64:
+    """``itertools.combinations(range(n), m)`` as rows (read-only, cached)."""
+    out = np.array(list(itertools.combinations(range(n), m)), dtype=np.int64).reshape(-1, m)
+    out.setflags(write=False)
+    return out
+
+
 def completions(game: Game, dead: Sequence[int], board: Sequence[int],
                 rng: np.random.Generator) -> I64:
     """``(R, m)``: the ways to deal the ``m`` board cards still to come from the cards not
@@ -409,7 +427,7 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     for i in range(m):
         total = total * (len(live) - i) // (i + 1)
     if total <= MAX_EXACT_COMPLETIONS:
-        return np.array(list(itertools.combinations(live, m)), dtype=np.int64)
+        return np.array(live, dtype=np.int64)[_combinations(len(live), m)]
     pool = np.array(live, dtype=np.int64)
     # the m smallest of uniform keys: a uniform m-subset per row, one call for all rows
     keys = rng.random((PREFLOP_SAMPLES, pool.size))

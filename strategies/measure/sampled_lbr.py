@@ -47,6 +47,24 @@ later; equities then come from every board when there are at most
 :data:`strategies.measure.lbr_cards.MAX_EXACT_COMPLETIONS`, else from
 :data:`strategies.measure.lbr_cards.PREFLOP_SAMPLES` sampled boards).
 
+**Published settings** (:data:`SETTINGS`, ``--setting``): LBR's menu per round
+(:class:`Menu`: check/call only, or fold, check/call, the raises nearest some pot fractions
+and the all-in), as Lisý and Bowling's Table 1: ``fc``, ``fcpa-tr``, ``56-tr``, ``56-all``.
+Today's ``fractions``/``preflop`` pair is :meth:`LbrSettings.legacy`.
+
+**Imaginary observations** (``values="imaginary"``, :func:`imaginary_value`): a hand that
+ends in a showdown is scored as the mean of LBR's payoff against every hole of the agent's
+range at the end (prior times the agent's probability of its actions); LBR's actions do not
+depend on the agent's hole, so this is the expectation of the played chips given what is
+public and LBR's cards (unbiased, less variance). Folded hands keep their chips.
+
+**Fast path** (``fast=True``, the default of :class:`LbrConfig`): the same decisions and
+values as the hole-by-hole path (tested), faster: :class:`BucketCache` fills a board's
+buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`, the flop
+from the cached strength table when ``flop_table``), :meth:`StrategyModel.probs` reads every
+possible hole's row once per node and hand, and :meth:`StrategyModel.fold_weights` sums a
+bet's fold weights without building hypotheses.
+
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
 hands and their values do not depend on how many worker processes play them
