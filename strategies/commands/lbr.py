@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -199,6 +200,11 @@ def sampled(args: argparse.Namespace) -> int:
         print(f"  hands {len(rows):>7,}  {rate:6.2f} hands/s  LBR {s.mbb:9.1f} +- "
               f"{s.mbb_half_width:.1f} mbb/h", flush=True)
 
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM keeps the hands done, as Ctrl-C does
+
+    # a run started in the background by a shell ignores SIGINT: SIGTERM stops it too
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         if args.workers == 1:
             for c in range(chunks):
@@ -225,6 +231,8 @@ def sampled(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print(f"{PROG} lbr: interrupted; keeping the {len(rows)} hands done", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     seconds = time.perf_counter() - played_start
     rows.sort()
     s = summarize(rows, big)

@@ -12,8 +12,12 @@ agrees with the played mean within the paired interval while its spread is small
 
 from __future__ import annotations
 
+import json
 import math
+import signal
+import threading
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,3 +219,21 @@ def test_command_setting_and_its_conflicts(capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert "expected either --setting or --fractions/--preflop" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_sigterm_keeps_the_hands_done(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from strategies.cli import main
+
+    out = tmp_path / "lbr.json"
+    timer = threading.Timer(1.0, signal.raise_signal, (signal.SIGTERM,))
+    timer.start()
+    try:
+        status = main(["lbr", "builtin:fold", "--setting", "fc", "--hands", "1000000",
+                       "--out", str(out)])
+    finally:
+        timer.cancel()
+    assert status == 130
+    data = json.loads(out.read_text())
+    assert data["interrupted"] and 0 < data["hands"] < 1_000_000
+    assert data["scoring"] == "imaginary" and data["setting"] == "fc"
+    assert "interrupted; keeping the" in capsys.readouterr().err
