@@ -1,15 +1,21 @@
-"""Benchmark sampled LBR's speed (hands/s) against its peer, the plain hands.
+"""Benchmark sampled LBR: today's hole-by-hole path against the fast path, same run, same deals.
 
     python scripts/bench_lbr.py [--strategy holdem.nolimit.2p.strat] [--rounds 5]
-                                [--chunks 1]
+                                [--chunks 5] [--setting NAME] [--peer]
 
-Each round plays the same ``--chunks`` chunks (10 deals, 20 hands each) twice, interleaved:
-**LBR** (:meth:`strategies.measure.sampled_lbr.ChunkPlayer.play`: range tracking, equities, the
-agent's real policy) and the **peer**, the same deals with the same agent against
-``builtin:call`` and nothing else (what a match costs in process, without the dealer). It
-prints hands/s of each (min / median / max over the rounds), LBR's cost relative to the
-peer, and the load average before and after. Kernels are compiled (and the file loaded)
-before the clock starts.
+Each round plays the same ``--chunks`` chunks (10 deals, 20 hands each) with both paths,
+interleaved, each in its own :class:`strategies.measure.sampled_lbr.ChunkPlayer` (own caches,
+both kept across rounds as in a long run): **slow** (``fast=False``: the agent's bucket of
+every hole computed hole by hole, as before the fast path) and **fast** (``fast=True``:
+every hole's bucket per board at once, the flop from the cached strength table when there,
+the agent's rows memoised per hand). It checks that both give the very same value for every
+hand (exit 1 otherwise), and prints hands/s of each and the ratio fast/slow per round
+(min / median / max), by the clock and per CPU second of the process (less sensitive to
+the load of a shared machine), and the load average before and after. ``--setting`` plays a
+published setting instead of today's default (0.5, 1, 2 pot and all-in, preflop call);
+``--peer`` adds the same deals played by the agent against ``builtin:call`` alone (what a
+match costs in process). Kernels are compiled and the file loaded before the clock starts
+(one warm-up chunk each, not counted).
 """
 
 from __future__ import annotations
@@ -44,41 +50,72 @@ def plain(player: ChunkPlayer, chunk: int) -> int:
     return hands
 
 
+def spread(values: list[float]) -> str:
+    return f"{min(values):9.2f} {statistics.median(values):9.2f} {max(values):9.2f}"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--strategy", default="holdem.nolimit.2p.strat")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--chunks", type=int, default=1)
+    p.add_argument("--chunks", type=int, default=5)
+    p.add_argument("--setting", default=None)
+    p.add_argument("--peer", action="store_true")
     args = p.parse_args()
-    player = ChunkPlayer(LbrConfig(args.strategy))
-    player.play(10_000)  # warm: kernels, caches of the loaded file
-    plain(player, 10_000)
+    values = "played" if args.setting is None else "imaginary"
+    slow = ChunkPlayer(LbrConfig(args.strategy, setting=args.setting, values=values,
+                                 fast=False))
+    fast = ChunkPlayer(LbrConfig(args.strategy, setting=args.setting, values=values,
+                                 fast=True, flop_table=True))
+    warm = 1_000_000
+    slow.play(warm)  # kernels, caches of the loaded file
+    fast.play(warm)
+    if args.peer:
+        plain(fast, warm)
     load0 = os.getloadavg()
-    lbr_rates: list[float] = []
-    peer_rates: list[float] = []
+    rates: dict[str, list[float]] = {"slow": [], "fast": [], "peer": [], "slow cpu": [],
+                                     "fast cpu": []}
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    mismatches = 0
     for r in range(args.rounds):
         chunks = range(r * args.chunks, (r + 1) * args.chunks)
-        start = time.perf_counter()
-        hands = sum(len(player.play(c)) for c in chunks)
-        lbr_rates.append(hands / (time.perf_counter() - start))
-        start = time.perf_counter()
-        hands = sum(plain(player, c) for c in chunks)
-        peer_rates.append(hands / (time.perf_counter() - start))
+        start, cpu = time.perf_counter(), time.process_time()
+        rows_slow = [row for c in chunks for row in slow.play(c)]
+        rates["slow"].append(len(rows_slow) / (time.perf_counter() - start))
+        rates["slow cpu"].append(len(rows_slow) / (time.process_time() - cpu))
+        start, cpu = time.perf_counter(), time.process_time()
+        rows_fast = [row for c in chunks for row in fast.play(c)]
+        rates["fast"].append(len(rows_fast) / (time.perf_counter() - start))
+        rates["fast cpu"].append(len(rows_fast) / (time.process_time() - cpu))
+        ratios.append(rates["fast"][-1] / rates["slow"][-1])
+        cpu_ratios.append(rates["fast cpu"][-1] / rates["slow cpu"][-1])
+        mismatches += sum(a != b for a, b in zip(rows_slow, rows_fast, strict=True))
+        if args.peer:
+            start = time.perf_counter()
+            hands = sum(plain(fast, c) for c in chunks)
+            rates["peer"].append(hands / (time.perf_counter() - start))
+        print(f"  round {r + 1}/{args.rounds}: slow {rates['slow'][-1]:.2f}, fast "
+              f"{rates['fast'][-1]:.2f} hands/s", flush=True)
     load1 = os.getloadavg()
-
-    def row(name: str, rates: list[float]) -> str:
-        return (f"{name:<28} {min(rates):9.2f} {statistics.median(rates):9.2f} "
-                f"{max(rates):9.2f}")
-
-    print(f"{args.strategy}: {args.rounds} rounds x {args.chunks * 2 * CHUNK_DEALS} hands")
-    print(f"{'hands/s':<28} {'min':>9} {'median':>9} {'max':>9}")
-    print(row("LBR (range, equities)", lbr_rates))
-    print(row("peer (agent vs call)", peer_rates))
-    ratio = statistics.median(peer_rates) / statistics.median(lbr_rates)
-    print(f"LBR costs {ratio:.1f}x the peer's time per hand (medians)")
+    hands = args.chunks * 2 * CHUNK_DEALS
+    print(f"{args.strategy}, setting {args.setting or 'default (0.5,1,2 + all-in, preflop '}"
+          f"{'' if args.setting else 'call)'}: {args.rounds} rounds x {hands} hands, the same "
+          f"deals on both paths; flop table: {fast.flop_table_path or 'not cached'}")
+    print(f"{'hands/s':<30} {'min':>9} {'median':>9} {'max':>9}")
+    print(f"{'slow (hole by hole, today)':<30} {spread(rates['slow'])}")
+    print(f"{'fast':<30} {spread(rates['fast'])}")
+    if args.peer:
+        print(f"{'peer (agent vs call)':<30} {spread(rates['peer'])}")
+    print(f"{'ratio fast / slow, per round':<30} {spread(ratios)}")
+    print(f"{'per CPU second: slow':<30} {spread(rates['slow cpu'])}")
+    print(f"{'per CPU second: fast':<30} {spread(rates['fast cpu'])}")
+    print(f"{'CPU ratio fast / slow':<30} {spread(cpu_ratios)}")
+    print(f"hands whose value differs between the paths: {mismatches} of "
+          f"{args.rounds * hands}")
     print(f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after "
           f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} (2 cores)")
-    return 0
+    return 1 if mismatches else 0
 
 
 if __name__ == "__main__":

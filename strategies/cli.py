@@ -185,6 +185,14 @@ def _add_lbr(sub: Any) -> None:
                    "hold'em reverse blinds for built-ins)")
     p.add_argument("--preflop", default="call", help="sampled: LBR's preflop rule, call "
                    "(always check/call, default) or best")
+    p.add_argument("--setting", default=None, help="sampled: a published LBR setting "
+                   "(Lisy and Bowling 2017): fc, fcpa-tr, 56-tr or 56-all (replaces "
+                   "--fractions and --preflop; imaginary observations by default)")
+    p.add_argument("--values", default=None, help="sampled: how a hand is scored, played "
+                   "(its chips) or imaginary (the expectation over the agent's range); "
+                   "default imaginary with --setting, else played")
+    p.add_argument("--slow", action="store_true", help="sampled: the hole-by-hole path "
+                   "(same decisions and values, for comparisons)")
     p.add_argument("--workers", type=int, default=1, help="sampled: processes (default 1)")
     p.add_argument("--progress", type=float, default=10.0,
                    help="sampled: seconds between progress lines (default 10)")

@@ -72,7 +72,9 @@ preallocated outputs, behind typed public wrappers that validate. They evaluate 
 kernels elsewhere: :mod:`strategies.solvers.dealpool`, :mod:`strategies.cards.tables`):
 :func:`strength_moments` (E[HS] and E[HS^2] of one hand, with ``*STRENGTH_TABLES`` and a
 scratch array of :data:`SCRATCH_SIZE`), :func:`draw_cards` and :func:`hash32` (the card
-generator), :func:`check_rivers_per_turn`.
+generator), :func:`check_rivers_per_turn`; and, for batched callers that score every hole
+of a board at once (:mod:`strategies.measure.lbr_cards`), the flop estimator's run-outs:
+:func:`canonicalize`, :func:`runout_seed`, :func:`draw_rivers` and :data:`SCORE_SCALE`.
 
 Imports numpy, numba, :mod:`agent.handeval` and (for a small sort kernel)
 :mod:`agent.abstraction.isomorphism`; must never be imported by
@@ -147,7 +149,9 @@ PREFLOP_EQUITY_SAMPLES: Final = 20_000
 DEFAULT_SAMPLES: Final = 50_000
 DEFAULT_SEED: Final = 0
 
-_SCORE_SCALE: Final = 2 * OPPONENT_HANDS  # a run-out's score 2 * wins + ties is HS * 1980
+#: A run-out's score ``2 * wins + ties`` is HS * 1980; E[HS^2] = sum of squared scores /
+#: (run-outs * SCORE_SCALE ** 2), the integers divided once.
+SCORE_SCALE: Final = 2 * OPPONENT_HANDS
 _CACHE_SIZE: Final = 4096
 _MASK32: Final = 0xFFFFFFFF
 _HASH_MUL_1: Final = 0x7FEB352D  # 32-bit hash multipliers below 2**31, so that a product
@@ -320,7 +324,7 @@ def river_score(
 
 
 @kernel
-def _canonicalize(cards: Int64Array, n: Int, perms: Int64Array, out: Int64Array) -> None:
+def canonicalize(cards: Int64Array, n: Int, perms: Int64Array, out: Int64Array) -> None:
     """``out[:n]``: the smallest suit relabelling of (sorted hole, sorted board).
 
     ``cards[:2]`` are the hole cards and ``cards[2:n]`` the board; forms are compared
@@ -342,6 +346,39 @@ def _canonicalize(cards: Int64Array, n: Int, perms: Int64Array, out: Int64Array)
         if smaller:
             for i in range(n):
                 out[i] = out[n + i]
+
+
+@kernel
+def runout_seed(canon: Int64Array, n: Int) -> int:
+    """The flop estimator's generator state for the canonical cards ``canon[:n]`` (hole,
+    then board; :func:`canonicalize`), before the first turn card."""
+    state = hash32(_GOLDEN)
+    for i in range(n):
+        state = hash32(state ^ (canon[i] + 1 + 64 * i))
+    return int(state)
+
+
+@kernel
+def draw_rivers(state: Int, with_turn: Int, rivers_per_turn: Int,
+                rivers: Int64Array) -> tuple[int, int]:
+    """The flop estimator's river cards for one turn card: ``rivers[:k]`` (in draw order)
+    drawn without replacement from the cards not in ``with_turn`` (a bit set: hole, board,
+    turn); returns ``(new state, k)`` with ``k = min(rivers_per_turn, cards left)``.
+    ``rivers`` needs 52 entries. The one definition of the draw, for :func:`_score_sums`
+    and for batched callers (sampled LBR's buckets of every hole)."""
+    m = 0
+    for river in range(NUM_CARDS):
+        if not (with_turn >> river) & 1:
+            rivers[m] = river
+            m += 1
+    k = min(rivers_per_turn, m)
+    for j in range(k):
+        state = next32(state)
+        pick = j + _below(state, m - j)
+        river = rivers[pick]
+        rivers[pick] = rivers[j]
+        rivers[j] = river
+    return int(state), int(k)
 
 
 @kernel
@@ -370,7 +407,7 @@ def _score_sums(
     canon = scratch[_WORK_SIZE + NUM_CARDS : _WORK_SIZE + NUM_CARDS + 14]
     n = 2 + n_board
     if n_board == 3:
-        _canonicalize(cards, n, perms, canon)
+        canonicalize(cards, n, perms, canon)
     else:
         for i in range(n):
             canon[i] = cards[i]
@@ -406,24 +443,14 @@ def _score_sums(
             total += score
             total_sq += score * score
     else:
-        state = hash32(_GOLDEN)
-        for i in range(n):
-            state = hash32(state ^ (canon[i] + 1 + 64 * i))
+        state = runout_seed(canon, n)
         for turn in range(NUM_CARDS):
             if (dead >> turn) & 1:
                 continue
             with_turn = dead | (np.int64(1) << turn)
-            m = 0
-            for river in range(NUM_CARDS):
-                if not (with_turn >> river) & 1:
-                    rivers[m] = river
-                    m += 1
-            for j in range(min(rivers_per_turn, m)):
-                state = next32(state)
-                pick = j + _below(state, m - j)
-                river = rivers[pick]
-                rivers[pick] = rivers[j]
-                rivers[j] = river
+            state, k = draw_rivers(state, with_turn, rivers_per_turn, rivers)
+            for j in range(k):
+                river = rivers[j]
                 score = river_score(
                     h0, h1, key + keys[turn] + keys[river],
                     bits + card_bits[turn] + card_bits[river],
@@ -462,8 +489,8 @@ def strength_moments(
         cards, n_board, rivers_per_turn, perms, keys, card_bits, offsets, values,
         flush_values, scratch, sums,
     )  # fmt: skip
-    out[0] = sums[1] / (sums[0] * _SCORE_SCALE)
-    out[1] = sums[2] / (sums[0] * (_SCORE_SCALE * _SCORE_SCALE))
+    out[0] = sums[1] / (sums[0] * SCORE_SCALE)
+    out[1] = sums[2] / (sums[0] * (SCORE_SCALE * SCORE_SCALE))
 
 
 @kernel

@@ -61,6 +61,7 @@ __all__ = [
     "build_strength_table",
     "cached_strength_table",
     "exact_thresholds",
+    "find_strength_table",
     "strength_values",
 ]
 
@@ -280,6 +281,27 @@ def load_strength_table(
     return StrengthTable(r, flop_rivers_per_turn, ehs, ehs2, hands)
 
 
+def find_strength_table(
+    round_: int,
+    *,
+    flop_rivers_per_turn: int = FLOP_RIVERS_PER_TURN,
+    directory: Path | None = None,
+) -> tuple[StrengthTable | None, Path]:
+    """``(table, path)``: the cached table of :func:`cached_strength_table` if it is there
+    and valid (else ``None``), without building it.
+
+    Raises:
+        ValueError: for a round outside 1..3 or a bad ``flop_rivers_per_turn``.
+    """
+    r = _check_round(round_)
+    _h.check_rivers_per_turn(flop_rivers_per_turn)
+    probe = StrengthTable(r, flop_rivers_per_turn, np.zeros(0), np.zeros(0), np.zeros(0, np.uint8))
+    path = (directory or cache_dir()) / f"holdem-strength-{probe.key}.npz"
+    if path.exists():
+        return load_strength_table(path, r, flop_rivers_per_turn=flop_rivers_per_turn), path
+    return None, path
+
+
 def cached_strength_table(
     round_: int,
     *,
@@ -296,13 +318,10 @@ def cached_strength_table(
         ValueError: as :func:`build_strength_table`.
     """
     r = _check_round(round_)
-    _h.check_rivers_per_turn(flop_rivers_per_turn)
-    probe = StrengthTable(r, flop_rivers_per_turn, np.zeros(0), np.zeros(0), np.zeros(0, np.uint8))
-    path = (directory or cache_dir()) / f"holdem-strength-{probe.key}.npz"
-    if path.exists():
-        table = load_strength_table(path, r, flop_rivers_per_turn=flop_rivers_per_turn)
-        if table is not None:
-            return table, path, True
+    found, path = find_strength_table(r, flop_rivers_per_turn=flop_rivers_per_turn,
+                                      directory=directory)
+    if found is not None:
+        return found, path, True
     table = build_strength_table(
         r, flop_rivers_per_turn=flop_rivers_per_turn, workers=workers, progress=progress
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -115,6 +116,22 @@ def is_sampled(args: argparse.Namespace) -> bool:
     return False
 
 
+def describe(setting: str) -> str:
+    """A published setting's menus, round by round, as the paper's table writes them."""
+    from strategies.measure.sampled_lbr import SETTINGS, Menu
+
+    def one(m: Menu) -> str:
+        if not m.bets:
+            return "C"
+        if len(m.fractions) > 1:
+            return "56 bets"
+        return "F" + "C" + ("P" if m.fractions else "") + ("A" if m.all_in else "")
+
+    if setting not in SETTINGS:
+        raise UsageError(f"expected --setting among {', '.join(SETTINGS)}, got {setting!r}")
+    return ", ".join(one(m) for m in SETTINGS[setting])
+
+
 def sampled(args: argparse.Namespace) -> int:
     """``acpc-strategy lbr`` by playing hands (:mod:`strategies.measure.sampled_lbr`)."""
     import concurrent.futures as cf
@@ -138,14 +155,20 @@ def sampled(args: argparse.Namespace) -> int:
     if args.preflop not in PREFLOP_RULES:
         raise UsageError(f"expected --preflop among {', '.join(PREFLOP_RULES)}, got "
                          f"{args.preflop!r}")
+    if args.setting is not None and (args.fractions is not None or args.preflop != "call"):
+        raise UsageError(f"expected either --setting or --fractions/--preflop, got "
+                         f"--setting {args.setting!r} with both")
     fractions = DEFAULT_FRACTIONS if args.fractions is None else parse_fractions(args.fractions)
+    values = args.values or ("imaginary" if args.setting is not None else "played")
     if args.file.startswith("builtin:"):
         game = args.game or "holdem.nolimit.2p.reverse_blinds.game"
     else:
         game = args.game
     config = LbrConfig(spec=args.file, game=game, mapping=_one(args.mappings, "mapping"),
                        purify=_one(args.purify, "purification"), sizes_in=args.sizes_in,
-                       fractions=fractions, preflop=args.preflop, seed=args.seed)
+                       fractions=fractions, preflop=args.preflop, seed=args.seed,
+                       setting=args.setting, values=values, fast=not args.slow,
+                       flop_table=not args.slow)
     local = ChunkPlayer(config)  # validates everything before work starts
     base = local.base
     mapping = getattr(base, "mapping_name", None)
@@ -156,8 +179,10 @@ def sampled(args: argparse.Namespace) -> int:
     print(f"{PROG} lbr: sampled, {args.file} in {game_name}"
           + (f", mapping {mapping}, purify {purify}, sizes-in {args.sizes_in}"
              if mapping else "")
-          + f"; LBR bets {', '.join(f'{f:g}' for f in fractions) or 'none'} pot and all-in, "
-          f"preflop {args.preflop}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
+          + (f"; LBR setting {args.setting} ({describe(args.setting)})" if args.setting
+             else f"; LBR bets {', '.join(f'{f:g}' for f in fractions) or 'none'} pot and "
+             f"all-in, preflop {args.preflop}")
+          + f"; values {values}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
           f"{args.seed}, {args.workers} worker(s)", flush=True)
     rows: list[list[float]] = []
     interrupted = False
@@ -175,6 +200,11 @@ def sampled(args: argparse.Namespace) -> int:
         print(f"  hands {len(rows):>7,}  {rate:6.2f} hands/s  LBR {s.mbb:9.1f} +- "
               f"{s.mbb_half_width:.1f} mbb/h", flush=True)
 
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM keeps the hands done, as Ctrl-C does
+
+    # a run started in the background by a shell ignores SIGINT: SIGTERM stops it too
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         if args.workers == 1:
             for c in range(chunks):
@@ -201,6 +231,8 @@ def sampled(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print(f"{PROG} lbr: interrupted; keeping the {len(rows)} hands done", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     seconds = time.perf_counter() - played_start
     rows.sort()
     s = summarize(rows, big)
@@ -212,7 +244,8 @@ def sampled(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps({
             "agent": args.file, "game": game_name, "mapping": mapping,
             "purify": purify, "sizes_in": args.sizes_in, "fractions": list(fractions),
-            "preflop": args.preflop, "seed": args.seed, "hands": len(rows),
+            "preflop": args.preflop, "setting": args.setting, "scoring": values,
+            "path": "slow" if args.slow else "fast", "seed": args.seed, "hands": len(rows),
             "deals": s.deals, "chips_per_hand": s.chips, "half_width": s.half_width,
             "mbb_per_hand": s.mbb, "mbb_half_width": s.mbb_half_width,
             "big_blind": big, "seconds": round(seconds, 1), "workers": args.workers,

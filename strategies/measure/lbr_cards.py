@@ -8,6 +8,15 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   (:func:`agent.abstraction.holdem_buckets.strength_moments`, same estimator, same bits) and
   the thresholds are applied as :meth:`HoldemCards.bucket_of_value` does (bisect right);
   any other abstraction is asked hole by hole (small games);
+* **every hole's bucket on one board at once** (the fast path): :func:`board_buckets`. On
+  the turn and river every hole is valued once per 5-card board, the values sorted, and
+  each hole's ``2 * wins + ties`` against the 990 others counted with card removal (the
+  holes below it, minus those below it that share one of its cards); the turn sums the
+  squares over the 46 rivers. On the flop each hole's own run-outs
+  (:func:`agent.abstraction.holdem_buckets.draw_rivers` on its canonical cards) are read
+  from one table of every hole's score on every turn and river card, or, faster, E[HS^2]
+  is read from the cached flop strength table of :mod:`strategies.cards.tables`. Integer
+  sums divided once, as the agent's: the same values bit for bit;
 * **LBR's equity against it** with the rest of the board dealt out: :func:`equities`,
   ``(2 * wins + ties) / (2 * boards)`` over the completions of the board that do not use the
   hole's cards. Hold'em: a numba kernel over the 7-card evaluator
@@ -21,6 +30,7 @@ Imports numpy, numba, :mod:`agent`; never imported by :mod:`agent`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 
@@ -29,12 +39,17 @@ import numpy.typing as npt
 
 from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.holdem_buckets import (
+    SCORE_SCALE,
     SCRATCH_SIZE,
     STRENGTH_TABLES,
     HoldemCards,
+    canonicalize,
+    draw_rivers,
     preflop_class,
+    runout_seed,
     strength_moments,
 )
+from agent.abstraction.isomorphism import holdem_indexer
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand
@@ -100,6 +115,16 @@ def _equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64, k
     for j in range(board.shape[0]):
         key0 += keys[board[j]]
         bits0 += card_bits[board[j]]
+    n_holes = holes.shape[0]
+    hole_key = np.empty(n_holes, np.int64)
+    hole_bits = np.empty(n_holes, np.int64)
+    hole_mask = np.empty(n_holes, np.int64)
+    for i in range(n_holes):
+        a = holes[i, 0]
+        b = holes[i, 1]
+        hole_key[i] = keys[a] + keys[b]
+        hole_bits[i] = card_bits[a] + card_bits[b]
+        hole_mask[i] = (np.int64(1) << a) | (np.int64(1) << b)
     for r in range(completions.shape[0]):
         key = key0
         bits = bits0
@@ -111,18 +136,211 @@ def _equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64, k
             used |= np.int64(1) << c
         ours = hand_value(key + keys[h0] + keys[h1], bits + card_bits[h0] + card_bits[h1],
                           offsets, values, flush_values)
-        for i in range(holes.shape[0]):
-            a = holes[i, 0]
-            b = holes[i, 1]
-            if (used >> a) & 1 or (used >> b) & 1:
+        for i in range(n_holes):
+            if used & hole_mask[i]:
                 continue
-            theirs = hand_value(key + keys[a] + keys[b], bits + card_bits[a] + card_bits[b],
-                                offsets, values, flush_values)
+            theirs = hand_value(key + hole_key[i], bits + hole_bits[i], offsets, values,
+                                flush_values)
             if ours > theirs:
                 score[i] += 2
             elif ours == theirs:
                 score[i] += 1
             count[i] += 1
+
+
+@kernel
+def _board_scores(key5: int, bits5: int, dead5: int, holes: I64, keys: I64, card_bits: I64,
+                  offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
+                  flush_values: npt.NDArray[np.int32], work: I64, less_c: I64,
+                  group_c: I64, out: I64) -> None:
+    """``out[i]``: ``2 * wins + ties`` of ``holes[i]`` with the 5-card board (summed
+    ``key5``, ``bits5``; card set ``dead5``) against every hole that misses it and the
+    board (990 in hold'em), the score of
+    :func:`agent.abstraction.holdem_buckets.river_score`; -1 for holes touching the board.
+    Every hole is valued once and sorted; a hole's wins are the holes below it minus those
+    below it that hold one of its cards (card removal), ties likewise. ``work`` needs
+    ``2 * len(holes)`` entries, ``less_c`` and ``group_c`` 64."""
+    n_holes = holes.shape[0]
+    idx = work[:n_holes]
+    vals = work[n_holes:2 * n_holes]
+    n = 0
+    for i in range(n_holes):
+        a = holes[i, 0]
+        b = holes[i, 1]
+        if (dead5 >> a) & 1 or (dead5 >> b) & 1:
+            out[i] = -1
+            continue
+        v = hand_value(key5 + keys[a] + keys[b], bits5 + card_bits[a] + card_bits[b],
+                       offsets, values, flush_values)
+        idx[n] = (np.int64(v) << 16) | i  # one sort of packed keys: value, then hole
+        n += 1
+    order = np.sort(idx[:n])
+    for j in range(n):
+        vals[j] = order[j] >> 16
+        order[j] = order[j] & 0xFFFF
+    less_c[:] = 0
+    group_c[:] = 0
+    less_total = 0
+    g = 0
+    while g < n:
+        v = vals[g]
+        e = g
+        while e < n and vals[e] == v:
+            i = order[e]
+            group_c[holes[i, 0]] += 1
+            group_c[holes[i, 1]] += 1
+            e += 1
+        size = e - g
+        for j in range(g, e):
+            i = order[j]
+            a = holes[i, 0]
+            b = holes[i, 1]
+            wins = less_total - less_c[a] - less_c[b]
+            ties = size - group_c[a] - group_c[b] + 1
+            out[i] = 2 * wins + ties
+        for j in range(g, e):
+            i = order[j]
+            a = holes[i, 0]
+            b = holes[i, 1]
+            less_c[a] += 1
+            less_c[b] += 1
+            group_c[a] = 0
+            group_c[b] = 0
+        less_total += size
+        g = e
+
+
+@kernel
+def _late_ehs2_kernel(board: I64, holes: I64, keys: I64, card_bits: I64,
+                      offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
+                      flush_values: npt.NDArray[np.int32], out: F64) -> None:
+    """``out[i]``: E[HS^2] of ``holes[i]`` on the 4- or 5-card ``board`` (the turn: every
+    river card), the agent's value bit for bit; nan for holes touching the board."""
+    n_holes = holes.shape[0]
+    key = SUIT_BASE
+    bits = np.int64(0)
+    dead = np.int64(0)
+    for j in range(board.shape[0]):
+        key += keys[board[j]]
+        bits += card_bits[board[j]]
+        dead |= np.int64(1) << board[j]
+    count = np.zeros(n_holes, np.int64)
+    total_sq = np.zeros(n_holes, np.int64)
+    scores = np.zeros(n_holes, np.int64)
+    work = np.zeros(2 * n_holes, np.int64)
+    less_c = np.zeros(64, np.int64)
+    group_c = np.zeros(64, np.int64)
+    for river in range(52 if board.shape[0] == 4 else 1):
+        if board.shape[0] == 4:
+            if (dead >> river) & 1:
+                continue
+            _board_scores(key + keys[river], bits + card_bits[river],
+                          dead | (np.int64(1) << river), holes, keys, card_bits, offsets,
+                          values, flush_values, work, less_c, group_c, scores)
+        else:
+            _board_scores(key, bits, dead, holes, keys, card_bits, offsets, values,
+                          flush_values, work, less_c, group_c, scores)
+        for i in range(n_holes):
+            if scores[i] >= 0:
+                count[i] += 1
+                total_sq[i] += scores[i] * scores[i]
+    for i in range(n_holes):
+        out[i] = total_sq[i] / (count[i] * (SCORE_SCALE * SCORE_SCALE)) if count[i] > 0 \
+            else np.nan
+
+
+@kernel
+def _flop_ehs2_kernel(flop: I64, holes: I64, rivers_per_turn: int, perms: I64, keys: I64,
+                      card_bits: I64, offsets: npt.NDArray[np.int32],
+                      values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32],
+                      out: F64) -> None:
+    """``out[i]``: E[HS^2] of ``holes[i]`` on the 3-card ``flop``, the agent's estimator
+    bit for bit: the score of every hole on every (turn, river) completion once, then each
+    hole's own run-outs (:func:`agent.abstraction.holdem_buckets.draw_rivers` on its
+    canonical cards, mapped back through the suit relabelling) read from that table; nan
+    for holes touching the flop."""
+    n_holes = holes.shape[0]
+    key = SUIT_BASE
+    bits = np.int64(0)
+    dead = np.int64(0)
+    for j in range(3):
+        key += keys[flop[j]]
+        bits += card_bits[flop[j]]
+        dead |= np.int64(1) << flop[j]
+    pair = np.full((52, 52), -1, np.int64)
+    n_pairs = 0
+    for t in range(52):
+        if (dead >> t) & 1:
+            continue
+        for r in range(t + 1, 52):
+            if not (dead >> r) & 1:
+                pair[t, r] = n_pairs
+                n_pairs += 1
+    table = np.zeros((n_pairs, n_holes), np.int64)
+    work = np.zeros(2 * n_holes, np.int64)
+    less_c = np.zeros(64, np.int64)
+    group_c = np.zeros(64, np.int64)
+    for t in range(52):
+        for r in range(t + 1, 52):
+            k = pair[t, r]
+            if k >= 0:
+                _board_scores(key + keys[t] + keys[r], bits + card_bits[t] + card_bits[r],
+                              dead | (np.int64(1) << t) | (np.int64(1) << r), holes, keys,
+                              card_bits, offsets, values, flush_values, work, less_c,
+                              group_c, table[k])
+    cards = np.zeros(5, np.int64)
+    canon = np.zeros(10, np.int64)
+    moved = np.zeros(5, np.int64)
+    inverse = np.zeros(4, np.int64)
+    rivers = np.zeros(52, np.int64)
+    for i in range(n_holes):
+        a = holes[i, 0]
+        b = holes[i, 1]
+        if (dead >> a) & 1 or (dead >> b) & 1:
+            out[i] = np.nan
+            continue
+        cards[0] = a
+        cards[1] = b
+        for j in range(3):
+            cards[2 + j] = flop[j]
+        canonicalize(cards, 5, perms, canon)
+        for p in range(perms.shape[0]):  # a relabelling that gives the canonical form
+            for j in range(5):
+                c = cards[j]
+                moved[j] = (c // 4) * 4 + perms[p, c % 4]
+            if moved[0] > moved[1]:
+                moved[0], moved[1] = moved[1], moved[0]
+            for x in range(2, 5):
+                for y in range(x + 1, 5):
+                    if moved[y] < moved[x]:
+                        moved[x], moved[y] = moved[y], moved[x]
+            same = True
+            for j in range(5):
+                if moved[j] != canon[j]:
+                    same = False
+            if same:
+                for s in range(4):
+                    inverse[perms[p, s]] = s
+                break
+        state = runout_seed(canon, 5)
+        cdead = np.int64(0)
+        for j in range(5):
+            cdead |= np.int64(1) << canon[j]
+        count = 0
+        total_sq = 0
+        for turn in range(52):
+            if (cdead >> turn) & 1:
+                continue
+            state, k = draw_rivers(state, cdead | (np.int64(1) << turn), rivers_per_turn,
+                                   rivers)
+            t0 = (turn // 4) * 4 + inverse[turn % 4]
+            for j in range(k):
+                river = rivers[j]
+                r0 = (river // 4) * 4 + inverse[river % 4]
+                score = table[pair[min(t0, r0), max(t0, r0)], i]
+                count += 1
+                total_sq += score * score
+        out[i] = total_sq / (count * (SCORE_SCALE * SCORE_SCALE))
 
 
 # --------------------------------------------------------------------------- public API
@@ -155,6 +373,47 @@ def hole_buckets(cards: CardAbstraction, round_: int, holes: I64,
                     dtype=np.int64)
 
 
+def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[int],
+                  flop_values: F64 | None = None) -> I64:
+    """The agent's bucket of every hole in ``holes`` on ``board`` (-1 for holes touching
+    it), all at once: what :func:`hole_buckets` returns hole by hole (tested equal), with the
+    board's work shared by every hole (module docstring: the fast path of sampled LBR).
+    ``flop_values``: E[HS^2] of every flop class of
+    :func:`agent.abstraction.isomorphism.holdem_indexer` (``board``, round 1), the cached
+    strength table of :mod:`strategies.cards.tables` made with the agent's
+    ``flop_rivers_per_turn``; the flop is then read from it instead of computed."""
+    rows = np.ascontiguousarray(holes, dtype=np.int64)
+    touching = np.isin(rows, np.array(list(board), dtype=np.int64)).any(axis=1)
+    if round_ == 0:
+        out = np.array([preflop_class(h) for h in rows.tolist()], dtype=np.int64)
+        out[touching] = -1
+        return out
+    values = np.zeros(rows.shape[0])
+    b = np.array(board, dtype=np.int64)
+    perms, *tables = STRENGTH_TABLES
+    if len(board) == 3 and flop_values is not None:
+        live = np.flatnonzero(~touching)
+        hands = np.concatenate([rows[live], np.tile(b, (live.size, 1))], axis=1)
+        values[live] = flop_values[holdem_indexer("board", 1).index_batch(hands, check=False)]
+        values[touching] = np.nan
+    elif len(board) == 3:
+        _flop_ehs2_kernel(b, rows, cards.flop_rivers_per_turn, perms, *tables, values)
+    else:
+        _late_ehs2_kernel(b, rows, *tables, values)
+    thresholds = np.array(cards.thresholds[round_ - 1], dtype=np.float64)
+    out = np.searchsorted(thresholds, values, side="right").astype(np.int64)
+    out[touching] = -1
+    return out
+
+
+@functools.cache
+def _combinations(n: int, m: int) -> I64:
+    """``itertools.combinations(range(n), m)`` as rows (read-only, cached)."""
+    out = np.array(list(itertools.combinations(range(n), m)), dtype=np.int64).reshape(-1, m)
+    out.setflags(write=False)
+    return out
+
+
 def completions(game: Game, dead: Sequence[int], board: Sequence[int],
                 rng: np.random.Generator) -> I64:
     """``(R, m)``: the ways to deal the ``m`` board cards still to come from the cards not
@@ -168,10 +427,11 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     for i in range(m):
         total = total * (len(live) - i) // (i + 1)
     if total <= MAX_EXACT_COMPLETIONS:
-        return np.array(list(itertools.combinations(live, m)), dtype=np.int64)
+        return np.array(live, dtype=np.int64)[_combinations(len(live), m)]
     pool = np.array(live, dtype=np.int64)
-    return np.sort(np.array([rng.choice(pool, size=m, replace=False)
-                             for _ in range(PREFLOP_SAMPLES)], dtype=np.int64), axis=1)
+    # the m smallest of uniform keys: a uniform m-subset per row, one call for all rows
+    keys = rng.random((PREFLOP_SAMPLES, pool.size))
+    return np.sort(pool[np.argpartition(keys, m - 1, axis=1)[:, :m]], axis=1)
 
 
 def equities(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,

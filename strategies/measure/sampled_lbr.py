@@ -47,6 +47,24 @@ later; equities then come from every board when there are at most
 :data:`strategies.measure.lbr_cards.MAX_EXACT_COMPLETIONS`, else from
 :data:`strategies.measure.lbr_cards.PREFLOP_SAMPLES` sampled boards).
 
+**Published settings** (:data:`SETTINGS`, ``--setting``): LBR's menu per round
+(:class:`Menu`: check/call only, or fold, check/call, the raises nearest some pot fractions
+and the all-in), as Lisý and Bowling's Table 1: ``fc``, ``fcpa-tr``, ``56-tr``, ``56-all``.
+Today's ``fractions``/``preflop`` pair is :meth:`LbrSettings.legacy`.
+
+**Imaginary observations** (``values="imaginary"``, :func:`imaginary_value`): a hand that
+ends in a showdown is scored as the mean of LBR's payoff against every hole of the agent's
+range at the end (prior times the agent's probability of its actions); LBR's actions do not
+depend on the agent's hole, so this is the expectation of the played chips given what is
+public and LBR's cards (unbiased, less variance). Folded hands keep their chips.
+
+**Fast path** (``fast=True``, the default of :class:`LbrConfig`): the same decisions and
+values as the hole-by-hole path (tested), faster: :class:`BucketCache` fills a board's
+buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`, the flop
+from the cached strength table when ``flop_table``), :meth:`StrategyModel.probs` reads every
+possible hole's row once per node and hand, and :meth:`StrategyModel.fold_weights` sums a
+bet's fold weights without building hypotheses.
+
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
 hands and their values do not depend on how many worker processes play them
@@ -93,7 +111,13 @@ from agent.strategy.fileformat import DTYPES, QUANT
 from agent.strategy.hotswap import LoadedStrategy
 from agent.strategy.kernels import purify_rows
 from agent.strategy.purification import Purification
-from strategies.measure.lbr_cards import all_holes, completions, equities, hole_buckets
+from strategies.measure.lbr_cards import (
+    all_holes,
+    board_buckets,
+    completions,
+    equities,
+    hole_buckets,
+)
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -103,6 +127,46 @@ DEFAULT_FRACTIONS: tuple[float, ...] = (0.5, 1.0, 2.0)
 
 PREFLOP_RULES = ("call", "best")
 """LBR's preflop rule (module docstring)."""
+
+PUBLISHED_FRACTIONS: tuple[float, ...] = tuple(0.05 * 1.15**k for k in range(55))
+"""The published "56 bets": 0.05 x 1.15^k of the pot, k = 0..54 (0.05 to 94.8 pots), and
+the all-in."""
+
+MAX_FRACTIONS = 64
+"""Most bet sizes one round's menu may hold (LBR's own bound, not a betting spec's: the
+published menu has 55 and the all-in)."""
+
+
+@dataclass(frozen=True)
+class Menu:
+    """LBR's actions in one round: ``bets`` False = it only checks or calls (the published
+    "C"); else fold (facing a bet), check/call, the legal raise nearest each pot fraction
+    of ``fractions`` and, with ``all_in``, the all-in."""
+
+    bets: bool
+    fractions: tuple[float, ...] = ()
+    all_in: bool = False
+
+
+CALL_ONLY = Menu(False)
+FC = Menu(True)
+FCPA = Menu(True, (1.0,), True)
+BETS_56 = Menu(True, PUBLISHED_FRACTIONS, True)
+
+SETTINGS: dict[str, tuple[Menu, ...]] = {
+    "fc": (FC, FC, FC, FC),
+    "fcpa-tr": (CALL_ONLY, CALL_ONLY, FCPA, FCPA),
+    "56-tr": (CALL_ONLY, CALL_ONLY, BETS_56, BETS_56),
+    "56-all": (BETS_56, BETS_56, BETS_56, BETS_56),
+}
+"""The published settings (Lisý and Bowling 2017, Table 1), one menu per round (preflop,
+flop, turn, river): ``fc`` = FC on every round; ``fcpa-tr`` = C, C, FCPA, FCPA (fold,
+call, pot, all-in on the turn and river, "rounds 3-4"); ``56-tr`` = C, C, 56 bets, 56 bets;
+``56-all`` = 56 bets on every round. Games with fewer rounds use the first menus; games
+with more repeat the last."""
+
+VALUE_RULES = ("played", "imaginary")
+"""How a hand is scored (module docstring): its chips, or imaginary observations."""
 
 CHUNK_DEALS = 10
 """Deals per chunk (20 hands): the unit of work of a worker and of the seeds."""
@@ -128,16 +192,26 @@ class HandView:
     board: tuple[int, ...]
     """The whole board of the hand; rounds see their prefix."""
     cache: BucketCache | None = None
+    fast: bool = False
+    """Memoise the agent's rows per node for the hand (:meth:`StrategyModel.probs`)."""
     _buckets: dict[int, I64] = field(default_factory=dict)
+    rows: dict[tuple[int, int], F64] = field(default_factory=dict)
+    _possible: dict[int, npt.NDArray[np.bool_]] = field(default_factory=dict)
 
     def visible(self, round_: int) -> tuple[int, ...]:
         return self.board[: self.game.board_cards_through(round_)]
 
     def possible(self, round_: int) -> npt.NDArray[np.bool_]:
-        """Holes that miss LBR's cards and the board visible in ``round_``."""
-        dead = np.zeros(64, dtype=bool)
-        dead[list(self.lbr_hole) + list(self.visible(round_))] = True
-        return np.logical_not(dead[self.holes].any(axis=1))
+        """Holes that miss LBR's cards and the board visible in ``round_`` (once per
+        round; read-only)."""
+        have = self._possible.get(round_)
+        if have is None:
+            dead = np.zeros(64, dtype=bool)
+            dead[list(self.lbr_hole) + list(self.visible(round_))] = True
+            have = np.logical_not(dead[self.holes].any(axis=1))
+            have.setflags(write=False)
+            self._possible[round_] = have
+        return have
 
     def buckets(self, cards: Any, round_: int, which: I64) -> I64:
         """The agent's bucket of holes ``which`` (indices) in ``round_``; computed once per
@@ -161,8 +235,14 @@ class BucketCache:
     is invariant under relabelling the suits (:mod:`agent.abstraction.holdem_buckets`):
     hole ``h`` on board ``b`` has the bucket of ``perm(h)`` on ``perm(b)``."""
 
-    def __init__(self, holes: I64, size: int = 20_000) -> None:
+    def __init__(self, holes: I64, size: int = 20_000, fast: bool = False,
+                 flop_values: F64 | None = None) -> None:
         self.size = size
+        self.flop_values = flop_values
+        """See :func:`strategies.measure.lbr_cards.board_buckets` (fast path only)."""
+        self.fast = fast
+        """Fill a board's entry for every hole at once (:func:`board_buckets`), else only
+        the holes asked for, hole by hole (:func:`hole_buckets`); same buckets."""
         perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
         self._card_perm = (np.arange(52)[None, :] // 4) * 4 + perms[:, np.arange(52) % 4]
         index = np.full((52, 52), -1, dtype=np.int64)
@@ -171,13 +251,20 @@ class BucketCache:
         moved = self._card_perm[:, holes]  # [perm, hole, 2]
         self._hole_perm = index[moved[..., 0], moved[..., 1]]
         self._boards: OrderedDict[tuple[int, ...], npt.NDArray[np.int16]] = OrderedDict()
+        self._forms: dict[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
 
     def buckets(self, cards: Any, round_: int, board: tuple[int, ...], holes: I64,
                 which: I64) -> I64:
-        forms = [tuple(sorted(row)) for row in self._card_perm[:, list(board)].tolist()] \
-            if board else [()] * len(self._card_perm)
-        p = min(range(len(forms)), key=forms.__getitem__)
-        key = (round_, *forms[p])
+        known = self._forms.get((round_, board))
+        if known is None:
+            forms = [tuple(sorted(row)) for row in self._card_perm[:, list(board)].tolist()] \
+                if board else [()] * len(self._card_perm)
+            p = min(range(len(forms)), key=forms.__getitem__)
+            known = (p, (round_, *forms[p]))
+            if len(self._forms) > self.size:
+                self._forms.clear()
+            self._forms[(round_, board)] = known
+        p, key = known
         have = self._boards.get(key)
         if have is None:
             have = np.full(holes.shape[0], -1, dtype=np.int16)
@@ -188,7 +275,11 @@ class BucketCache:
             self._boards.move_to_end(key)
         at = self._hole_perm[p, which]
         todo = which[have[at] < 0]
-        if todo.size:
+        if todo.size and self.fast:
+            every = board_buckets(cards, round_, holes, board, self.flop_values)
+            live = np.flatnonzero(every >= 0)
+            have[self._hole_perm[p, live]] = every[live]
+        elif todo.size:
             have[self._hole_perm[p, todo]] = hole_buckets(cards, round_, holes[todo], board)
         out: I64 = have[at].astype(np.int64)
         return out
@@ -242,6 +333,39 @@ class StrategyModel:
 
     def probs(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
         """``[len(which), k]``: the purified row of each hole's bucket at ``node_id``."""
+        if view.fast:  # every possible hole once per node and hand, then read
+            have = view.rows.get((node_id, round_))
+            if have is None:
+                every = np.flatnonzero(view.possible(round_))
+                have = np.full((view.holes.shape[0], int(self._layout.num_actions[node_id])),
+                               np.nan)
+                have[every] = self._rows(view, node_id, round_, every)
+                view.rows[(node_id, round_)] = have
+            out: F64 = have[which]
+            return out
+        return self._rows(view, node_id, round_, which)
+
+    def fold_weights(self, view: HandView, hyps: Hyps, state: BettingState) -> F64:
+        """``total(self.update(view, hyps, state, FOLD))`` for the agent to act at ``state``
+        facing a bet, without building the hypotheses (the same products, summed in the
+        same order): a hypothesis the strategy is not asked at falls back to check/call,
+        any other folds with its row's fold probability."""
+        tree = self.loaded.tree
+        out = np.zeros(view.holes.shape[0])
+        for node_id, w in hyps.items():
+            if standing(tree, node_id, state) is not None:
+                continue
+            fold = NodeKinds.of(tree.nodes[node_id]).fold
+            if fold < 0:
+                continue
+            which = np.flatnonzero(w)
+            moved = np.zeros_like(w)
+            moved[which] = w[which] * self.probs(view, node_id, state.round, which)[:, fold]
+            if moved.any():
+                out += moved
+        return out
+
+    def _rows(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
         k = int(self._layout.num_actions[node_id])
         buckets = view.buckets(self.loaded.cards, round_, which)
         start = int(self._layout.offsets[node_id])
@@ -355,15 +479,16 @@ def agent_model(policy: Any) -> AgentModel:
 # --------------------------------------------------------------------------- LBR
 
 
-def candidate_raises(state: BettingState, fractions: Sequence[float]) -> list[int]:
+def candidate_raises(state: BettingState, fractions: Sequence[float],
+                     all_in: bool = True) -> list[int]:
     """Raise-to amounts LBR considers: the legal one nearest each pot fraction (ties to the
-    smaller) and the all-in, ascending; none if no raise is legal."""
+    smaller) and, with ``all_in``, the all-in, ascending; none if no raise is legal."""
     bounds = state.raise_bounds()
     if bounds is None:
         return []
     lo, hi = bounds
     base = pot_after_call(state)
-    out = {hi}
+    out = {hi} if all_in else set()
     for f in fractions:
         target = state.max_spent + f * base
         below = min(max(math.floor(target), lo), hi)
@@ -374,10 +499,34 @@ def candidate_raises(state: BettingState, fractions: Sequence[float]) -> list[in
 
 @dataclass
 class LbrSettings:
-    """How LBR plays."""
+    """How LBR plays: its menu per round (the last repeats) and how hands are scored."""
 
-    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
-    preflop: str = "call"
+    menus: tuple[Menu, ...] = (CALL_ONLY, Menu(True, DEFAULT_FRACTIONS, True))
+    """The default: today's (``--fractions``/``--preflop`` defaults, :meth:`legacy`)."""
+    values: str = "played"
+
+    @classmethod
+    def legacy(cls, fractions: Sequence[float] = DEFAULT_FRACTIONS,
+               preflop: str = "call") -> LbrSettings:
+        """The menus of ``--fractions``/``--preflop``: the raises nearest ``fractions`` and
+        the all-in on every round, preflop only checks or calls with ``preflop="call"``."""
+        bets = Menu(True, tuple(fractions), True)
+        return cls((CALL_ONLY if preflop == "call" else bets, bets))
+
+    @classmethod
+    def named(cls, name: str, values: str = "imaginary") -> LbrSettings:
+        """A published setting (:data:`SETTINGS`).
+
+        Raises:
+            UsageError: for a name that is not one of them.
+        """
+        if name not in SETTINGS:
+            raise UsageError(f"expected an LBR setting among {', '.join(SETTINGS)}, got "
+                             f"{name!r}")
+        return cls(SETTINGS[name], values)
+
+    def menu(self, round_: int) -> Menu:
+        return self.menus[min(round_, len(self.menus) - 1)]
 
 
 class LbrPlayer:
@@ -418,7 +567,8 @@ class LbrPlayer:
                                    f"probability under LBR's model of it, got a range that "
                                    f"vanished at {state.betting!r}")
         ww = w[which]
-        edge = float(ww @ (2.0 * self.equity(state.round, which) - 1.0)) / mass
+        gain = 2.0 * self.equity(state.round, which) - 1.0
+        edge = float(ww @ gain) / mass
         cap = min(view.game.stack[me], view.game.stack[agent]) if view.game.is_nolimit \
             else None
         out: list[tuple[Action, float]] = []
@@ -426,24 +576,28 @@ class LbrPlayer:
             out.append((FOLD, -float(state.spent[me])))
         called = state.max_spent if cap is None else min(state.max_spent, cap)
         out.append((CALL, edge * called))
-        for to in candidate_raises(state, self.settings.fractions):
+        menu = self.settings.menu(state.round)
+        for to in candidate_raises(state, menu.fractions, menu.all_in):
             act = Action(ActionKind.RAISE, to)
             after = state.apply(act)
             moved = self.model.update(view, hyps, state, act)
             fold_w = np.zeros_like(w)
             if not after.finished and after.player == agent and after.can_fold():
-                fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
+                if view.fast and isinstance(self.model, StrategyModel):
+                    fold_w = self.model.fold_weights(view, moved, after)
+                else:
+                    fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
             folds = fold_w[which]
             shown = to if cap is None else min(to, cap)
-            eq = self.equity(state.round, which)
             value = (float(folds.sum()) * state.spent[agent]
-                     + float((ww - folds) @ (2.0 * eq - 1.0)) * shown) / mass
+                     + float((ww - folds) @ gain) * shown) / mass
             out.append((act, value))
         return out
 
     def choose(self, hyps: Hyps, state: BettingState) -> Action:
-        """LBR's action: the best value, first on ties; preflop by the preflop rule."""
-        if state.round == 0 and self.settings.preflop == "call":
+        """LBR's action: the best value of its round's menu, first on ties (check/call in a
+        call-only round)."""
+        if not self.settings.menu(state.round).bets:
             return CALL
         options = self.values(hyps, state)
         best = max(v for _, v in options)
@@ -469,18 +623,21 @@ class HandRecord:
     ranges: list[F64]
     """The range before each LBR decision: the weight per hole, not normalised (the
     likelihood of the agent's actions so far for each hole still possible)."""
+    played: float = 0.0
+    """LBR's chips as dealt (equal to :attr:`value` unless imaginary observations)."""
 
 
 def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, policy: Any,
               model: AgentModel, settings: LbrSettings, rng: np.random.Generator,
               holes: I64 | None = None, keep_ranges: bool = False,
-              cache: BucketCache | None = None) -> HandRecord:
+              cache: BucketCache | None = None, fast: bool = False) -> HandRecord:
     """Play one hand: LBR in ``lbr_position`` against ``policy`` (module docstring);
-    ``cache`` (hold'em buckets shared between hands) must come with the full ``holes``."""
+    ``cache`` (hold'em buckets shared between hands) must come with the full ``holes``;
+    ``fast`` memoises the agent's rows within the hand (same values)."""
     holes = all_holes(game) if holes is None else holes
     agent = 1 - lbr_position
     view = HandView(game, holes, agent, hand_number, tuple(deal.hole[lbr_position]),
-                    tuple(deal.board), cache)
+                    tuple(deal.board), cache, fast)
     lbr = LbrPlayer(view, model, settings, rng)
     state = BettingState.initial(game)
     hyps: Hyps = {0: view.possible(0).astype(np.float64)}
@@ -500,8 +657,34 @@ def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, polic
             action = lbr.choose(hyps, state)
         hyps = model.update(view, hyps, state, action)
         state = state.apply(action)
-    value = showdown_values(state, deal.hole, deal.board)[lbr_position]
-    return HandRecord(value, state.betting, ranges)
+    played = showdown_values(state, deal.hole, deal.board)[lbr_position]
+    if settings.values == "imaginary" and state.is_showdown:
+        value = imaginary_value(view, state, hyps)
+    else:
+        value = played
+    return HandRecord(value, state.betting, ranges, played)
+
+
+def imaginary_value(view: HandView, state: BettingState, hyps: Hyps) -> float:
+    """LBR's chips at a finished showdown ``state`` as imaginary observations: the mean of
+    its payoff against every hole the agent may hold, weighted by the range (the prior
+    times the agent's probability of every action it took with that hole). LBR's own
+    actions do not depend on the agent's hole, so this is the expectation of the played
+    value given everything public and LBR's cards: unbiased, with less variance."""
+    me = 1 - view.agent_position
+    w = total(hyps, view.holes.shape[0]) * view.possible(state.round)
+    which = np.flatnonzero(w)
+    if which.size == 0:
+        raise AbstractionError(f"expected the agent's actions to have a positive "
+                               f"probability under LBR's model of it, got a range that "
+                               f"vanished at {state.betting!r}")
+    board = view.visible(state.round)
+    eq = equities(view.game, view.lbr_hole, board, view.holes[which], np.zeros((1, 0),
+                                                                                np.int64))
+    ranks = {1.0: (2, 1), 0.5: (1, 1), 0.0: (1, 2)}  # LBR's (win, tie, loss), by position
+    pay = {e: state.payoffs(r if me == 0 else r[::-1])[me] for e, r in ranks.items()}
+    values = np.select([eq == 1.0, eq == 0.5], [pay[1.0], pay[0.5]], pay[0.0])
+    return float(w[which] @ values / w[which].sum())
 
 
 # --------------------------------------------------------------------------- runs
@@ -521,6 +704,37 @@ class LbrConfig:
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     preflop: str = "call"
     seed: int = 0
+    setting: str | None = None
+    """A published setting (:data:`SETTINGS`); replaces ``fractions`` and ``preflop``."""
+    values: str = "played"
+    fast: bool = True
+    """The batched path (every hole's buckets per board, rows memoised); ``False``: the
+    hole-by-hole path it replaced (same decisions and values; benchmarks and tests)."""
+    flop_table: bool = False
+    """Fast path, hold'em: read the flop from the cached strength table
+    (:func:`strategies.cards.tables.find_strength_table`) when it is there."""
+
+    def settings(self) -> LbrSettings:
+        """How LBR plays.
+
+        Raises:
+            UsageError: for an unknown setting, preflop rule, value rule, or too many
+                fractions.
+        """
+        if self.values not in VALUE_RULES:
+            raise UsageError(f"expected values among {', '.join(VALUE_RULES)}, got "
+                             f"{self.values!r}")
+        if self.setting is not None:
+            return LbrSettings.named(self.setting, self.values)
+        if self.preflop not in PREFLOP_RULES:
+            raise UsageError(f"expected a preflop rule among {', '.join(PREFLOP_RULES)}, "
+                             f"got {self.preflop!r}")
+        if len(self.fractions) > MAX_FRACTIONS:
+            raise UsageError(f"expected at most {MAX_FRACTIONS} LBR bet sizes, got "
+                             f"{len(self.fractions)}")
+        settings = LbrSettings.legacy(self.fractions, self.preflop)
+        settings.values = self.values
+        return settings
 
     def to_json(self) -> str:
         return json.dumps({**self.__dict__, "fractions": list(self.fractions)})
@@ -530,6 +744,22 @@ class LbrConfig:
         data = json.loads(text)
         data["fractions"] = tuple(data["fractions"])
         return cls(**data)
+
+
+_FLOP_TABLES: dict[int, tuple[F64 | None, str | None]] = {}
+
+
+def flop_strength(rivers_per_turn: int) -> tuple[F64 | None, str | None]:
+    """E[HS^2] of every flop class from the cached strength table, and its path; ``(None,
+    None)`` if the table is not cached (``acpc-strategy cards --round flop`` builds it).
+    Loaded once per process."""
+    if rivers_per_turn not in _FLOP_TABLES:
+        from strategies.cards.tables import find_strength_table
+
+        table, path = find_strength_table(1, flop_rivers_per_turn=rivers_per_turn)
+        _FLOP_TABLES[rivers_per_turn] = (table.ehs2, str(path)) if table is not None \
+            else (None, None)
+    return _FLOP_TABLES[rivers_per_turn]
 
 
 def _derived(seed: int, chunk: int, tag: int) -> int:
@@ -545,9 +775,7 @@ class ChunkPlayer:
         from agent.agents import is_builtin, make_policy, resolve_strategy
         from agent.strategy.fileformat import read_header
 
-        if config.preflop not in PREFLOP_RULES:
-            raise UsageError(f"expected a preflop rule among {', '.join(PREFLOP_RULES)}, got "
-                             f"{config.preflop!r}")
+        self.settings = config.settings()  # validates before any work
         self.config = config
         if config.game is not None:
             self.game = load_game(config.game)
@@ -564,9 +792,16 @@ class ChunkPlayer:
                                 purify=config.purify, sizes_in=config.sizes_in)
         self.model = agent_model(self.base)
         self.holes = all_holes(self.game)
-        self.settings = LbrSettings(config.fractions, config.preflop)
-        self.cache = BucketCache(self.holes) if isinstance(self.model, StrategyModel) and \
-            isinstance(self.model.loaded.cards, HoldemCards) else None
+        self.cache: BucketCache | None = None
+        self.flop_table_path: str | None = None
+        """The strength table the flop is read from (fast path), or None."""
+        if isinstance(self.model, StrategyModel) and \
+                isinstance(self.model.loaded.cards, HoldemCards):
+            flop_values = None
+            if config.fast and config.flop_table:
+                flop_values, self.flop_table_path = flop_strength(
+                    self.model.loaded.cards.flop_rivers_per_turn)
+            self.cache = BucketCache(self.holes, fast=config.fast, flop_values=flop_values)
 
     def policy(self, seed: int) -> Any:
         """A fresh agent (its own seed), sharing the loaded strategy."""
@@ -589,7 +824,7 @@ class ChunkPlayer:
             for position in (0, 1):
                 record = play_hand(self.game, deal, position, 2 * i + position, policy,
                                    self.model, self.settings, rng, self.holes,
-                                   cache=self.cache)
+                                   cache=self.cache, fast=self.config.fast)
                 out.append([chunk * CHUNK_DEALS + i, position, record.value])
         return out
 

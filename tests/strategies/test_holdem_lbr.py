@@ -318,7 +318,8 @@ def test_sampled_lbr_agrees_with_exact_lbr_in_leduc() -> None:
 
 def test_settings_defaults() -> None:
     settings = LbrSettings()
-    assert settings.preflop == "call" and settings.fractions == (0.5, 1.0, 2.0)
+    assert settings == LbrSettings.legacy((0.5, 1.0, 2.0), "call")
+    assert not settings.menu(0).bets and settings.menu(3).fractions == (0.5, 1.0, 2.0)
     assert all_holes(load_game(HOLDEM)).shape == (1326, 2)
 
 

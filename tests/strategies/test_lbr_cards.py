@@ -13,7 +13,7 @@ import pytest
 from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, ehs2
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamefiles import load_game
-from strategies.measure.lbr_cards import _ehs2_kernel, equities
+from strategies.measure.lbr_cards import _ehs2_kernel, _late_ehs2_kernel, all_holes, equities
 from tests.support import NO_JIT, run_without_jit
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
@@ -32,6 +32,16 @@ def test_small_kernels_equal_oracles() -> None:
     _ehs2_kernel(others, np.array(board, dtype=np.int64), 4, *STRENGTH_TABLES,
                  np.zeros(SCRATCH_SIZE, np.int64), metric)
     assert metric.tolist() == [ehs2(h, board) for h in others.tolist()]
+    # every hole's E[HS^2] at once on the river (a sort with card removal), as the agent's
+    full = board + [next(c for c in range(52) if c not in dealt + others.ravel().tolist())]
+    every = all_holes(game)
+    batch = np.zeros(every.shape[0])
+    _late_ehs2_kernel(np.array(full, dtype=np.int64), every, *STRENGTH_TABLES[1:], batch)
+    for h in others.tolist():
+        if not set(h) & set(full):
+            i = int(np.flatnonzero((every == h).all(axis=1))[0])
+            assert batch[i] == ehs2(h, full)
+    assert np.isnan(batch[(every == full[0]).any(axis=1)]).all()
     river = np.array([[c] for c in range(52) if c not in dealt + others.ravel().tolist()][:2])
     value = equities(game, hole, board, others, river)
     for other, v in zip(others.tolist(), value.tolist(), strict=True):

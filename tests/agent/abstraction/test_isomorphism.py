@@ -5,7 +5,7 @@
   takes every value ``0 .. size - 1`` once per class, :meth:`unindex` inverts it, the
   multiplicities are the class sizes and sum to the number of hands;
 * hold'em: the class counts of both groupings; the whole flop (25,989,600 hands) against
-  the canonical form of :func:`agent.abstraction.holdem_buckets._canonicalize`; the preflop
+  the canonical form of :func:`agent.abstraction.holdem_buckets.canonicalize`; the preflop
   classes are :func:`~agent.abstraction.holdem_buckets.preflop_class`'s; turn and river on random
   hands (relabelled and reordered hands keep their index, the class representative is in
   the same class) and on classes (round trips, the first and last class of every shape);
@@ -186,7 +186,7 @@ def _check_every_flop(
     group_count: np.ndarray, group_n: np.ndarray, group_size: np.ndarray, perms: np.ndarray,
     key_of: np.ndarray,
 ) -> tuple[int, int]:  # fmt: skip
-    """Index every (hole, flop) hand and compare with ``holdem._canonicalize``'s form."""
+    """Index every (hole, flop) hand and compare with ``holdem.canonicalize``'s form."""
     cards = np.zeros(5, np.int64)
     form = np.zeros(10, np.int64)
     scratch = np.zeros(28, np.int64)
@@ -208,7 +208,7 @@ def _check_every_flop(
                             cards, 2, per_round, 13, 4, 4, binom, keys, offsets,
                             group_count, group_n, group_size, scratch,
                         )  # fmt: skip
-                        holdem._canonicalize(cards, 5, perms, form)
+                        holdem.canonicalize(cards, 5, perms, form)
                         key = 0
                         for j in range(5):
                             key = key * 52 + form[j]
@@ -240,7 +240,7 @@ def test_every_flop_hand() -> None:
     assert counts.sum() == 25_989_600
     forms = np.zeros(10, np.int64)
     for index in random.Random(5).sample(range(indexer.size(1)), 2000):
-        holdem._canonicalize(cards[index], 5, holdem.STRENGTH_TABLES.perms, forms)
+        holdem.canonicalize(cards[index], 5, holdem.STRENGTH_TABLES.perms, forms)
         key = 0
         for j in range(5):
             key = key * 52 + int(forms[j])
