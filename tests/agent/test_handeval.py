@@ -245,7 +245,7 @@ def test_small_ten_to_ace_deck_five_cards() -> None:
 
 
 def test_small_random_hands_of_every_size() -> None:
-    per_size = 40 if NO_JIT else 150  # the kernels as plain Python: 150 a size took 35 s
+    per_size = 20 if NO_JIT else 150  # the kernels as plain Python: 150 a size took 35 s
     for num_cards in range(1, 9):
         assert_kernels_match_oracle(random_hands(per_size, num_cards, seed=num_cards))
 

@@ -30,7 +30,7 @@ def test_exact_equals_the_played_matches_within_their_interval(tmp_path: Path) -
     variants = ["-v", f"pshar={FILE},mapping=rand-pshar", "-v", "rnd=builtin:random",
                 "-v", "fold=builtin:fold", "-v", "mr=builtin:minraise",
                 "--pair", "pshar:rnd", "--pair", "fold:mr"]
-    played = _match(*variants, "--hands", "1000", "--matches", "10", "--transport", "inproc",
+    played = _match(*variants, "--hands", "1000", "--matches", "4", "--transport", "inproc",
                     "--run-dir", str(tmp_path / "run"), "--json", str(tmp_path / "p.json"),
                     "--quiet")
     assert played.returncode == 0, played.stderr

@@ -46,8 +46,8 @@ from strategies.measure.sampled_lbr import ChunkPlayer, LbrConfig, summarize
 from strategies.measure.translation import royal_br as rb
 
 FILE = "royal.nolimit.2p.fcpa.strat"
-CHUNKS = 80
-"""Chunks of 10 duplicate deals per case: 1,600 hands."""
+CHUNKS = 40
+"""Chunks of 10 duplicate deals per case: 800 hands."""
 FOLDING = -1.5
 """Chips per hand of always folding in Royal (blinds 2 and 1), both positions averaged."""
 
