@@ -299,16 +299,21 @@ def test_small_batch_accepts_layouts_and_out() -> None:
     assert handeval.evaluate_batch(np.zeros((0, 5), np.uint8)).shape == (0,)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64])
+BAD_CARDS = [
+    (dtype, bad) for dtype in (np.uint8, np.int32, np.int64)
+    for bad in (52, 63, 64, 255, 256, -1, "repeat")
+    # only the bad cards the dtype can hold (uint8 has no 256 and no -1)
+    if bad == "repeat" or np.iinfo(dtype).min <= int(bad) <= np.iinfo(dtype).max
+]
+
+
+@pytest.mark.parametrize(("dtype", "bad_card"), BAD_CARDS)
 @pytest.mark.parametrize("num_cards", [2, 7, 8])
-@pytest.mark.parametrize("bad_card", [52, 63, 64, 255, 256, -1, "repeat"])
 def test_small_batch_rejects_bad_cards(dtype: type, num_cards: int, bad_card: int | str) -> None:
     hands = random_hands(20, num_cards, seed=1).astype(np.int64)
     if bad_card == "repeat":
         hands[13, -1] = hands[13, 0]
     else:
-        if np.iinfo(dtype).min > int(bad_card) or np.iinfo(dtype).max < int(bad_card):
-            pytest.skip("not representable in this dtype")
         hands[13, 1] = int(bad_card)
     with pytest.raises(ValueError, match="row 13: expected"):
         handeval.evaluate_batch(hands.astype(dtype))
