@@ -24,6 +24,11 @@ FILE`` writes the policy's counters (:class:`agent.policy.PolicyStats`) as JSON 
 (``acpc-match`` reads its time-guard count). A summary line (hands, chips won, decision
 times, fallbacks) goes to stderr when the dealer closes the connection.
 
+``--resolve off-tree|round|always`` (with ``--resolve-iterations N``, ``--resolve-ms MS``
+and ``--gadget NAME``) re-solves subgames instead of translating, translation as the
+counted fallback (:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's
+plans and kernels are built before connecting.
+
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
 (:mod:`agent.explain`).
 

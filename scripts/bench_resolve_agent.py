@@ -100,7 +100,7 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
             resolve_ms.append(seconds * 1e3)
     hand_ms = list(per_hand.values())
     warnings = sum("WARNING" in x for x in dealer_out.splitlines())
-    row = {
+    row: dict[str, Any] = {
         "dealer": name, "hands": hands, "decisions": len(per_action),
         "action_ms": [percentile(per_action, q) for q in (0.5, 0.99, 1.0)],
         "hand_ms": [percentile(hand_ms, q) for q in (0.5, 0.99, 1.0)],

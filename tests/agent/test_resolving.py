@@ -111,8 +111,12 @@ def test_fallbacks_to_translation_are_counted_with_their_reason(leduc: Game) -> 
     failing.act(ms(leduc, "c", 1, 1))
     assert st.failed_fallbacks == 2
 
-    slow = policy(loaded, ResolveConfig(mode="always", iterations=1_000_000, seconds=1e-4))
+    records.clear()
+    slow = policy(loaded, ResolveConfig(mode="always", iterations=1_000_000, seconds=1e-4),
+                  records=records)
     slow.act(ms(leduc, "c", 1, 0))
+    assert records[0]["resolve"]["fallback"] == TIME_BUDGET
+    assert records[0]["resolve"]["iterations"] < 1_000_000
     assert slow.stats.time_budget_fallbacks == 1 and slow.stats.resolves == 0
     assert slow.stats.translated_decisions == 1
 
