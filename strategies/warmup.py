@@ -14,7 +14,8 @@ later commands start with the cache warm:
   ``acpc-agent`` answers its first decisions before loading them;
 * the offline tools: every solver variant on Kuhn (full width and external sampling), the
   same solver over a small deal pool, the exact and the sampled best responses, the
-  strength-table kernel and the translation lab's half-street games.
+  strength-table kernel, the translation lab's half-street games and the subgame
+  re-solver (:mod:`agent.resolve`: one re-solve per gadget kind on no-limit Leduc).
 
 Running them twice is cheap (everything loads from the cache). Imports everything (it is
 meant to).
@@ -128,6 +129,19 @@ def steps() -> list[Step]:
         games.full_best_responses(game, strategy, get_mapping("rand-pshar"),
                                   parse_purification("none"))
 
+    def subgame_resolving() -> None:
+        from agent.acpc.betting import CALL, Action, ActionKind, BettingState
+        from agent.data import strategy_path
+        from agent.resolve import ResolveConfig, Resolver
+        from agent.strategy.fileformat import load_strategy
+
+        blueprint = load_strategy(strategy_path("leduc.nolimit.2p.fcpa.strat"))
+        for gadget in ("unsafe", "resolve", "maxmargin"):
+            hand = Resolver(blueprint, ResolveConfig(gadget=gadget, iterations=2)).new_hand(0)
+            start = BettingState.initial(blueprint.game)
+            hand.decide(start, ())
+            hand.decide(start.apply(CALL).apply(Action(ActionKind.RAISE, 2)), ())
+
     def potential_aware() -> None:
         from agent.abstraction.holdem_pa import PotentialAwareCards, board_tables
         from strategies.cards.potential import build
@@ -163,6 +177,7 @@ def steps() -> list[Step]:
         ("sampled best response", sampled_best_response),
         ("strength tables", strength_tables),
         ("translation lab", translation_lab),
+        ("subgame re-solving", subgame_resolving),
     ]
 
 

@@ -26,6 +26,9 @@ randomness, except an optional time budget whose iterations are counted and repo
 * ``Resolver.new_hand(seat: int) -> HandResolver``;
   ``HandResolver.decide(state: BettingState, board: Sequence[int]) -> Decision`` (``state``
   the real betting state, the agent to act; ``board`` the board cards dealt so far);
+  ``HandResolver.played(state: BettingState, action: Action) -> None`` records an action
+  the agent took without ``decide`` (a fallback: the same action for every hand; every
+  earlier decision of the agent in the hand must be recorded one way or the other);
   ``HandResolver.copy()`` for evaluators that branch.
 * ``ResolveConfig(gadget="reach-maxmargin", mode="round", iterations=200, seconds=None,
   extra_fractions=(), max_nodes=200_000)``; gadgets :data:`GADGETS` (``unsafe``,

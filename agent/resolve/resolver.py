@@ -341,6 +341,23 @@ class HandResolver:
         self.decisions += 1
         return decision
 
+    def played(self, state: BettingState, action: Action) -> None:
+        """Record that the agent took ``action`` at ``state`` without :meth:`decide` (a
+        fallback such as the live agent's time guard): the same action for every hand.
+
+        Raises:
+            UsageError: if it is not the agent's turn or the action is illegal.
+        """
+        if state.finished or state.player != self.seat:
+            raise UsageError(f"expected the agent (seat {self.seat}) to act, got "
+                             f"{state.betting!r}")
+        try:
+            state.check_action(action)
+        except ValueError as exc:
+            raise UsageError(f"expected a legal action at {state.betting!r}: {exc}") from None
+        rows = np.ones((len(self.resolver.hands), 1))
+        self.own[state.betting] = ((action,), rows)
+
     # ------------------------------------------------------------------ internals
 
     def _usable_plan(self, state: BettingState, board: tuple[int, ...]
@@ -450,6 +467,9 @@ class HandResolver:
         for n in tree.path_nodes[:-1]:
             st = tree.states[n]
             if tree.kind[n] == DECISION and st.player == self.seat:
+                if st.betting not in self.own:
+                    raise UsageError(f"expected the agent's decision at {st.betting!r} "
+                                     f"(decide() or played()) before {state.betting!r}")
                 acts, rows = self.own[st.betting]
                 frozen[n] = _align(tree, n, acts, rows)
         sub = Subgame(tree, self.seat, info.agent_reach, info.opp_reach, info.cbv, info.gift,

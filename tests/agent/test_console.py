@@ -58,7 +58,7 @@ def test_warmup_command_runs_every_step(capsys: pytest.CaptureFixture[str]) -> N
     for step in ("hand evaluator", "hold'em buckets", "potential-aware buckets", "suit isomorphism",
                  "strategy files and policies", "solvers and best response",
                  "deal-pool solver", "sampled best response", "strength tables",
-                 "translation lab", ESTIMATOR_STEP, "done in"):
+                 "translation lab", "subgame re-solving", ESTIMATOR_STEP, "done in"):
         assert f"acpc-arena warmup: {step}" in err
     line = next(x for x in err.splitlines() if ESTIMATOR_STEP in x)
     if "skipped: no cached flop table" not in line:  # the walk ran: its kernel is cached now

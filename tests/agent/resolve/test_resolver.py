@@ -84,3 +84,19 @@ def test_bad_calls_get_one_line(fcpa: Strategy) -> None:
         ResolveConfig(mode="sometimes")
     with pytest.raises(UsageError, match="expected the agent's seat"):
         resolver.new_hand(2)
+    bet = BettingState.initial(fcpa.game).apply(CALL).apply(Action(ActionKind.RAISE, 2))
+    with pytest.raises(UsageError, match="expected the agent's decision at ''"):
+        resolver.new_hand(0).decide(bet, ())  # its first decision was never recorded
+
+
+def test_a_fallback_action_is_recorded(fcpa: Strategy) -> None:
+    """An action the agent took without the resolver (a time-guard call) is recorded for
+    every hand and held fixed by the next re-solve."""
+    resolver = Resolver(fcpa, ResolveConfig(iterations=20))
+    hand = resolver.new_hand(0)
+    start = BettingState.initial(fcpa.game)
+    hand.played(start, CALL)
+    decision = hand.decide(start.apply(CALL).apply(Action(ActionKind.RAISE, 2)), ())
+    assert decision.stats.source == "resolve"
+    with pytest.raises(UsageError, match="expected a legal action"):
+        hand.played(start, Action(ActionKind.RAISE, 99))
