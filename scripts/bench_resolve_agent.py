@@ -96,7 +96,7 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
         per_action.append(seconds * 1e3)
         per_hand[record["hand"]] = per_hand.get(record["hand"], 0.0) + seconds * 1e3
         info = record.get("resolve") or {}
-        if info.get("source") == "resolve":
+        if info.get("source") == "resolve" and not info.get("fallback"):
             resolve_ms.append(seconds * 1e3)
     hand_ms = list(per_hand.values())
     warnings = sum("WARNING" in x for x in dealer_out.splitlines())
@@ -120,7 +120,7 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
           f"{warnings}, agent {row['chips_per_hand']:+.3f} chips/hand")
     print(f"  per action ms p50 / p99 / max: {trio(row['action_ms'])}")
     print(f"  per hand   ms p50 / p99 / max: {trio(row['hand_ms'])}")
-    print(f"  re-solving decisions ({len(resolve_ms)}) ms p50 / p99 / max: "
+    print(f"  re-solving decisions played ({len(resolve_ms)}) ms p50 / p99 / max: "
           f"{trio(row['resolve_ms'])}")
     print(f"  sources: re-solve {row['resolves']}, plan {row['plan']}, blueprint "
           f"{row['blueprint']}; fallbacks {row['fallbacks']}")
