@@ -37,6 +37,9 @@ actions. Every decision can be reported to a ``trace`` callback as a dict (one J
   all-in);
 * always: ``real`` (the action sent, ACPC text), ``played`` (in words), ``fallback`` (why
   the strategy was not asked, or null), ``seconds``, ``strategy`` (checksum prefix).
+
+A re-solving agent's records (``acpc-agent --resolve``) add a ``resolve`` object
+(:mod:`agent.resolving`).
 """
 
 from __future__ import annotations

@@ -210,3 +210,18 @@ def test_unsupported_games_are_refused_in_one_line(
 
 def test_the_cli_names_match_the_resolver() -> None:
     assert set(RESOLVE_MODES) == set(MODES) and GADGETS == RESOLVER_GADGETS
+
+
+@pytest.mark.parametrize(("resolve", "expected"), [
+    ("3", "expected 'resolve' to be an object"),
+    ('{"probs": ["x"]}', "expected 'resolve' to be an object whose 'probs' is a list of "
+                         "numbers"),
+])
+def test_explain_refuses_a_bad_resolve_field_in_one_line(tmp_path: Path, resolve: str,
+                                                        expected: str) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(f'{{"hand": 0, "event": "decision", "resolve": {resolve}}}\n')
+    out, err = io.StringIO(), io.StringIO()
+    assert explain_main([str(trace)], out, err) == 1
+    assert err.getvalue().startswith(f"acpc-agent explain: error: {trace}:1: {expected}")
+    assert err.getvalue().count("\n") == 1
