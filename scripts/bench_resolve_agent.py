@@ -19,6 +19,10 @@ the match; the dealers run with those defaults here, so a match that breaks one 
     .venv/bin/python scripts/bench_resolve_agent.py --hands 3000 --mode always \\
         --reference-dealer /path/to/acpc-reference/bin/dealer
     .venv/bin/python scripts/bench_resolve_agent.py --resolve-ms 50 --gadget resolve
+    .venv/bin/python scripts/bench_resolve_agent.py --replot OUT   # the PNG again
+
+It writes ``summary.json``, the traces and ``decision_times.png`` (per action and per
+hand, the fraction of decisions slower than each time, log-log) to ``--out``.
 
 Not a test (timings depend on the machine and its load); run it with ``nice -n 10`` on a
 shared machine and read the load beside the figures.
@@ -128,6 +132,48 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
     return row
 
 
+def times(trace: Path) -> tuple[list[float], list[float]]:
+    """Per action and per hand decision times (ms) of a trace."""
+    per_action: list[float] = []
+    per_hand: dict[int, float] = {}
+    for line in trace.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("event") == "decision":
+            ms = float(record["seconds"]) * 1e3
+            per_action.append(ms)
+            per_hand[record["hand"]] = per_hand.get(record["hand"], 0.0) + ms
+    return per_action, list(per_hand.values())
+
+
+def plot(out_dir: Path, title: str) -> Path:
+    """``decision_times.png`` in ``out_dir``: the distribution (1 - CDF, log-log) of the
+    decision times per action and per hand of every match whose trace is there."""
+    from strategies.measure.translation.plots import pyplot
+
+    plt = pyplot()
+    rows = json.loads((out_dir / "summary.json").read_text())
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for i, row in enumerate(rows):
+        for ax, values in zip(axes, times(out_dir / f"trace{i}.jsonl"), strict=True):
+            ordered = sorted(values)
+            n = len(ordered)
+            ax.step(ordered, [1 - k / n for k in range(n)], where="post",
+                    label=f"{row['dealer']} (load {row['load'][0]:.1f})")
+    for ax, what in zip(axes, ("per action", "per hand"), strict=True):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"decision time {what} (ms)")
+        ax.axvline(LIMITS_MS["t_per_hand"], color="grey", linestyle=":",
+                   label="7,000 ms (t_per_hand, an average)")
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("fraction slower")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path = out_dir / "decision_times.png"
+    fig.savefig(path, dpi=110)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--hands", type=int, default=1000)
@@ -143,7 +189,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="the reference ACPC dealer binary: play the same match on it too")
     p.add_argument("--out", type=Path, default=None,
                    help="keep traces and a JSON summary here (default: a temporary folder)")
+    p.add_argument("--replot", type=Path, default=None, metavar="DIR",
+                   help="only draw decision_times.png again from an --out folder")
     args = p.parse_args(argv)
+    if args.replot is not None:
+        print(plot(args.replot, str(args.replot)))
+        return 0
     from agent.acpc.gamefiles import bundled_game_path
 
     game_path = Path(args.game) if Path(args.game).exists() else bundled_game_path(args.game)
@@ -179,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(report(name, trace, stats, dealer_out, agent_err,
                            (before, os.getloadavg()[0])))
     (out_dir / "summary.json").write_text(json.dumps(rows, indent=1))
+    title = (f"{args.hands} hands, --resolve {args.mode} --resolve-iterations "
+             f"{args.resolve_iterations}" + (f" --resolve-ms {args.resolve_ms:g}"
+                                             if args.resolve_ms else ""))
+    print(f"plot: {plot(out_dir, title)}")
     print(f"traces and summary.json in {out_dir}")
     return 1 if any(r["invalid_warnings"] for r in rows) else 0
 
