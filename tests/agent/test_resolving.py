@@ -225,3 +225,41 @@ def test_explain_refuses_a_bad_resolve_field_in_one_line(tmp_path: Path, resolve
     assert explain_main([str(trace)], out, err) == 1
     assert err.getvalue().startswith(f"acpc-agent explain: error: {trace}:1: {expected}")
     assert err.getvalue().count("\n") == 1
+
+
+async def test_hot_swap_over_the_protocol_with_resolve(tmp_path: Path, leduc: Game) -> None:
+    """``--resolve round --reload``: a file replaced mid-match is played (and re-solved
+    from) from a hand boundary on; the summary counts the second resolver."""
+    cards = LosslessCards(leduc)
+    live = write_strategy(tmp_path / "live.strat", leduc, PRESETS["fcpa"], cards, "random")
+    passive = write_strategy(tmp_path / "passive.strat", leduc, PRESETS["fcpa"], cards,
+                             "passive", seed=1)
+    trace = tmp_path / "t.jsonl"
+
+    async def swap() -> None:
+        deadline = asyncio.get_running_loop().time() + 60
+        while asyncio.get_running_loop().time() < deadline:
+            lines = trace.read_text().splitlines() if trace.exists() else []
+            if lines and lines[-1].endswith("}") and json.loads(lines[-1])["hand"] >= 30:
+                (tmp_path / "next.strat").write_bytes(passive.read_bytes())
+                (tmp_path / "next.strat").replace(live)
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("hand 30 never came")
+
+    ours = ["--strategy", str(live), "--resolve", "round", "--resolve-iterations", "20",
+            "--reload", "--trace", str(trace), "--seed", "1"]
+    err, agent_errs, codes = await run_match(
+        tmp_path, GAME, 150, [ours, ["--strategy", "builtin:call"]], during=swap())
+    assert "WARNING" not in err and codes == [0, 0], agent_errs
+    assert "resolvers built 2" in agent_errs[0] and "swaps 1," in agent_errs[0]
+    records = [json.loads(x) for x in trace.read_text().splitlines()]
+    per_hand: dict[int, set[str]] = {}
+    for r in records:
+        if r["event"] == "decision":
+            per_hand.setdefault(r["hand"], set()).add(r["strategy"])
+    assert all(len(v) == 1 for v in per_hand.values()), "a swap happened inside a hand"
+    sequence = [next(iter(per_hand[h])) for h in sorted(per_hand)]
+    assert len(set(sequence)) == 2 and sequence[0] != sequence[-1]
+    switch = sequence.index(sequence[-1])
+    assert set(sequence[switch:]) == {sequence[-1]}
