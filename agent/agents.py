@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
@@ -30,6 +30,9 @@ from agent.builtin import (
     RandomPolicy,
 )
 from agent.data import bundled_strategies, strategy_path
+
+if TYPE_CHECKING:
+    from agent.resolve import ResolveConfig
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -160,6 +163,7 @@ def make_policy(
     sizes_in: str | None = None,
     verify: str = "auto",
     defer_kernels: bool = False,
+    resolve: ResolveConfig | None = None,
 ) -> Policy:
     """The policy a spec names, with its options (``mapping``, ``purify``, ``sizes_in``
     (the size convention, :mod:`agent.abstraction.convention`; default
@@ -169,15 +173,27 @@ def make_policy(
     before, ``full`` checks it again). ``defer_kernels``: a hold'em file's card abstraction
     answers preflop at once and builds its numba part later (:mod:`agent.abstraction.
     deferred`; the caller starts it, e.g. in a background thread): only when the kernels
-    are in numba's cache.
+    are in numba's cache. ``resolve``: re-solve with this configuration, translation as the
+    fallback (:class:`agent.resolving.ResolvingPolicy`; strategy files of the games
+    :func:`agent.resolving.resolve_support` accepts).
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
-            ``builtin:equity`` outside hold'em), or a bad mapping/purification.
+            ``builtin:equity`` outside hold'em), a bad mapping/purification, or
+            ``resolve`` with a built-in or a game the re-solver does not play.
         StrategyFileError: for a bad strategy file.
     """
     if is_builtin(spec):
+        if resolve is not None:
+            raise UsageError(f"expected --resolve with a strategy file, got the built-in "
+                             f"{spec!r}")
         return BUILTINS[check_builtin(spec)].make(game, seed)
+    if resolve is not None:
+        from agent.resolving import resolve_support
+
+        why = resolve_support(game)
+        if why is not None:  # before the file is loaded: one line, at once
+            raise UsageError(why)
     from agent.abstraction.convention import parse_size_convention
     from agent.abstraction.translation import choose_mapping
     from agent.policy import StrategyPolicy
@@ -195,10 +211,17 @@ def make_policy(
         def trace_fn(record: dict[str, Any]) -> None:
             logger.info(record.pop("event", "decision"), **record)
 
+    purification = parse_purification(purify or loaded.strategy.default_purification)
+    if resolve is not None:
+        from agent.resolving import ResolvingPolicy
+
+        return ResolvingPolicy(loaded, mapping_fn, purification, resolve, seed=seed,
+                               mapping_name=mapping_name, time_guard=time_guard,
+                               trace=trace_fn, sizes_in=parse_size_convention(sizes_in))
     return StrategyPolicy(
         loaded,
         mapping_fn,
-        parse_purification(purify or loaded.strategy.default_purification),
+        purification,
         seed=seed,
         mapping_name=mapping_name,
         time_guard=time_guard,

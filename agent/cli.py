@@ -24,6 +24,11 @@ FILE`` writes the policy's counters (:class:`agent.policy.PolicyStats`) as JSON 
 (``acpc-match`` reads its time-guard count). A summary line (hands, chips won, decision
 times, fallbacks) goes to stderr when the dealer closes the connection.
 
+``--resolve off-tree|round|always`` (with ``--resolve-iterations N``, ``--resolve-ms MS``
+and ``--gadget NAME``) re-solves subgames instead of translating, translation as the
+counted fallback (:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's
+plans and kernels are built before connecting.
+
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
 (:mod:`agent.explain`).
 
@@ -47,6 +52,7 @@ import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
 from agent.acpc.describe import cards_text
@@ -62,8 +68,17 @@ from agent.fileio import write_atomic
 from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
 
+if TYPE_CHECKING:
+    from agent.resolve import ResolveConfig
+
 VERIFY_MODES = ("auto", "full")
 """``--verify``: :data:`agent.strategy.fileformat.VERIFY_MODES` (not imported: numpy)."""
+RESOLVE_MODES = ("off-tree", "round", "always")
+"""``--resolve``: :data:`agent.resolve.MODES` (not imported: numpy)."""
+GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
+"""``--gadget``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
+RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget")
+"""The options that only apply with ``--resolve``."""
 
 PROG = "acpc-agent"
 
@@ -104,6 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "checks before and cannot have changed since (same inode, size, mtime, "
                    "ctime); full: check every byte of every file, at start and at every swap "
                    "(default auto)")
+    p.add_argument("--resolve", default=None, choices=RESOLVE_MODES, metavar="MODE",
+                   help="re-solve subgames instead of translating (two-player no-limit "
+                   "Leduc): off-tree (when the opponent leaves the subgame abstraction), "
+                   "round (at the agent's first decision of every round after the first), "
+                   "always (every decision); translation is the fallback")
+    p.add_argument("--resolve-iterations", type=int, default=None, metavar="N",
+                   help="with --resolve: CFR+ iterations per re-solve (default 200)")
+    p.add_argument("--resolve-ms", type=float, default=None, metavar="MS",
+                   help="with --resolve: time budget per decision; a re-solve that does not "
+                   "finish its iterations within it falls back to translation (counted; "
+                   "default: no budget)")
+    p.add_argument("--gadget", default=None, choices=GADGETS,
+                   help="with --resolve: the re-solving gadget (default reach-maxmargin)")
     p.add_argument("--time-guard-ms", type=float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--preload", action="store_true",
@@ -167,6 +195,9 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
                  f"(decisions {stats.off_tree_decisions}) waiting "
                  f"{stats.waiting_fallbacks} "
                  f"time-guard {stats.timeouts}")
+        describe = getattr(stats, "describe", None)
+        if describe is not None:
+            text += ", " + describe()
     if reloader is not None:
         text += f", swaps {reloader.swaps}, rejected {reloader.rejections}"
         if reloader.stopped is not None:
@@ -187,17 +218,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
                                                             "trace", "seed")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
-                     ["--verify"] if args.verify != "auto" else [])
+                     ["--verify"] if args.verify != "auto" else []) + (
+                     ["--resolve"] if args.resolve is not None else [])
         if given:
             parser.error(f"{', '.join(given)} apply to an agent, not to --human (you play)")
         return _main_human(args)
     if args.opponent is not None:
         parser.error("--opponent applies to --human only")
+    if args.resolve is None:
+        given = [f"--{name.replace('_', '-')}" for name in RESOLVE_FLAGS
+                 if getattr(args, name) is not None]
+        if given:
+            parser.error(f"{', '.join(given)} apply only with --resolve MODE")
     if args.strategy is None:
         args.strategy = "builtin:random"
     if is_builtin(args.strategy):
         given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
-                                                          "sizes_in")
+                                                          "sizes_in", "resolve")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else [])
         if given:
@@ -211,7 +248,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
-        if not is_builtin(args.strategy) and kernels_known_warm():
+        if args.resolve is not None:
+            options["resolve"] = _resolve_config(args)
+            from agent.resolve import kernels as resolve_kernels
+
+            with compile_notice(PROG, [*policy_kernels(args.strategy, game),
+                                       resolve_kernels.cfr_plus]):
+                policy = make_policy(args.strategy, game, **options)
+                _load_kernels(policy, True)
+                policy.warm_up()  # type: ignore[attr-defined]
+        elif not is_builtin(args.strategy) and kernels_known_warm():
             # the kernels are in numba's cache: play at once, load them in the background
             # (with --preload: now, before connecting)
             policy = make_policy(args.strategy, game, defer_kernels=not args.preload,
@@ -242,6 +288,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quiet:
         print(f"{PROG}: {text}", file=sys.stderr)
     return 0
+
+
+def _resolve_config(args: argparse.Namespace) -> ResolveConfig:
+    """The re-solver's configuration from ``--resolve``, ``--resolve-iterations``,
+    ``--resolve-ms`` and ``--gadget`` (:class:`agent.resolve.ResolveConfig`).
+
+    Raises:
+        UsageError: for a bad value (one line).
+    """
+    from agent.resolve import ResolveConfig
+
+    ms = args.resolve_ms
+    if ms is not None and not (ms > 0 and ms < float("inf")):
+        raise UsageError(f"expected --resolve-ms to be a positive number of milliseconds, "
+                         f"got {ms!r}")
+    return ResolveConfig(gadget=args.gadget or "reach-maxmargin", mode=args.resolve,
+                         iterations=(200 if args.resolve_iterations is None else
+                                     args.resolve_iterations),
+                         seconds=None if ms is None else ms / 1000.0)
 
 
 def _load_kernels(policy: Policy, validation: bool) -> None:

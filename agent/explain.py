@@ -20,7 +20,7 @@ import argparse
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from agent.acpc.errors import UsageError
 from agent.acpc.limits import MAX_RECORD_LINE_BYTES, check_json, excerpt, read_lines
@@ -106,6 +106,17 @@ def _check_fields(record: dict[str, Any], where: str) -> None:
     if translations is not None and (not isinstance(translations, list)
                                      or not all(isinstance(t, dict) for t in translations)):
         raise bad("translations", "a list of objects")
+    info = record.get("resolve")
+    if info is not None:
+        if not isinstance(info, dict):
+            raise bad("resolve", "an object")
+        actions, probs = info.get("actions"), info.get("probs")
+        if actions is not None and (not isinstance(actions, list)
+                                    or not all(isinstance(v, str) for v in actions)):
+            raise bad("resolve", "an object whose 'actions' is a list of strings")
+        if probs is not None and (not isinstance(probs, list) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in probs)):
+            raise bad("resolve", "an object whose 'probs' is a list of numbers")
 
 
 def hands(records: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -173,10 +184,76 @@ def _chosen_index(record: dict[str, Any]) -> int | None:
     return sample_index(purified, u)
 
 
+SOURCES = {
+    "blueprint": "from the blueprint's round-0 plan (translation expanded over the "
+                 "subgame's actions)",
+    "plan": "from this hand's current re-solve (the state is in its subgame)",
+}
+"""How a re-solving decision that did not re-solve is told, by its ``source``."""
+
+
+def tell_resolve(info: dict[str, Any]) -> list[str]:
+    """A re-solving decision's ``resolve`` object (:mod:`agent.resolving`): where the
+    distribution came from (a re-solve: its size, budget, time and accuracy)."""
+    source = info.get("source")
+    budget = info.get("budget_ms")
+    if source == "resolve":
+        solve = info.get("solve_seconds")
+        ms = _num(1000 * solve, 2) if _is_num(solve) else "?"
+        lines = [f"re-solved ({info.get('mode', '?')} mode, gadget {info.get('gadget', '?')}):"
+                 f" subgame of {info.get('nodes', '?')} public nodes x {info.get('hands', '?')}"
+                 f" hands ({info.get('live_hands', '?')} opponent hands in the gadget), "
+                 f"{info.get('iterations', '?')} CFR+ iterations in "
+                 f"{ms} ms"
+                 f"{f' (budget {budget:g} ms)' if _is_num(budget) else ''}",
+                 f"accuracy: exploitability {_num(info.get('exploitability'), 6)} chips/hand "
+                 f"({_num(info.get('relative_exploitability'), 6)} per visit of its root), "
+                 f"min margin {_num(info.get('min_margin'), 6)}"]
+    else:
+        lines = [SOURCES.get(str(source), f"source {source}")]
+    fallback = info.get("fallback")
+    if fallback:
+        why = f"{fallback}" + (f" ({info['error']})" if info.get("error") else "")
+        if fallback == "earlier in the hand":
+            why = "the re-solver fell back earlier in this hand: translation plays it out"
+        lines = ([] if source is None else lines) + [f"re-solving fell back: {why}"]
+    return lines
+
+
+def _is_num(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _resolve_table(info: dict[str, Any]) -> tuple[list[str], str]:
+    """The re-solved distribution, ``<-`` at the action drawn; and that action's name."""
+    names = info.get("actions") or []
+    probs = info.get("probs") or []
+    u = info.get("draw")
+    chosen = sample_index(probs, u) if probs and _is_num(u) else None
+    width = max([len("action")] + [len(str(n)) for n in names])
+    lines = [f"{'action':<{width}}  probability"]
+    for i, name in enumerate(names):
+        p = probs[i] if i < len(probs) else None
+        lines.append(f"{name!s:<{width}}  {_num(p):>11}{'  <-' if chosen == i else ''}")
+    name = names[chosen] if chosen is not None and chosen < len(names) else "?"
+    return lines, name
+
+
 def tell_decision(record: dict[str, Any]) -> list[str]:
     """One decision: what came in, how it was read, what was played and why."""
     lines = [f"betting {record.get('betting', '')!r}, board {record.get('board', '?')}; "
              f"legal: {', '.join(record.get('legal') or ['?'])}"]
+    info = record.get("resolve")
+    if isinstance(info, dict):
+        lines.extend("  " + x for x in tell_resolve(info))
+        if not info.get("fallback"):
+            table, name = _resolve_table(info)
+            lines.extend("    " + row for row in table)
+            seconds = record.get("seconds")
+            lines.append(f"  draw {_num(info.get('draw'))} -> {name}; played "
+                         f"{record.get('played') or record.get('real', '?')} "
+                         f"({_num(1000 * seconds, 2) if _is_num(seconds) else '?'} ms)")
+            return lines
     for t in record.get("translations") or []:
         lines.append("  " + tell_translation(t))
     fallback = record.get("fallback")

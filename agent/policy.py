@@ -37,6 +37,9 @@ actions. Every decision can be reported to a ``trace`` callback as a dict (one J
   all-in);
 * always: ``real`` (the action sent, ACPC text), ``played`` (in words), ``fallback`` (why
   the strategy was not asked, or null), ``seconds``, ``strategy`` (checksum prefix).
+
+A re-solving agent's records (``acpc-agent --resolve``) add a ``resolve`` object
+(:mod:`agent.resolving`).
 """
 
 from __future__ import annotations
@@ -137,8 +140,24 @@ class StrategyPolicy:
 
     def act(self, ms: MatchState) -> Action:
         """A legal action for a state where we are to act."""
+        return self.translate(ms)
+
+    def sync(self, ms: MatchState) -> None:
+        """Bring the hand's abstract history up to date with ``ms`` (a new hand first swaps
+        in a pending strategy) without deciding: what :meth:`translate` does first. A
+        policy that decides otherwise (:class:`agent.resolving.ResolvingPolicy`) calls it at
+        every decision, so that translation can take over at once."""
+        self._sync(ms)
+
+    def translate(self, ms: MatchState, *, began: float | None = None,
+                  extra: dict[str, Any] | None = None) -> Action:
+        """The translating decision (module docstring). ``began``: when the decision began
+        (``time.perf_counter()``; the trace's ``seconds`` count from it; default now; the
+        time guard's clock starts here either way); ``extra``: fields added to the trace
+        record."""
         self._await_cards(ms.state.round)
-        start = time.perf_counter()
+        clock = time.perf_counter()  # the time guard's
+        start = clock if began is None else began  # the trace's
         hand = self._sync(ms)
         loaded = self.loaded  # fixed for the whole hand (swaps happen between hands)
         state = ms.state
@@ -150,6 +169,8 @@ class StrategyPolicy:
             "translations": hand.translations[hand.reported:],
         }
         hand.reported = len(hand.translations)
+        if extra:
+            record.update(extra)
         round_ = state.round
         visible = ms.board[: state.game.board_cards_through(round_)]
         if self.trace is not None:
@@ -167,7 +188,7 @@ class StrategyPolicy:
             return self._finish(record, start, real, why)
         node = tree.nodes[hand.node]
         bucket = loaded.cards.bucket(round_, ms.own_cards, visible)
-        if self.time_guard is not None and time.perf_counter() - start > self.time_guard:
+        if self.time_guard is not None and time.perf_counter() - clock > self.time_guard:
             self.stats.timeouts += 1
             real = fallback_action(state, TIME_GUARD)
             record["played"] = describe_action(state, real)

@@ -58,6 +58,7 @@ AGENT_LEVELS = {
     "agent.builtin": 4,
     "agent.policy": 5,
     "agent.resolve": 5,
+    "agent.resolving": 6,
     "agent.agents": 6,
     "agent.client": 6,
     "agent.human": 6,

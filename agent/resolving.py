@@ -1,0 +1,284 @@
+"""The live agent that re-solves (``acpc-agent --resolve``): :class:`ResolvingPolicy`.
+
+A :class:`~agent.policy.StrategyPolicy` whose decisions come from the subgame re-solver
+(:mod:`agent.resolve`) instead of translation, with translation as the fallback.
+
+**A decision.** The translating history is brought up to date first
+(:meth:`~agent.policy.StrategyPolicy.sync`: a new hand swaps in a pending strategy file, and
+translation can take over at once). Then the hand's
+:class:`~agent.resolve.HandResolver` decides at the real state (re-solving when the mode
+asks for it, :data:`agent.resolve.MODES`; otherwise reading the current plan), and the
+agent samples its action from the decision's distribution for its hole cards with one
+draw ``u`` of the policy's seeded :class:`random.Random`
+(:func:`agent.strategy.purification.sample_index`, no purification: the re-solved
+distribution is played as the re-solving lab assembles it). Same seed, same inputs, same
+actions, unless a time budget ran out (counted).
+
+**Fallbacks** (counted in :class:`ResolvingStats`, named in the trace): translation
+plays the decision, and the rest of the hand (the re-solver's later subgames hold the
+agent's earlier decisions of the round fixed for *every* hand, which translation does not
+give), when
+
+* :data:`TIME_BUDGET`: with a time budget (``--resolve-ms``), the re-solve did not run its
+  iterations within it, or the decision took longer than it in all (the only
+  timing-dependent outcome);
+* :data:`FAILED`: the re-solve raised (a subgame above the node bound, a state the
+  re-solver refuses, or any other error: its message, cut to 300 characters, is in the
+  trace);
+* :data:`NOT_LEGAL`: the sampled action is not legal in the real state (never expected;
+  counted so that it cannot pass silently).
+
+**The resolver** is built for the strategy file being played and rebuilt at the first
+decision of the hand after a hot-swap (:mod:`agent.strategy.hotswap`): a new file means a
+new blueprint (its ranges, counterfactual values and round-0 plan).
+
+**Which games** (:func:`resolve_support`): two-player no-limit games whose private hands
+times boards is at most :data:`MAX_DEALS` (the re-solver walks every board of the earlier
+rounds for its ranges: no-limit Leduc and Kuhn; hold'em and Royal are refused with one
+line: the re-solver has no hold'em river roots yet).
+
+**The trace** (``--trace``): a re-solving decision's record has the translating record's
+common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``legal``,
+``real``, ``played``, ``fallback``, ``seconds``, ``strategy``) and ``resolve``, an object:
+``mode``, ``source`` (``blueprint``: the round-0 plan read from the blueprint; ``plan``:
+an earlier re-solve of the hand covers the state; ``resolve``: re-solved now), ``gadget``,
+``nodes`` (public nodes of the subgame), ``hands`` (private hands per player),
+``live_hands`` (opponent hands in the gadget), ``iterations``, ``solve_seconds`` (the CFR+
+time), ``exploitability`` (the gadget game's exploitability, chips per hand: the accuracy
+estimate), ``relative_exploitability`` (the same per visit of the subgame's root),
+``min_margin``, ``actions`` (the legal real actions in words), ``probs`` (the distribution
+for the agent's cards), ``draw`` (``u``) and ``budget_ms``. A fallback's record is the
+translating record (:mod:`agent.policy`) with ``resolve`` holding ``mode``, ``fallback``
+(the reason) and, for :data:`FAILED`, ``error``; or, when the hand fell back at an earlier
+decision, ``{"mode": ..., "fallback": "earlier in the hand"}``.
+
+Imports numpy and numba (through :mod:`agent.resolve`), :mod:`agent.policy`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent.abstraction.translation import MappingFn
+from agent.acpc.betting import Action
+from agent.acpc.describe import cards_text, describe_action, legal_labels
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.acpc.matchstate import MatchState
+from agent.policy import PolicyStats, StrategyPolicy, TraceFn
+from agent.resolve import Decision, HandResolver, ResolveConfig, Resolver
+from agent.strategy.hotswap import LoadedStrategy, describe_error
+from agent.strategy.purification import Purification, sample_index
+
+TIME_BUDGET = "time budget: translation"
+"""Fallback: the re-solve overran ``--resolve-ms``."""
+FAILED = "re-solve failed: translation"
+"""Fallback: the re-solve raised."""
+NOT_LEGAL = "not legal: translation"
+"""Fallback: the sampled action is not legal in the real state."""
+EARLIER = "earlier in the hand"
+"""The hand fell back at an earlier decision: translation plays to its end."""
+
+MAX_DEALS = 10_000
+"""The largest (private hands per player) x (boards by the last round) ``--resolve`` plays."""
+
+
+def resolve_support(game: Game) -> str | None:
+    """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (module
+    docstring: two players, no-limit, hands x boards at most :data:`MAX_DEALS`)."""
+    if game.num_players != 2 or not game.is_nolimit:
+        return (f"expected a two-player no-limit game for --resolve, got "
+                f"{game.num_players} players, {'no-limit' if game.is_nolimit else 'limit'}")
+    deck = game.num_suits * game.num_ranks
+    hole = game.num_hole_cards
+    hands = math.comb(deck, hole)
+    boards = math.comb(deck - hole, game.board_cards_through(game.num_rounds - 1))
+    if hands * boards > MAX_DEALS:
+        return (f"expected a game whose private hands x boards is at most {MAX_DEALS:,} for "
+                f"--resolve (no-limit Leduc; hold'em river re-solving is not done yet), got "
+                f"{hands:,} x {boards:,}")
+    return None
+
+
+@dataclass
+class ResolvingStats(PolicyStats):
+    """:class:`~agent.policy.PolicyStats` and the re-solving agent's counters."""
+
+    resolves: int = 0
+    """Decisions that re-solved a subgame."""
+    plan_decisions: int = 0
+    """Decisions read from an earlier re-solve of the hand (source ``plan``)."""
+    blueprint_decisions: int = 0
+    """Decisions read from the round-0 plan (source ``blueprint``)."""
+    time_budget_fallbacks: int = 0
+    """Hands that fell back to translation because a re-solve overran the time budget."""
+    failed_fallbacks: int = 0
+    """Hands that fell back to translation because a re-solve raised."""
+    illegal_fallbacks: int = 0
+    """Hands that fell back because a sampled action was not legal (never expected)."""
+    translated_decisions: int = 0
+    """Decisions translation played after a fallback (the fallback's own included)."""
+    resolver_builds: int = 0
+    """Resolvers built: 1, plus one per strategy swapped in."""
+    resolve_seconds_max: float = 0.0
+    """The slowest re-solving decision (seconds)."""
+
+    def describe(self) -> str:
+        """The summary line's part: ``re-solves N (plan P, blueprint B), fallbacks ...``."""
+        return (f"re-solves {self.resolves} (plan {self.plan_decisions}, blueprint "
+                f"{self.blueprint_decisions}), re-solve fallbacks time-budget "
+                f"{self.time_budget_fallbacks} failed {self.failed_fallbacks} illegal "
+                f"{self.illegal_fallbacks} (translated decisions "
+                f"{self.translated_decisions}), resolvers built {self.resolver_builds}")
+
+
+@dataclass
+class _HandState:
+    number: int
+    resolver: HandResolver
+    fallback: str | None = None
+
+
+class ResolvingPolicy(StrategyPolicy):
+    """Plays a strategy file by re-solving, translation as the fallback (module docstring).
+
+    ``config``: the re-solver's (:class:`agent.resolve.ResolveConfig`: gadget, mode,
+    iterations; its ``seconds`` is the time budget per decision, or None).
+    """
+
+    stats: ResolvingStats
+
+    def __init__(
+        self,
+        loaded: LoadedStrategy,
+        mapping: MappingFn,
+        purification: Purification,
+        config: ResolveConfig,
+        *,
+        seed: int | None = None,
+        mapping_name: str = "",
+        time_guard: float | None = None,
+        trace: TraceFn | None = None,
+        sizes_in: str = "abstract",
+    ) -> None:
+        super().__init__(loaded, mapping, purification, seed=seed, mapping_name=mapping_name,
+                         time_guard=time_guard, trace=trace, sizes_in=sizes_in)
+        why = resolve_support(loaded.strategy.game)
+        if why is not None:
+            raise UsageError(why)
+        self.config = config
+        self.stats = ResolvingStats()
+        self.resolver = self._build(loaded)
+        self._current: _HandState | None = None
+
+    def _build(self, loaded: LoadedStrategy) -> Resolver:
+        self.stats.resolver_builds += 1
+        return Resolver(loaded.strategy, self.config, mapping=self.mapping,
+                        purification=self.purification, sizes_in=self.sizes_in,
+                        cards=loaded.cards)
+
+    def warm_up(self) -> None:
+        """Build the round-0 plans and run one tiny re-solve (loads or compiles the numba
+        kernels, before connecting): the first decisions are not charged for it.
+
+        Raises:
+            AcpcError: if the re-solver cannot build this game's plans (e.g. the node
+                bound): the game is not playable with ``--resolve``.
+        """
+        from dataclasses import replace
+
+        from agent.acpc.betting import BettingState
+
+        game = self.resolver.game
+        for seat in (0, 1):
+            self.resolver.blueprint_plan(seat)
+        probe = self.resolver.with_config(replace(self.config, mode="always", iterations=1,
+                                                  seconds=None))
+        state = BettingState.initial(game)
+        probe.new_hand(state.player).decide(state, ())
+
+    # ----------------------------------------------------------------- deciding
+
+    def act(self, ms: MatchState) -> Action:
+        began = time.perf_counter()
+        self.sync(ms)  # swaps a pending file in at a new hand; translation can take over
+        if self.resolver.blueprint is not self.loaded.strategy:
+            self.resolver = self._build(self.loaded)
+        hand = self._current
+        if hand is None or hand.number != ms.hand_number:
+            hand = self._current = _HandState(ms.hand_number,
+                                              self.resolver.new_hand(ms.position))
+        if hand.fallback is not None:
+            return self._translate(ms, began, {"fallback": EARLIER})
+        state = ms.state
+        visible = ms.board[: state.game.board_cards_through(state.round)]
+        budget = self.config.seconds
+        try:
+            decision = hand.resolver.decide(state, visible)
+        except Exception as exc:  # any failure of a re-solve is a counted fallback
+            hand.fallback = FAILED
+            self.stats.failed_fallbacks += 1
+            return self._translate(ms, began, {"fallback": FAILED,
+                                               "error": describe_error(exc)})
+        elapsed = time.perf_counter() - began
+        st = decision.stats
+        info = self._stats_record(decision)
+        if budget is not None and (elapsed > budget or (
+                st.source == "resolve" and st.iterations < self.config.iterations)):
+            hand.fallback = TIME_BUDGET
+            self.stats.time_budget_fallbacks += 1
+            return self._translate(ms, began, dict(info, fallback=TIME_BUDGET))
+        probs = decision.for_hole(ms.own_cards)
+        u = self.rng.random()
+        weights = [probs[a] for a in decision.actions]
+        action = decision.actions[sample_index(weights, u)]
+        if not state.is_legal(action):
+            hand.fallback = NOT_LEGAL
+            self.stats.illegal_fallbacks += 1
+            return self._translate(ms, began, dict(info, fallback=NOT_LEGAL,
+                                                   action=str(action)))
+        if st.source == "resolve":
+            self.stats.resolves += 1
+            self.stats.resolve_seconds_max = max(self.stats.resolve_seconds_max,
+                                                 time.perf_counter() - began)
+        elif st.source == "plan":
+            self.stats.plan_decisions += 1
+        else:
+            self.stats.blueprint_decisions += 1
+        self.stats.decisions += 1
+        if self.trace is not None:
+            info.update(actions=[describe_action(state, a) for a in decision.actions],
+                        probs=[round(p, 6) for p in weights], draw=round(u, 6))
+            self.trace({
+                "hand": ms.hand_number, "position": ms.position, "betting": state.betting,
+                "cards": cards_text(ms.own_cards), "board": cards_text(visible),
+                "legal": legal_labels(state), "resolve": info,
+                "played": describe_action(state, action),
+                "strategy": self.loaded.strategy.checksum[:16], "real": str(action),
+                "fallback": None, "seconds": round(time.perf_counter() - began, 6),
+            })
+        return action
+
+    def _stats_record(self, decision: Decision) -> dict[str, Any]:
+        st = decision.stats
+        out: dict[str, Any] = {"mode": self.config.mode, "source": st.source,
+                               "budget_ms": (None if self.config.seconds is None else
+                                             round(self.config.seconds * 1000.0, 3))}
+        if st.source == "resolve":
+            out.update(gadget=st.gadget, nodes=st.nodes, hands=st.hands,
+                       live_hands=st.live_hands, iterations=st.iterations,
+                       solve_seconds=round(st.seconds, 6),
+                       exploitability=float(f"{st.exploitability:.6g}"),
+                       relative_exploitability=float(f"{st.relative_exploitability:.6g}"),
+                       min_margin=float(f"{st.min_margin:.6g}"))
+        return out
+
+    def _translate(self, ms: MatchState, began: float, info: dict[str, Any]) -> Action:
+        """Translation plays the decision (a fallback); the trace record says why."""
+        self.stats.translated_decisions += 1
+        info = {"mode": self.config.mode, **info}
+        return self.translate(ms, began=began,
+                              extra={"resolve": info} if self.trace is not None else None)
