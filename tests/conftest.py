@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any
 
 # Ray (the cluster backend's tests) replaces 127.0.0.1 by the machine's own address unless
 # told not to: keep every test's traffic, and that of the processes it starts, on loopback.
@@ -16,13 +20,62 @@ from agent.acpc.gamefiles import load_game
 from evaluation.corebuild import status
 from tests.support import ROOT
 
+COMPILE_LOCK = "ACPC_ARENA_TEST_COMPILE_LOCK"
+"""The environment variable naming the file the test processes lock while numba compiles."""
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to run on a stale or damaged compiled core (``acpc-arena compile``): Python
-    would load the old extension modules, not the sources under test."""
+    would load the old extension modules, not the sources under test. Then share numba's
+    compilations between the xdist workers (:func:`_one_compile_at_a_time`)."""
     found = status(ROOT, load=False)
     if not found.ok:
         raise pytest.UsageError(f"the compiled core is {found.state}: {found.reason}")
+    if not hasattr(config, "workerinput"):  # the controller (or a run without workers)
+        handle, path = tempfile.mkstemp(prefix="acpc-arena-numba-", suffix=".lock")
+        os.close(handle)
+        os.environ[COMPILE_LOCK] = path  # the workers inherit it
+    _one_compile_at_a_time(os.environ[COMPILE_LOCK])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        Path(os.environ.pop(COMPILE_LOCK, "")).unlink(missing_ok=True)
+
+
+def _one_compile_at_a_time(lock_path: str) -> None:
+    """On a fresh install every worker needed the same kernels at about the same time and
+    compiled each one itself (numba's disk cache is written only once a compilation ends):
+    ~300 CPU-s of the suite went to compiling the same kernels again. Holding one file lock
+    across the test processes while a kernel compiles makes the others wait, and numba's own
+    ``compile`` then loads the kernel from the disk cache the first one wrote. The results do
+    not change: it is the same compilation, done once."""
+    try:
+        from numba.core import dispatcher
+        from numba.core.compiler_lock import global_compiler_lock
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return
+    original = dispatcher.Dispatcher.compile
+    held: list[IO[str]] = []  # the open lock file while this process compiles (nesting)
+    depth = [0]
+
+    def compile_once(self: Any, sig: Any) -> Any:
+        with global_compiler_lock:  # this process's threads, one at a time (re-entrant)
+            if depth[0] == 0:
+                handle = open(lock_path, "a")  # noqa: SIM115 - held across the compile
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                held.append(handle)
+            depth[0] += 1
+            try:
+                return original(self, sig)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    handle = held.pop()
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+                    handle.close()
+
+    dispatcher.Dispatcher.compile = compile_once  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session")
