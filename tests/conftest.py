@@ -34,13 +34,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without workers)
         handle, path = tempfile.mkstemp(prefix="acpc-arena-numba-", suffix=".lock")
         os.close(handle)
+        _created.append(Path(path))  # a nested run makes its own and leaves its parent's be
         os.environ[COMPILE_LOCK] = path  # the workers inherit it
     _one_compile_at_a_time(os.environ[COMPILE_LOCK])
 
 
+_created: list[Path] = []
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):
-        Path(os.environ.pop(COMPILE_LOCK, "")).unlink(missing_ok=True)
+    while _created:
+        _created.pop().unlink(missing_ok=True)
 
 
 def _one_compile_at_a_time(lock_path: str) -> None:
