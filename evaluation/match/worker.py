@@ -52,7 +52,7 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
 from agent.acpc.protocol import NEED_DATA, ClientConnection, StateReceived
-from agent.fileio import atomic_writer, cache_dir
+from agent.fileio import cache_dir
 from dealer.engine import Match, MatchConfig, Phase
 from dealer.logfile import DEFAULT_T_HAND_MS, DEFAULT_T_PER_HAND_MS
 from evaluation.match.schedule import MatchJob
@@ -665,10 +665,23 @@ def receive_file(sha256: str, data: bytes, directory: Path | None = None) -> Pat
         raise UsageError(f"expected shipped file bytes with sha256 {sha256}, got {got}")
     folder = directory or file_cache_dir()
     target = folder / f"{sha256}.strat"
-    if not (target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256):
+
+    def whole() -> bool:
+        return target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == sha256
+
+    if not whole():
         folder.mkdir(parents=True, exist_ok=True)
-        with atomic_writer(target) as f:
-            f.write(data)
+        part = folder / f"{sha256}.{os.getpid()}.part"
+        part.write_bytes(data)
+        try:
+            # a link never replaces the file another worker of this node may be reading
+            # (a replace did: its loader saw the file change under it)
+            os.link(part, target)
+        except FileExistsError:
+            if not whole():  # a damaged copy: nobody can be using it
+                os.replace(part, target)
+        finally:
+            part.unlink(missing_ok=True)
     return target
 
 
