@@ -137,6 +137,25 @@ class ValueFunction(Protocol):
         ...
 
 
+def _mean_over_boards(models: Any, state: BettingState, holes: tuple[tuple[int, ...], ...],
+                      board: tuple[int, ...], extras: Iterable[tuple[int, ...]],
+                      b0: Belief, b1: Belief) -> float:
+    """The mean over the board completions ``extras`` of the hand's value to position 0:
+    the payoff where the betting is over, else the agents' walk weighted by both beliefs."""
+    total = 0.0
+    count = 0
+    for extra in extras:
+        full = board + extra
+        if state.finished:
+            total += hand_values(state, holes, full)[0]
+        else:
+            deal = Deal(holes, full)
+            total += math.fsum(w0 * w1 * state_value(models, deal, state, (s0, s1))
+                               for w0, s0 in b0 for w1, s1 in b1)
+        count += 1
+    return total / count
+
+
 def _terminal(state: BettingState, holes: tuple[tuple[int, ...], ...],
               board: tuple[int, ...]) -> float | None:
     """Position 0's chips at a fold, or at a showdown with the whole board; else None."""
@@ -256,20 +275,10 @@ class ExactValue:
         used = {c for h in holes for c in h} | set(board)
         rest = [c for c in self.deck if c not in used]
         missing = self.game.total_board_cards - len(board)
-        total = 0.0
-        count = 0
         b0, b1 = beliefs
         assert b0 is not None and b1 is not None
-        for extra in itertools.permutations(rest, missing):
-            full = board + extra
-            if state.finished:
-                total += hand_values(state, holes, full)[0]
-            else:
-                deal = Deal(holes, full)
-                total += math.fsum(w0 * w1 * state_value(self.models, deal, state, (s0, s1))
-                                   for w0, s0 in b0 for w1, s1 in b1)
-            count += 1
-        value = total / count
+        value = _mean_over_boards(self.models, state, holes, board,
+                                  itertools.permutations(rest, missing), b0, b1)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
         self._cache[key] = value
@@ -365,16 +374,7 @@ class SampledValue:
         rng = random.Random(seed)
         draws = [tuple(rng.sample(rest, missing)) for _ in range(self.samples)] \
             if missing else [()]
-        total = 0.0
-        for extra in draws:
-            full = board + extra
-            if state.finished:
-                total += hand_values(state, holes, full)[0]
-            else:
-                deal = Deal(holes, full)
-                total += math.fsum(w0 * w1 * state_value(self.models, deal, state, (s0, s1))
-                                   for w0, s0 in b0 for w1, s1 in b1)
-        value = total / len(draws)
+        value = _mean_over_boards(self.models, state, holes, board, draws, b0, b1)
         if len(self._cache) >= CACHE_MAX:
             self._cache.clear()
         self._cache[key] = value
