@@ -140,6 +140,28 @@ class BotPolicy:
         return action
 
 
+def module_file(name: str, where: str | Path) -> str | None:
+    """The source file of module ``name`` as an import from the folder ``where`` finds it
+    (None if it is not there: an installed module, or none), without running anything."""
+    from importlib.machinery import PathFinder
+
+    locations: list[str] | None = [str(where)]
+    origin = None
+    for part in name.split("."):
+        if locations is None:
+            return None
+        try:
+            spec = PathFinder.find_spec(part, locations)
+        except (ImportError, OSError, ValueError):
+            return None
+        if spec is None:
+            return None
+        origin = spec.origin
+        search = spec.submodule_search_locations
+        locations = list(search) if search is not None else None
+    return origin if origin is not None and Path(origin).is_file() else None
+
+
 def load_bot(spec: str, game: Game, *, seed: int | None = None,
              path: str | Path | None = None) -> BotPolicy:
     """The bot ``spec`` (``module:Class``) names, made for ``game``: the module is imported
@@ -160,6 +182,12 @@ def load_bot(spec: str, game: Game, *, seed: int | None = None,
     where = str(Path.cwd() if path is None else path)
     if where not in sys.path:
         sys.path.insert(0, where)
+    loaded = sys.modules.get(module_name)
+    here = module_file(module_name, where)
+    if loaded is not None and here is not None and getattr(loaded, "__file__", None) != here:
+        raise BotSpecError(f"expected one module {module_name!r} per process, got "
+                           f"{getattr(loaded, '__file__', None) or module_name!r} imported "
+                           f"already and {here!r} for the bot {spec!r} (rename one)")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

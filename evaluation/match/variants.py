@@ -580,7 +580,9 @@ def checksums(variant: Variant) -> dict[str, str]:
     kind = variant.kind
     if kind == "bot":  # the bot's module file, found without running it
         assert variant.strategy is not None
-        origin = _module_file(variant.strategy.partition(":")[0], variant.cwd)
+        from agent.agents import module_file
+
+        origin = module_file(variant.strategy.partition(":")[0], variant.cwd)
         return {} if origin is None else {origin: sha256_file(Path(origin))}
     if kind == "file":
         assert variant.strategy is not None
@@ -605,28 +607,6 @@ def checksums(variant: Variant) -> dict[str, str]:
         except OSError:
             continue
     return out
-
-
-def _module_file(name: str, where: str) -> str | None:
-    """The source file of module ``name`` as an import from ``where`` would find it first
-    (None if none is found there: an installed module), without importing anything."""
-    from importlib.machinery import PathFinder
-
-    locations: list[str] | None = [where]
-    origin = None
-    for part in name.split("."):
-        if locations is None:
-            return None
-        try:
-            spec = PathFinder.find_spec(part, locations)
-        except (ImportError, OSError, ValueError):
-            return None
-        if spec is None:
-            return None
-        origin = spec.origin
-        locations = (list(spec.submodule_search_locations)
-                     if spec.submodule_search_locations is not None else None)
-    return origin if origin is not None and Path(origin).is_file() else None
 
 
 def check_variant(variant: Variant, game_spec: str, transport: str, *,

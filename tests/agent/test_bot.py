@@ -163,6 +163,24 @@ def test_modules_that_cannot_be_imported(tmp_path: Path, monkeypatch: pytest.Mon
         sys.modules.pop(module, None)
 
 
+def test_two_modules_of_one_name_are_refused(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second folder's module of the same name would silently be the first one (Python
+    imports a name once per process): refused in one line instead."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    name = f"userbots_{next(_COUNTER)}"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.py").write_text(BOTS)
+    load_bot(f"{name}:Caller", LEDUC, path=tmp_path / "a")
+    load_bot(f"{name}:Caller", LEDUC, path=tmp_path / "a")  # the same one again: fine
+    with pytest.raises(BotSpecError, match=rf"expected one module '{name}' per process, got "
+                                           rf"'.*a/{name}\.py' imported already and "
+                                           rf"'.*b/{name}\.py'"):
+        load_bot(f"{name}:Caller", LEDUC, path=tmp_path / "b")
+    sys.modules.pop(name, None)
+
+
 def test_every_answer_is_checked(bots: tuple[str, Path]) -> None:
     name, where = bots
     facing = state("MATCHSTATE:1:0:r:|Qh")
