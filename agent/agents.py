@@ -1,11 +1,22 @@
 """The agents a ``--strategy`` spec names: one registry shared by every command.
 
 A spec is a strategy file (a path, or the name of a file bundled with acpc-arena such as
-``leduc.limit.2p.strat``: :func:`agent.data.bundled_strategies`) or a built-in,
-``builtin:NAME`` with NAME in :data:`BUILTINS`. :func:`make_policy` turns a spec and its
-options into a policy, the same way for ``acpc-agent``, ``acpc-match`` (in-process seats
-and variant checks) and any other caller, so every command accepts the same agents with
-the same behaviour.
+``leduc.limit.2p.strat``: :func:`agent.data.bundled_strategies`), a built-in,
+``builtin:NAME`` with NAME in :data:`BUILTINS`, or the user's own bot, ``module:Class``
+(:func:`load_bot`; the protocol and helpers are :mod:`agent.bot`'s). :func:`strategy_kind`
+tells them apart: ``builtin:`` first, then a path that exists, then the ``module:Class``
+syntax (:data:`BOT_SPEC`); anything else is a strategy file (or a bundled one) and loading
+it says what is missing. :func:`make_policy` turns a spec and its options into a policy,
+the same way for ``acpc-agent``, ``acpc-match`` (in-process seats, variant checks, the
+estimators) and any other caller, so every command accepts the same agents with the same
+behaviour.
+
+A ``module:Class`` spec is code, so only a user names it: on a command line or in their
+own ``acpc-match --variants`` file, never in a strategy file (whose ``default_mapping`` may
+name built-ins and entry points only). The module is imported with a directory first on
+``sys.path`` (the current one, or a variants file's: what ``uvicorn --app-dir`` does), so a
+``mybot.py`` beside the command is found also when ``acpc-agent`` runs as an installed
+script.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.builtin` at import time; a strategy
 file's machinery (numpy, numba, msgpack: :mod:`agent.policy`, :mod:`agent.strategy`) and
@@ -14,13 +25,20 @@ structlog (traces) are imported when a file is played.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from agent.acpc.errors import AcpcError, UsageError
+from agent.acpc.betting import Action
+from agent.acpc.errors import AcpcError, IllegalActionError, UsageError
 from agent.acpc.gamedef import Game
+from agent.acpc.limits import excerpt
+from agent.acpc.matchstate import MatchState
 from agent.builtin import (
     CallPolicy,
     EquityPolicy,
@@ -59,6 +77,158 @@ BUILTINS: dict[str, Builtin] = {
 """Every built-in agent, by name (``builtin:NAME``)."""
 
 
+BOT_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""``module:Class``: a dotted module name, a colon, a (dotted) attribute of the module."""
+
+StrategyKind = Literal["builtin", "bot", "file"]
+
+
+class BotSpecError(UsageError):
+    """A ``module:Class`` spec that names no bot: no such module, no such attribute, or
+    not a bot (no ``act`` method). Every command exits with status 2 for it."""
+
+
+class BotError(AcpcError, RuntimeError):
+    """The user's bot failed while playing: it raised, or returned something that is not
+    a legal :class:`~agent.acpc.betting.Action` (the message names the bot and the state)."""
+
+
+def is_bot_spec(spec: str) -> bool:
+    """True if ``spec`` has the ``module:Class`` syntax (:data:`BOT_SPEC`) and is not a
+    built-in (``builtin:NAME`` has it too)."""
+    return not is_builtin(spec) and BOT_SPEC.fullmatch(spec) is not None
+
+
+def strategy_kind(spec: str) -> StrategyKind:
+    """``builtin``, ``bot`` or ``file`` (module docstring): a path that exists is a file
+    even when it looks like ``module:Class``."""
+    if is_builtin(spec):
+        return "builtin"
+    if is_bot_spec(spec):
+        try:
+            if not Path(spec).exists():
+                return "bot"
+        except (OSError, ValueError):
+            return "bot"
+    return "file"
+
+
+class BotPolicy:
+    """The user's bot as a policy: asks ``bot.act`` and checks its answer, so that a bot
+    that raises or answers wrongly fails with one line naming it (:class:`BotError`) in
+    every command (the client, ``acpc-match``'s in-process seats, the estimators)."""
+
+    def __init__(self, bot: Any, spec: str) -> None:
+        self.bot = bot
+        self.spec = spec
+        self._act: Callable[[MatchState], object] = bot.act
+
+    def act(self, ms: MatchState) -> Action:
+        try:
+            action = self._act(ms)
+        except Exception as exc:  # the user's code: one line (--debug: the traceback)
+            raise BotError(f"bot {self.spec!r} raised {type(exc).__name__}: {exc} in "
+                           f"{str(ms)!r}") from exc
+        if type(action) is not Action:
+            raise BotError(f"expected bot {self.spec!r} to return an Action (agent.bot.CALL, "
+                           f"FOLD, raise_to(...)) in {str(ms)!r}, got {excerpt(action)}")
+        try:
+            ms.state.check_action(action)
+        except IllegalActionError as exc:
+            raise BotError(f"bot {self.spec!r} returned an illegal action in {str(ms)!r}: "
+                           f"{exc}") from None
+        return action
+
+
+def module_file(name: str, where: str | Path) -> str | None:
+    """The source file of module ``name`` as an import from the folder ``where`` finds it
+    (None if it is not there: an installed module, or none), without running anything."""
+    from importlib.machinery import PathFinder
+
+    locations: list[str] | None = [str(where)]
+    origin = None
+    for part in name.split("."):
+        if locations is None:
+            return None
+        try:
+            spec = PathFinder.find_spec(part, locations)
+        except (ImportError, OSError, ValueError):
+            return None
+        if spec is None:
+            return None
+        origin = spec.origin
+        search = spec.submodule_search_locations
+        locations = list(search) if search is not None else None
+    return origin if origin is not None and Path(origin).is_file() else None
+
+
+def load_bot(spec: str, game: Game, *, seed: int | None = None,
+             path: str | Path | None = None) -> BotPolicy:
+    """The bot ``spec`` (``module:Class``) names, made for ``game``: the module is imported
+    with ``path`` (default: the current directory) first on ``sys.path``, the attribute is
+    called with the keywords its signature accepts among ``game`` and ``seed`` (none: no
+    arguments), and what it returns must have a callable ``act``.
+
+    Raises:
+        BotSpecError: for a spec that is not ``module:Class``, a module that cannot be
+            imported, a missing attribute, or something that is not a bot (one line with
+            the ``!r`` of the spec).
+        BotError: if making the bot raises.
+    """
+    if not is_bot_spec(spec):
+        raise BotSpecError(f"expected a bot as module:Class (e.g. mybot:MyBot), got "
+                           f"{excerpt(spec)}")
+    module_name, _, attr = spec.partition(":")
+    where = str(Path.cwd() if path is None else path)
+    if where not in sys.path:
+        sys.path.insert(0, where)
+    loaded = sys.modules.get(module_name)
+    here = module_file(module_name, where)
+    if loaded is not None and here is not None and getattr(loaded, "__file__", None) != here:
+        raise BotSpecError(f"expected one module {module_name!r} per process, got "
+                           f"{getattr(loaded, '__file__', None) or module_name!r} imported "
+                           f"already and {here!r} for the bot {spec!r} (rename one)")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise BotSpecError(f"expected the module {module_name!r} of the bot {spec!r} to "
+                               f"import, got ModuleNotFoundError: {exc}") from exc
+        raise BotSpecError(f"expected an importable module {module_name!r} (from {where}) for "
+                           f"the bot {spec!r}, got ModuleNotFoundError: {exc}") from None
+    except Exception as exc:  # the user's module failed to import: say so in one line
+        raise BotSpecError(f"expected the module {module_name!r} of the bot {spec!r} to "
+                           f"import, got {type(exc).__name__}: {exc}") from exc
+    found: Any = module
+    for part in attr.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise BotSpecError(f"expected a class {attr!r} in module {module_name!r} "
+                               f"({getattr(module, '__file__', None) or where}) for the bot "
+                               f"{spec!r}, got no such name")
+    if not callable(found):
+        raise BotSpecError(f"expected {spec!r} to name a bot class, got {excerpt(found)}")
+    if isinstance(found, type) and not callable(getattr(found, "act", None)):
+        raise BotSpecError(f"expected {spec!r} to be a bot: a class with a method "
+                           f"act(self, state) -> Action, got {found!r} without act")
+    offered: dict[str, object] = {"game": game, "seed": seed}
+    try:
+        params = inspect.signature(found).parameters
+    except (TypeError, ValueError):
+        params = {}  # type: ignore[assignment]
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs = {k: v for k, v in offered.items() if takes_all or k in params}
+    try:
+        bot = found(**kwargs)
+    except Exception as exc:
+        raise BotError(f"could not make the bot {spec!r} with {sorted(kwargs) or 'no'} "
+                       f"arguments: {type(exc).__name__}: {exc}") from exc
+    if not callable(getattr(bot, "act", None)):
+        raise BotSpecError(f"expected {spec!r} to make a bot (an object with a method "
+                           f"act(state) -> Action), got {excerpt(bot)} without act")
+    return BotPolicy(bot, spec)
+
+
 def builtin_specs() -> tuple[str, ...]:
     """``builtin:NAME`` for every built-in, in registry order."""
     return tuple(BUILTIN_PREFIX + name for name in BUILTINS)
@@ -88,7 +258,8 @@ def policy_kernels(spec: str, game: Game | None = None) -> list[Any]:
     (this imports the kernel modules only when there are some). The hold'em evaluator and
     strength kernels count only for games with the 52-card deck (or an unknown game): a
     kernel listed but never compiled would bring the first-use notice back on every run."""
-    if is_builtin(spec) and spec != BUILTIN_PREFIX + "equity":
+    kind = strategy_kind(spec)
+    if kind == "bot" or (kind == "builtin" and spec != BUILTIN_PREFIX + "equity"):
         return []
     found: list[Any] = []
     if game is None or (game.num_suits, game.num_ranks) == (4, 13):
@@ -134,8 +305,8 @@ def resolve_strategy(spec: str) -> Path:
     if spec in bundled_strategies():
         return strategy_path(spec)
     raise UsageError(f"expected a strategy file, a bundled strategy "
-                     f"({', '.join(bundled_strategies()) or 'none installed'}) or a built-in, "
-                     f"got {spec!r}: no such file")
+                     f"({', '.join(bundled_strategies()) or 'none installed'}), a built-in "
+                     f"or a bot module:Class, got {spec!r}: no such file")
 
 
 def json_logger(stream: TextIO) -> Any:
@@ -164,6 +335,7 @@ def make_policy(
     verify: str = "auto",
     defer_kernels: bool = False,
     resolve: ResolveConfig | None = None,
+    bot_path: str | Path | None = None,
 ) -> Policy:
     """The policy a spec names, with its options (``mapping``, ``purify``, ``sizes_in``
     (the size convention, :mod:`agent.abstraction.convention`; default
@@ -175,14 +347,25 @@ def make_policy(
     deferred`; the caller starts it, e.g. in a background thread): only when the kernels
     are in numba's cache. ``resolve``: re-solve with this configuration, translation as the
     fallback (:class:`agent.resolving.ResolvingPolicy`; strategy files of the games
-    :func:`agent.resolving.resolve_support` accepts).
+    :func:`agent.resolving.resolve_support` accepts). ``bot_path``: where a
+    ``module:Class`` bot is imported from (:func:`load_bot`; default: the current
+    directory); a bot takes only ``seed`` of the options.
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
             ``builtin:equity`` outside hold'em), a bad mapping/purification, or
             ``resolve`` with a built-in or a game the re-solver does not play.
         StrategyFileError: for a bad strategy file.
+        BotSpecError, BotError: as :func:`load_bot`.
     """
+    if strategy_kind(spec) == "bot":
+        given = [name for name, value in (("mapping", mapping), ("purify", purify),
+                                          ("trace", trace), ("sizes_in", sizes_in),
+                                          ("resolve", resolve)) if value is not None]
+        if given:
+            raise UsageError(f"expected {', '.join(given)} with a strategy file, got the bot "
+                             f"{spec!r}")
+        return load_bot(spec, game, seed=seed, path=bot_path)
     if is_builtin(spec):
         if resolve is not None:
             raise UsageError(f"expected --resolve with a strategy file, got the built-in "

@@ -1,10 +1,12 @@
 """``acpc-agent GAME HOST PORT [options]``: play one match against an ACPC dealer.
 
 The reference example player's positional arguments come first. ``--strategy`` is a
-strategy file or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``, legal
+strategy file, a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``, legal
 random actions like the reference example player; ``builtin:call``; ``builtin:fold``;
 ``builtin:minraise``; ``builtin:equity``, hold'em only: raise, call or fold by the hand's
-equity against a random hand). With a file: ``--mapping`` (one of the seven classic
+equity against a random hand) or the user's own bot, ``module:Class`` (:mod:`agent.bot`;
+imported from the current directory; a spec that names no bot exits with status 2).
+With a file: ``--mapping`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
 ``--purify none|full|threshold:T`` (default: the file's), ``--sizes-in abstract|real``
 (where translation measures the abstract sizes ``A`` and ``B``: in the abstract node's
@@ -60,7 +62,14 @@ from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
-from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
+from agent.agents import (
+    BotSpecError,
+    builtin_specs,
+    json_logger,
+    make_policy,
+    policy_kernels,
+    strategy_kind,
+)
 from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
 from agent.console import compile_notice, port_number
@@ -96,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent", default=None, metavar="TEXT",
                    help="with --human: who the opponent is, shown with each hand")
     p.add_argument("--strategy", default=None,
-                   help=f"a strategy file, or one of {', '.join(builtin_specs())} "
+                   help=f"a strategy file, one of {', '.join(builtin_specs())}, or your "
+                   "own bot as module:Class (imported from the current directory) "
                    "(default builtin:random)")
     p.add_argument("--mapping", default=None,
                    help="translation mapping: det-arith, rand-arith, det-geo, rand-geo-1, "
@@ -232,14 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{', '.join(given)} apply only with --resolve MODE")
     if args.strategy is None:
         args.strategy = "builtin:random"
-    if is_builtin(args.strategy):
+    kind = strategy_kind(args.strategy)
+    if kind != "file":
         given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
                                                           "sizes_in", "resolve")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else [])
         if given:
-            parser.error(f"{', '.join(given)} apply to strategy files, not to the built-in "
-                         f"{args.strategy!r}")
+            parser.error(f"{', '.join(given)} apply to strategy files, not to the "
+                         f"{'built-in' if kind == 'builtin' else 'bot'} {args.strategy!r}")
     trace = None
     try:
         game = load_game(args.game)
@@ -257,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 policy = make_policy(args.strategy, game, **options)
                 _load_kernels(policy, True)
                 policy.warm_up()  # type: ignore[attr-defined]
-        elif not is_builtin(args.strategy) and kernels_known_warm():
+        elif kind == "file" and kernels_known_warm():
             # the kernels are in numba's cache: play at once, load them in the background
             # (with --preload: now, before connecting)
             policy = make_policy(args.strategy, game, defer_kernels=not args.preload,
@@ -270,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             with compile_notice(PROG, policy_kernels(args.strategy, game)):
                 policy = make_policy(args.strategy, game, **options)
-                if not is_builtin(args.strategy):
+                if kind == "file":
                     _load_kernels(policy, True)
         text = run(_run(args, game, policy), args.event_loop)
         if args.stats is not None:
@@ -281,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, BotSpecError) else 1
     finally:
         if trace is not None:
             trace.close()

@@ -61,7 +61,7 @@ from typing import Any
 
 from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
-from agent.agents import builtin_specs
+from agent.agents import BotSpecError, builtin_specs
 from agent.console import positive_int
 from agent.data import manifest_path, strategy_path
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
@@ -184,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
-        epilog=f"Variant SPEC: a strategy file or {'|'.join(builtin_specs())}, with options "
+        epilog=f"Variant SPEC: a strategy file, {'|'.join(builtin_specs())} or module:Class "
+        f"(your bot), with options "
         ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
         "ARGS (started with "
         "HOST PORT appended).",
@@ -405,9 +406,10 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         game = load_game(_resolve_game_spec(str(game_text)))
         groups = make_groups(variants, game.num_players, args.pair)
         for v in variants:
-            if v.kind == "cmd":
+            if v.kind in ("cmd", "bot"):
                 raise CliError(f"expected strategy files or built-ins with --exact (an "
-                               f"external command cannot be valued exactly), got {v.spec!r}")
+                               f"external command or a bot cannot be valued exactly: "
+                               f"--estimator exact-agents can), got {v.spec!r}")
         from evaluation.estimators.exact import Player, exact_results
 
         players = [Player(v.name, v.strategy or "", v.mapping, v.purify, v.sizes)
@@ -418,7 +420,7 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
     width = max(len(",".join(r.group)) for r in results)
     lines = [f"{'group':<{width}}  {'variant':<10} {'mbb/h':>10}  {'chips/hand':>11}  "
              f"per rotation (chips/hand)"]
@@ -482,7 +484,7 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
     sys.stdout.write(format_rows(rows, sample))
     if not args.quiet:
         print(f"{PROG}: {hands * matches} deals per group in both seatings, "
@@ -588,7 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
     except KeyboardInterrupt:
         print(f"{PROG}: error: interrupted; finished matches are stored, run the same "
               "command again to resume", file=sys.stderr)

@@ -63,6 +63,8 @@ AGENT_LEVELS = {
     "agent.client": 6,
     "agent.human": 6,
     "agent.explain": 6,
+    "agent.external": 6,
+    "agent.bot": 7,
     "agent.cli": 7,
 }
 """The agent's floors, bottom up: a module may import its own floor and those below. The
@@ -251,7 +253,8 @@ def _no_upward(module: str, deps: frozenset[str]) -> set[str]:
 
 
 def _is_light(module: str) -> bool:
-    return (module in ("agent.builtin", "agent.agents", "agent.cli", "evaluation.stats",
+    return (module in ("agent.builtin", "agent.agents", "agent.cli", "agent.bot",
+                       "agent.external", "evaluation.stats",
                        "evaluation.cli", "evaluation.logtool", "strategies.cli",
                        "strategies.recipes", "strategies.commands.defaults",
                        "strategies.commands.translation", "strategies.commands.resolve_lab")

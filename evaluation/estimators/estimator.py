@@ -21,7 +21,10 @@ position: a duplicate hand), walks the real betting tree:
   draw at the same history (common random numbers), so a difference between two variants
   is only noise where they really differ (``RandomAgent(expand=True)`` expands the kind
   over its weights instead: on hold'em it costs more CPU than it saves variance);
-* the deterministic built-ins (call, fold, minraise, equity) are single branches;
+* the deterministic built-ins (call, fold, minraise, equity) are single branches, and so
+  is a user's bot (``module:Class``, :mod:`agent.bot`): it is asked once per state the
+  walk visits (hand number 0, states out of a match's order), so a bot valued here
+  decides from the state alone; a bot that draws has its draws sampled, not expanded;
 * at a showdown against a *card-blind* player (random, call, fold, minraise: their actions
   never depend on their cards), that player's hole cards are integrated out: the payoff is
   weighted by the other hole's exact win/tie/lose odds against every hole the rest of the
@@ -198,7 +201,8 @@ class RandomAgent:
 
 
 class PolicyAgent:
-    """A deterministic built-in (call, fold, minraise, equity): its own ``act``."""
+    """A deterministic built-in (call, fold, minraise, equity) or a user's bot: its own
+    ``act``."""
 
     draws = False
 
@@ -535,6 +539,13 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
     spec = variant.strategy.strip().lower()
     if spec == "builtin:random":
         return RandomAgent(game, expand_random)
+    if variant.kind == "bot":  # the user's bot: asked like the deterministic built-ins
+        from agent.agents import BotSpecError
+
+        try:
+            return PolicyAgent(make_seat_policy(variant, game, 0), False)
+        except BotSpecError as exc:
+            raise BotSpecError(f"variant {variant.name!r}: {exc}") from None
     return PolicyAgent(make_seat_policy(variant, game, 0), spec in CARD_BLIND)
 
 

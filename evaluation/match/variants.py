@@ -6,13 +6,15 @@ A variant is a name and one of
   ``sizes`` -- the size convention, ``abstract`` or ``real``, acpc-agent's ``--sizes-in`` --
   and ``seed``) or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``,
   ``builtin:call``, ``builtin:fold``, ``builtin:minraise``, ``builtin:equity``; fold and
-  min-raise make results whose values are known exactly);
+  min-raise make results whose values are known exactly) or the user's own bot,
+  ``module:Class`` (:mod:`agent.bot`), imported from the base directory (the current
+  directory, or the TOML file's directory; a path that exists is a file first);
 * an external command (``cmd=PATH ARGS...``), started with ``HOST PORT`` appended, like the
   reference ``play_match.pl`` starts ``startme.sh``: any ACPC agent can be measured. It
   runs in its base directory (the current directory, or the TOML file's directory).
 
 Command line: ``NAME=builtin:call``, ``NAME=path/x.strat,mapping=rand-pshar,purify=full,
-sizes=real,seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
+sizes=real,seed=7``, ``NAME=mybot:MyBot,seed=3``, ``NAME=cmd=./startme.sh --opt``. TOML::
 
     game = "leduc.limit.2p.game"        # optional run settings (see SETTINGS_KEYS)
     hands = 500
@@ -21,6 +23,8 @@ sizes=real,seed=7``, ``NAME=cmd=./startme.sh --opt``. TOML::
     [variants.bob]
     strategy = "bob.strat"                # relative to the TOML file
     mapping = "rand-pshar"
+    [variants.mine]
+    strategy = "mybot:MyBot"              # mybot.py beside the TOML file
     [variants.ext]
     cmd = ["./startme.sh", "--fast"]      # or one string, split like a shell
 
@@ -34,7 +38,8 @@ Messages quote at most :data:`agent.acpc.limits.EXCERPT_CHARS` characters of a v
 (:func:`agent.acpc.limits.excerpt`).
 
 Imports only the stdlib, :mod:`agent.acpc.errors` and :mod:`agent.acpc.limits` (agent code
-is imported lazily by :func:`check_variant`).
+is imported lazily: :mod:`agent.agents`, which loads no numpy, to tell a bot's spec, and the
+policies by :func:`check_variant`).
 """
 
 from __future__ import annotations
@@ -215,7 +220,8 @@ class Variant:
 
     name: str
     strategy: str | None = None
-    """``builtin:...`` or the absolute path of a strategy file; None for a command."""
+    """``builtin:...``, ``module:Class`` (a bot, imported from :attr:`cwd`) or the absolute
+    path of a strategy file; None for a command."""
     mapping: str | None = None
     purify: str | None = None
     seed: int | None = None
@@ -229,13 +235,16 @@ class Variant:
 
     @property
     def kind(self) -> str:
-        """``cmd``, ``builtin`` (:data:`agent.agents.BUILTINS`) or ``file``."""
+        """``cmd``, ``builtin`` (:data:`agent.agents.BUILTINS`), ``bot`` (``module:Class``)
+        or ``file`` (an absolute path)."""
         if self.cmd:
             return "cmd"
         assert self.strategy is not None
         if self.strategy.startswith("builtin:"):
             return "builtin"
-        return "file"
+        from agent.agents import is_bot_spec
+
+        return "bot" if is_bot_spec(self.strategy) else "file"
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict that :meth:`from_json` reads back."""
@@ -330,7 +339,7 @@ def _make(
         return Variant(name, cmd=tuple(cmd), cwd=str(base.resolve()), spec=spec)
     if not strategy:
         raise VariantError(
-            f"{where}: expected a strategy file, builtin:NAME or cmd=COMMAND, "
+            f"{where}: expected a strategy file, builtin:NAME, module:Class or cmd=COMMAND, "
             f"got {excerpt(strategy if toml else spec)}"
         )
     strategy = _option(where, "strategy", TEXT, strategy, toml)
@@ -352,7 +361,10 @@ def _make(
             sizes = parse_size_convention(sizes)
         except AcpcError as exc:
             raise VariantError(f"{where}: {exc} (sizes=)") from None
-    if not strategy.startswith("builtin:"):
+    from agent.agents import is_bot_spec
+
+    bot = is_bot_spec(strategy) and not exists(base / strategy)
+    if not strategy.startswith("builtin:") and not bot:
         local = (base / strategy).resolve()
         if not exists(local) and "/" not in strategy:
             from agent.data import bundled_strategies, strategy_path
@@ -363,7 +375,7 @@ def _make(
     elif mapping is not None or purify is not None or sizes is not None:
         raise VariantError(
             f"{where}: mapping=, purify= and sizes= apply to strategy files, not "
-            f"{excerpt(strategy)}"
+            f"{'the bot ' if bot else ''}{excerpt(strategy)}"
         )
     return Variant(
         name,
@@ -566,6 +578,12 @@ def checksums(variant: Variant) -> dict[str, str]:
         VariantError: if the strategy file cannot be read.
     """
     kind = variant.kind
+    if kind == "bot":  # the bot's module file, found without running it
+        assert variant.strategy is not None
+        from agent.agents import module_file
+
+        origin = module_file(variant.strategy.partition(":")[0], variant.cwd)
+        return {} if origin is None else {origin: sha256_file(Path(origin))}
     if kind == "file":
         assert variant.strategy is not None
         try:
@@ -626,7 +644,7 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
         if not found:
             raise VariantError(
                 f"variant {name!r}: strategy file {excerpt(variant.strategy)} not found")
-    else:
+    elif kind == "builtin":
         from agent.agents import check_builtin
 
         try:
@@ -636,12 +654,15 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
     if not deep:
         return
     from agent.acpc.gamefiles import load_game
-    from agent.agents import make_policy
+    from agent.agents import BotSpecError, make_policy
 
     try:
         game = load_game(game_spec)
         make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
-                    purify=variant.purify, sizes_in=variant.sizes)
+                    purify=variant.purify, sizes_in=variant.sizes,
+                    bot_path=variant.cwd if kind == "bot" else None)
+    except BotSpecError as exc:  # exit status 2, as for acpc-agent
+        raise BotSpecError(f"variant {name!r}: {exc}") from None
     except (AcpcError, ValueError, OSError) as exc:
         raise VariantError(f"variant {name!r}: {exc}") from None
 
@@ -670,7 +691,8 @@ def make_seat_policy(
     assert variant.strategy is not None
     guard = time_guard
     if variant.kind != "file":
-        return make_policy(variant.strategy, game, seed=seed, time_guard=guard)
+        return make_policy(variant.strategy, game, seed=seed, time_guard=guard,
+                           bot_path=variant.cwd if variant.kind == "bot" else None)
     from agent.policy import StrategyPolicy
 
     key = (variant.strategy, variant.mapping, variant.purify, variant.sizes)

@@ -2,9 +2,10 @@
 
 ``tcp`` (the default) is the real thing, as the reference ``play_match.pl`` does it:
 ``acpc-dealer`` (``python -m dealer.cli ... -q``) in a subprocess, then one process per
-seat connecting to the port the dealer printed: ``acpc-agent`` for strategy files and
-built-ins, and an external command with ``127.0.0.1 PORT`` appended. Agents run in their
-own sessions (process groups), so a shell script's children are stopped with it.
+seat connecting to the port the dealer printed: ``acpc-agent`` for strategy files,
+built-ins and bots (``module:Class``, run in the variant's base directory), and an
+external command with ``127.0.0.1 PORT`` appended. Agents run in their own sessions
+(process groups), so a shell script's children are stopped with it.
 
 ``inproc`` runs the same pure engine (:class:`dealer.engine.Match`) against the same
 agent code (:class:`agent.acpc.protocol.ClientConnection` and the same policies, built by
@@ -329,7 +330,7 @@ def agent_command(
         cmd += ["--purify", variant.purify]
     if variant.sizes:
         cmd += ["--sizes-in", variant.sizes]
-    return cmd, None
+    return cmd, variant.cwd if kind == "bot" else None  # a bot imports from its base
 
 
 _SEAT = re.compile(r"\bseat (\d+)\b")

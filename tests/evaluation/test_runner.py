@@ -113,7 +113,7 @@ def test_variant_specs(tmp_path: Path) -> None:
         "x=builtin:call,sizes=real": "apply to strategy files",
         "x=s.strat,seed=many": "seed: expected an integer 0..9223372036854775807, got .many.",
         "x=cmd=": "expected a command after cmd=",
-        "x=": "expected a strategy file, builtin:NAME or cmd=COMMAND",
+        "x=": "expected a strategy file, builtin:NAME, module:Class or cmd=COMMAND",
     }
     for text, message in bad.items():
         with pytest.raises(VariantError, match=message):
