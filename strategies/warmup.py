@@ -82,6 +82,9 @@ def steps() -> list[Step]:
             solver = Solver(game, name, seed=0)
             solver.iterate(2)
         exploitability(game, solver.average_strategy())
+        from strategies.solvers.egt import EGTSolver
+
+        EGTSolver(game).iterate(2)
 
     def pool_solver() -> None:
         from agent.abstraction.actions import build_tree, parse_betting_abstraction
