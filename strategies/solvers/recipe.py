@@ -472,11 +472,11 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     if bundle and not recipe.bundled:
         raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
                          f"write it with --out F")
-    rg = recipe_game(recipe, workers=workers)
-    out_path, ckpt = recipe.solve_paths(out, bundle, checkpoint, resume)
-    if is_egt(recipe.solver) and not isinstance(rg, EnumeratedRecipe):
+    if is_egt(recipe.solver) and not recipe.enumerated:
         raise UsageError(f"expected an enumerated game (lossless cards) for --solver egt, "
                          f"got cards {recipe.cards!r}")
+    rg = recipe_game(recipe, workers=workers)
+    out_path, ckpt = recipe.solve_paths(out, bundle, checkpoint, resume)
     deadline = None if minutes is None else time.monotonic() + 60.0 * minutes
     target: int | None = None
     if minutes is None:
