@@ -4,7 +4,7 @@ Usage::
 
     python scripts/egt_curves.py [--out egt-results] [--games leduc,kuhn]
                                  [--solvers egt,cfr,cfr+,lcfr,dcfr,cfr-cs,mccfr-es,pure-cfr]
-                                 [--seconds leduc=30,kuhn=5] [--seed 0]
+                                 [--seconds leduc=30,kuhn=5] [--seed 0] [--replot]
 
 Every solver runs on the same game in the same process, one after the other, for
 ``--seconds`` of its own CPU time (``time.process_time`` around its iterations; the
@@ -19,10 +19,11 @@ two-player Kuhn game of the tests), ``kuhn100`` (100-card Kuhn, :mod:`strategies
 
 Writes to ``--out``: ``curves.json`` (every point: iteration, CPU seconds, wall seconds,
 exploitability; EGT's backtracks and final smoothing), ``summary.md`` (per game and solver:
-the final figures and the CPU seconds and iterations to reach 1e-2, 1e-3 and 1e-4), and
+the final figures and the iterations and CPU seconds to reach 1e-3 ... 1e-6), and
 ``egt_iterations.png`` / ``egt_seconds.png`` (one panel per game). The load average
 (``os.getloadavg``) at the start and end of each game is recorded beside its figures.
-Ctrl-C stops the runs and writes what is done.
+Ctrl-C stops the runs and writes what is done; ``--replot`` rewrites the summary and the
+PNGs from an earlier run's ``curves.json``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from strategies.solvers.egt import EGTSolver
 
 DEFAULT_SOLVERS = "egt,cfr,cfr+,lcfr,dcfr,cfr-cs,mccfr-es,pure-cfr"
 DEFAULT_SECONDS = "leduc=30,kuhn=5,kuhn100=20"
-THRESHOLDS = (1e-2, 1e-3, 1e-4)
+THRESHOLDS = (1e-3, 1e-4, 1e-5, 1e-6)
 GAME_TITLES = {"leduc": "limit Leduc hold'em (fcpa, lossless)",
                "kuhn": "Kuhn poker (3 cards)", "kuhn100": "100-card Kuhn"}
 
@@ -112,7 +113,7 @@ def summary(games: dict[str, dict[str, Any]]) -> str:
             cells = []
             for t in THRESHOLDS:
                 hit = reach(run, t)
-                cells.append("-" if hit is None else f"{hit[0]:,} / {hit[1]:.2f}")
+                cells.append("-" if hit is None else f"{hit[0]:,} / {hit[1]:.3g}")
             lines.append(f"| {game} | {run['solver']} | {run['setup_cpu_seconds']:.2f} | "
                          f"{run['iterations'][-1]:,} | "
                          f"{run['cpu_seconds'][-1]:.1f} | {run['exploitability'][-1]:.3g} | "
@@ -173,7 +174,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", default=DEFAULT_SECONDS,
                    help=f"CPU seconds per solver, per game (default {DEFAULT_SECONDS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
+    p.add_argument("--replot", action="store_true",
+                   help="only rewrite summary.md and the PNGs from --out's curves.json")
     args = p.parse_args(argv)
+    out = Path(args.out)
+    if args.replot:
+        try:
+            saved = json.loads((out / "curves.json").read_text())["games"]
+        except (OSError, ValueError, KeyError) as exc:
+            p.error(f"expected {out / 'curves.json'} from an earlier run, got: {exc}")
+        (out / "summary.md").write_text(summary(saved))
+        for path in plot(saved, out):
+            print(f"wrote {path}")
+        return 0
     names = [g for g in args.games.split(",") if g]
     for g in names:
         if g not in GAME_TITLES:
@@ -189,7 +202,6 @@ def main(argv: list[str] | None = None) -> int:
     for g in names:
         if not budget.get(g, 0) > 0:
             p.error(f"expected a positive --seconds entry for {g!r}, got {args.seconds!r}")
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     games: dict[str, dict[str, Any]] = {}
     try:
