@@ -255,6 +255,8 @@ def test_small_checkpoint_resumes_to_the_same_iterates(tmp_path: Path) -> None:
         EGTSolver.load_checkpoint(tmp_path / "c.npz", g)
     with pytest.raises(CheckpointError, match="another game"):
         EGTSolver.load_checkpoint(path, abstract("leduc.limit.2p.game"))
+    with pytest.raises(CheckpointError, match="got 'acpc-arena-egt-checkpoint' version 1"):
+        Solver.load_checkpoint(path, g)  # resuming EGT's checkpoint with a CFR solver
     with pytest.raises(ValueError, match=r"expected 0 < tau < 1, got 1\.5"):
         EGTConfig(tau=1.5)
 
