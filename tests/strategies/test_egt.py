@@ -210,12 +210,15 @@ def test_small_step_equals_oracle(own: int) -> None:
     mu, tau = (0.7, 0.4), 0.3
     want_x, want_y = oracle_step(egt, own, x, y, mu, tau)
     xn, yn = np.empty(egt.x.size), np.empty(egt.y.size)
+    tx, ty, a, at = egt.x, egt.y, egt.a, egt.at
     if own == 0:
-        egt_shrink(*egt.x.arrays(), *egt.a.arrays(), -1.0, *egt.y.arrays(), *egt.at.arrays(),
-                   1.0, np.array(x), np.array(y), mu[0], mu[1], tau, xn, yn)
+        egt_shrink(tx.seq0, tx.k, tx.parent, tx.weight, a.indptr, a.indices, a.data, -1.0,
+                   ty.seq0, ty.k, ty.parent, ty.weight, at.indptr, at.indices, at.data, 1.0,
+                   np.array(x), np.array(y), mu[0], mu[1], tau, xn, yn)
     else:
-        egt_shrink(*egt.y.arrays(), *egt.at.arrays(), 1.0, *egt.x.arrays(), *egt.a.arrays(),
-                   -1.0, np.array(y), np.array(x), mu[1], mu[0], tau, yn, xn)
+        egt_shrink(ty.seq0, ty.k, ty.parent, ty.weight, at.indptr, at.indices, at.data, 1.0,
+                   tx.seq0, tx.k, tx.parent, tx.weight, a.indptr, a.indices, a.data, -1.0,
+                   np.array(y), np.array(x), mu[1], mu[0], tau, yn, xn)
     np.testing.assert_allclose(xn, want_x, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(yn, want_y, rtol=1e-10, atol=1e-14)
 
