@@ -196,13 +196,14 @@ class CSR:
     data: F64
 
     @classmethod
-    def of(cls, dense: F64) -> CSR:
-        """The nonzero entries of ``dense``."""
-        rows, cols = np.nonzero(dense)
-        indptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
+    def of(cls, rows: I64, cols: I64, values: F64, num_rows: int) -> CSR:
+        """The matrix with ``M[rows[i], cols[i]] = values[i]`` (each pair once)."""
+        order = np.lexsort((cols, rows))
+        indptr = np.zeros(num_rows + 1, dtype=np.int64)
         np.add.at(indptr, rows + 1, 1)
-        return cls(np.cumsum(indptr).astype(np.int64), cols.astype(np.int64),
-                   np.ascontiguousarray(dense[rows, cols], dtype=np.float64))
+        return cls(np.cumsum(indptr).astype(np.int64),
+                   np.ascontiguousarray(cols[order], dtype=np.int64),
+                   np.ascontiguousarray(values[order], dtype=np.float64))
 
     def arrays(self) -> tuple[I64, I64, F64]:
         """``(indptr, indices, data)``."""
@@ -228,9 +229,10 @@ class EGTGame:
                 num_actions_of[start + b * k] = k
         self.x = treeplex(form, 0, num_actions_of)
         self.y = treeplex(form, 1, num_actions_of)
-        self.a = CSR.of(form.payoff)
-        self.at = CSR.of(np.ascontiguousarray(form.payoff.T))
-        self.scale = float(np.abs(form.payoff).max()) if form.payoff.size else 0.0
+        n0, n1 = form.shape
+        self.a = CSR.of(form.rows, form.cols, form.values, n0)
+        self.at = CSR.of(form.cols, form.rows, form.values, n1)
+        self.scale = float(np.abs(form.values).max()) if form.values.size else 0.0
         self.d_x = self.entropy_range(self.x)
         self.d_y = self.entropy_range(self.y)
 
