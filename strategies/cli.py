@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--betting", metavar="SPEC", help="with --game: the betting abstraction "
                    "(preset, JSON, or FILE.json such as learn-sizes writes; default fcpa)")
     s.add_argument("--solver", default=None, help="with --game: cfr, cfr+ (default), lcfr, "
-                   "dcfr, mccfr-es, cfr-cs, pure-cfr; mccfr-es-pool for hold'em cards")
+                   "dcfr, mccfr-es, cfr-cs, pure-cfr, egt (the excessive gap technique, "
+                   "two players); mccfr-es-pool for hold'em cards")
     s.add_argument("--cards", default=None, metavar="SPEC",
                    help="with --game: 'lossless' (default; deals enumerated) or hold'em "
                    "buckets as JSON, e.g. '{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, "

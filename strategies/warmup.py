@@ -82,6 +82,10 @@ def steps() -> list[Step]:
             solver = Solver(game, name, seed=0)
             solver.iterate(2)
         exploitability(game, solver.average_strategy())
+        from strategies.games.kuhn100 import build_kuhn
+        from strategies.solvers.egt import EGTSolver
+
+        EGTSolver(build_kuhn(3)).iterate(2)  # Kuhn: the kernels' types, a tiny sequence form
 
     def pool_solver() -> None:
         from agent.abstraction.actions import build_tree, parse_betting_abstraction

@@ -157,6 +157,7 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     from agent.abstraction.actions import parse_betting_abstraction
     from agent.acpc.gamefiles import load_game
     from strategies.solvers.cfr import solver_config
+    from strategies.solvers.egt import is_egt
 
     if args.bundle:
         raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
@@ -167,7 +168,8 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     if cards["kind"] == "lossless":
         check_enumerable(game)
         solver = args.solver or "cfr+"
-        solver_config(solver)
+        if not is_egt(solver):
+            solver_config(solver)
         return Recipe(name, args.game, json.dumps(betting.to_json()), solver,
                       args.iterations or 10_000,
                       description=f"{args.game} with betting {betting.name!r} ({solver})")

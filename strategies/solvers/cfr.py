@@ -569,9 +569,8 @@ class Solver:
                 arrays = {key: np.array(data[key]) for key in data.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise CheckpointError(f"{source}: cannot read checkpoint: {exc}") from None
-        for key in ("header", "regrets", "strategy_sum", "rng_state"):
-            if key not in arrays:
-                raise CheckpointError(f"{source}: corrupt checkpoint: missing {key!r}")
+        if "header" not in arrays:
+            raise CheckpointError(f"{source}: corrupt checkpoint: missing 'header'")
         try:
             header = json.loads(arrays["header"].astype(np.uint8).tobytes().decode())
             if not isinstance(header, dict):
@@ -580,11 +579,14 @@ class Solver:
             raise CheckpointError(f"{source}: corrupt checkpoint header: {exc}") from None
         kind = (header.get("format"), header.get("version"))
         if kind not in ((CHECKPOINT_FORMAT, 1), (CHECKPOINT_FORMAT, CHECKPOINT_VERSION),
-                        (_OLD_POOL_FORMAT, 1)):
+                        (_OLD_POOL_FORMAT, 1)):  # e.g. an EGT checkpoint: said before its arrays
             raise CheckpointError(
                 f"{source}: expected a {CHECKPOINT_FORMAT} version {CHECKPOINT_VERSION}, got "
                 f"{header.get('format')!r} version {header.get('version')!r}"
             )
+        for key in ("regrets", "strategy_sum", "rng_state"):
+            if key not in arrays:
+                raise CheckpointError(f"{source}: corrupt checkpoint: missing {key!r}")
         for key, value in adapt(game).identity().items():
             if header.get(key) != value:
                 what = "game" if key.startswith("game") else key

@@ -21,6 +21,11 @@ named tuple of the flat tree, its terminal payoffs and its chance, built by
 * :func:`draw`, :func:`draw_deal`, :func:`sample_index`: the draws (from
   :mod:`strategies.solvers.rng`).
 * :func:`normalise_or_regrets`: average rows, falling back to regret matching.
+* The excessive gap technique (:mod:`strategies.solvers.egt`) over the two treeplexes of
+  the sequence form: :func:`treeplex_prox` (the dilated-entropy prox mapping, a softmax
+  bottom-up), :func:`treeplex_best_response`, :func:`treeplex_realise`,
+  :func:`csr_matvec` (``A y``, ``A' x``), :func:`egt_gap_values`, :func:`egt_shrink` and
+  :func:`egt_run` (the steps with the aggressive smoothing schedule and backtracking).
 
 The algorithms, their flags and the oracles that check them are described in
 :mod:`strategies.solvers.cfr`. The kernels walk the tree depth first with an explicit stack
@@ -45,9 +50,10 @@ from strategies.solvers import rng
 
 __all__ = [
     "NO_FROZEN", "NO_INDEX", "NO_VALUES", "KernelGame", "cfr_pass", "cfr_run", "cs_pass",
-    "cs_run", "draw", "draw_deal", "es_pass", "es_run", "match_row", "normalise_or_regrets",
-    "post_update",
+    "cs_run", "csr_matvec", "draw", "draw_deal", "egt_gap_values", "egt_run", "egt_shrink",
+    "es_pass", "es_run", "match_row", "normalise_or_regrets", "post_update",
     "pure_pass", "pure_run", "regret_matching", "row_sigma", "sample_index",
+    "treeplex_best_response", "treeplex_prox", "treeplex_realise",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -612,3 +618,190 @@ def normalise_or_regrets(num_actions: npt.NDArray[Any], offset: I64, rows: npt.N
                     out[s + a] = src[s + a] / tot if src[s + a] > 0.0 else 0.0
                 else:
                     out[s + a] = 1.0 / k
+
+
+# --------------------------------------------------------------------------- treeplexes (EGT)
+#
+# A player's treeplex (sequence form) as flat arrays, information sets in bottom-up order
+# (every information set before the one holding its parent sequence): ``seq0[j]`` the first
+# of its ``k[j]`` consecutive action sequences, ``parent[j]`` the sequence leading to it
+# (0 = the empty sequence), ``weight[j]`` its weight in the dilated entropy
+# ``d(x) = sum_j weight[j] * x[parent[j]] * sum_a b_ja log b_ja`` (``b`` the behaviour
+# probabilities ``x[seq0[j] + a] / x[parent[j]]``). :mod:`strategies.solvers.egt` builds them.
+
+
+@kernel
+def treeplex_prox(seq0: I64, k: I64, parent: I64, weight: F64, g: F64, mu: float,
+                  prior: F64, use_prior: bool, logb: F64, acc: F64) -> float:
+    """``max_x <g, x> - mu d(x) + mu <grad d(c), x>`` over the treeplex (the last term only
+    with ``use_prior``; ``c`` the centre whose log behaviour probabilities are ``prior``).
+
+    Bottom-up: at each information set the local problem is a softmax, ``b_a`` proportional
+    to ``c_a exp(v_a / (mu w))`` with ``v_a`` the sequence's gradient plus the values of the
+    information sets below it, and its value ``mu w log sum_a c_a exp(v_a / (mu w))`` joins
+    the parent sequence's gradient. Writes the maximiser's log behaviour probabilities into
+    ``logb`` (per sequence; ``acc`` is scratch of the same length) and returns the maximum.
+    ``mu > 0``.
+    """
+    for s in range(g.shape[0]):
+        acc[s] = g[s]
+    for j in range(seq0.shape[0]):
+        s0 = seq0[j]
+        c = mu * weight[j]
+        top = -np.inf
+        for a in range(k[j]):
+            u = acc[s0 + a] / c
+            if use_prior:
+                u += prior[s0 + a]
+            logb[s0 + a] = u
+            if u > top:
+                top = u
+        total = 0.0
+        for a in range(k[j]):
+            total += np.exp(logb[s0 + a] - top)
+        lse = top + np.log(total)
+        for a in range(k[j]):
+            logb[s0 + a] -= lse
+        acc[parent[j]] += c * lse
+    return float(acc[0])
+
+
+@kernel
+def treeplex_best_response(seq0: I64, k: I64, parent: I64, g: F64, acc: F64) -> float:
+    """``max_x <g, x>`` over the treeplex (a best response's value; ``acc`` scratch)."""
+    for s in range(g.shape[0]):
+        acc[s] = g[s]
+    for j in range(seq0.shape[0]):
+        s0 = seq0[j]
+        top = acc[s0]
+        for a in range(1, k[j]):
+            if acc[s0 + a] > top:
+                top = acc[s0 + a]
+        acc[parent[j]] += top
+    return float(acc[0])
+
+
+@kernel
+def treeplex_realise(seq0: I64, k: I64, parent: I64, logb: F64, out: F64) -> None:
+    """The realisation plan of the behaviour strategy ``exp(logb)`` (top-down)."""
+    out[0] = 1.0
+    for j in range(seq0.shape[0] - 1, -1, -1):
+        s0 = seq0[j]
+        for a in range(k[j]):
+            out[s0 + a] = out[parent[j]] * np.exp(logb[s0 + a])
+
+
+@kernel
+def csr_matvec(indptr: I64, indices: I64, data: F64, v: F64, scale: float, out: F64) -> None:
+    """``out = scale * M v`` for the CSR matrix ``M``."""
+    for i in range(indptr.shape[0] - 1):
+        total = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            total += data[e] * v[indices[e]]
+        out[i] = scale * total
+
+
+@kernel
+def egt_gap_values(seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64, k_y: I64,
+                   par_y: I64, w_y: F64, a_ptr: I64, a_idx: I64, a_val: F64, at_ptr: I64,
+                   at_idx: I64, at_val: F64, x: F64, y: F64, mu_x: float, mu_y: float,
+                   d_x: float, d_y: float) -> tuple[float, float]:
+    """The smoothed values of the excessive gap condition ``f(y) <= phi(x)``:
+    ``f = max_x' x'Ay - mu_x dbar_x(x')`` and ``phi = min_y' x'Ay' + mu_y dbar_y(y')`` with
+    ``dbar = d - min d`` (``d_x``, ``d_y`` the ranges ``-min d``)."""
+    nx, ny = x.shape[0], y.shape[0]
+    gx, gy = np.empty(nx), np.empty(ny)
+    lx, ly, ax, ay = np.empty(nx), np.empty(ny), np.empty(nx), np.empty(ny)
+    csr_matvec(a_ptr, a_idx, a_val, y, 1.0, gx)
+    csr_matvec(at_ptr, at_idx, at_val, x, -1.0, gy)
+    f = treeplex_prox(seq0_x, k_x, par_x, w_x, gx, mu_x, lx, False, lx, ax) - mu_x * d_x
+    phi = -(treeplex_prox(seq0_y, k_y, par_y, w_y, gy, mu_y, ly, False, ly, ay) - mu_y * d_y)
+    return f, phi
+
+
+@kernel
+def egt_shrink(seq0_p: I64, k_p: I64, par_p: I64, w_p: F64, m_ptr: I64, m_idx: I64,
+               m_val: F64, m_scale: float, seq0_o: I64, k_o: I64, par_o: I64, w_o: F64,
+               n_ptr: I64, n_idx: I64, n_val: F64, n_scale: float, p: F64, o: F64,
+               mu_p: float, mu_o: float, tau: float, p_out: F64, o_out: F64) -> None:
+    """One step of Nesterov's excessive gap technique that shrinks ``p``'s smoothing.
+
+    ``p`` and ``o`` are the two players' realisation plans; a player minimises its loss
+    ``<L, own>`` with ``L_p = m_scale * M o`` and ``L_o = n_scale * N p`` (``M``, ``N`` CSR;
+    for the maximiser x: ``-A y``, for the minimiser y: ``A' x``). With the smoothed best
+    response ``br_q(v, mu) = argmin_q <L_q(v), q> + mu d_q(q)``::
+
+        p1 = br_p(o, mu_p);  ph = (1 - tau) p + tau p1;  oh = br_o(ph, mu_o)
+        p2 = argmin <tau / (1 - tau) L_p(oh), q> + mu_p D_p(q, p1)   (Bregman step from p1)
+        o_out = (1 - tau) o + tau oh;  p_out = (1 - tau) p + tau p2
+
+    and the caller multiplies ``mu_p`` by ``1 - tau``.
+    """
+    np_, no = p.shape[0], o.shape[0]
+    g_p, acc_p, lb1, lb2, p1 = (np.empty(np_), np.empty(np_), np.empty(np_), np.empty(np_),
+                                np.empty(np_))
+    g_o, acc_o, lbo = np.empty(no), np.empty(no), np.empty(no)
+    csr_matvec(m_ptr, m_idx, m_val, o, -m_scale, g_p)
+    treeplex_prox(seq0_p, k_p, par_p, w_p, g_p, mu_p, lb1, False, lb1, acc_p)
+    treeplex_realise(seq0_p, k_p, par_p, lb1, p1)
+    for s in range(np_):
+        p_out[s] = (1.0 - tau) * p[s] + tau * p1[s]  # p_out holds ph for now
+    csr_matvec(n_ptr, n_idx, n_val, p_out, -n_scale, g_o)
+    treeplex_prox(seq0_o, k_o, par_o, w_o, g_o, mu_o, lbo, False, lbo, acc_o)
+    treeplex_realise(seq0_o, k_o, par_o, lbo, o_out)  # o_out holds oh for now
+    csr_matvec(m_ptr, m_idx, m_val, o_out, -m_scale * tau / (1.0 - tau), g_p)
+    treeplex_prox(seq0_p, k_p, par_p, w_p, g_p, mu_p, lb1, True, lb2, acc_p)
+    treeplex_realise(seq0_p, k_p, par_p, lb2, p1)  # p1 now holds p2
+    for s in range(np_):
+        p_out[s] = (1.0 - tau) * p[s] + tau * p1[s]
+    for s in range(no):
+        o_out[s] = (1.0 - tau) * o[s] + tau * o_out[s]
+
+
+@kernel
+def egt_run(iterations: int, seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64,
+            k_y: I64, par_y: I64, w_y: F64, a_ptr: I64, a_idx: I64, a_val: F64,
+            at_ptr: I64, at_idx: I64, at_val: F64, x: F64, y: F64, state: F64,
+            counts: I64) -> int:
+    """``iterations`` accepted steps of the excessive gap technique, in place.
+
+    ``state`` = ``[mu_x, mu_y, tau, d_x, d_y, tau_min]``; ``counts`` = ``[steps, backtracks,
+    shrinks of mu_x, shrinks of mu_y]``. Each step shrinks the larger of the two smoothing
+    parameters (the balancing heuristic) by the factor ``1 - tau``; when the excessive gap
+    condition fails after the step (:func:`egt_gap_values`), the step is undone and retried
+    with ``tau`` halved (the aggressive scheme with backtracking). Returns 0, or 1 if
+    ``tau`` fell below ``tau_min`` (the state is that of the last accepted step).
+    """
+    nx, ny = x.shape[0], y.shape[0]
+    xn, yn = np.empty(nx), np.empty(ny)
+    for _ in range(iterations):
+        while True:
+            tau = state[2]
+            shrink_x = state[0] >= state[1]
+            if shrink_x:
+                egt_shrink(seq0_x, k_x, par_x, w_x, a_ptr, a_idx, a_val, -1.0, seq0_y, k_y,
+                           par_y, w_y, at_ptr, at_idx, at_val, 1.0, x, y, state[0], state[1],
+                           tau, xn, yn)
+                mu_x, mu_y = (1.0 - tau) * state[0], state[1]
+            else:
+                egt_shrink(seq0_y, k_y, par_y, w_y, at_ptr, at_idx, at_val, 1.0, seq0_x, k_x,
+                           par_x, w_x, a_ptr, a_idx, a_val, -1.0, y, x, state[1], state[0],
+                           tau, yn, xn)
+                mu_x, mu_y = state[0], (1.0 - tau) * state[1]
+            f, phi = egt_gap_values(seq0_x, k_x, par_x, w_x, seq0_y, k_y, par_y, w_y, a_ptr,
+                                    a_idx, a_val, at_ptr, at_idx, at_val, xn, yn, mu_x, mu_y,
+                                    state[3], state[4])
+            if f <= phi + 1e-12 * (1.0 + abs(f) + abs(phi)):
+                break
+            state[2] = 0.5 * tau
+            counts[1] += 1
+            if state[2] < state[5]:
+                return 1
+        for s in range(nx):
+            x[s] = xn[s]
+        for s in range(ny):
+            y[s] = yn[s]
+        state[0], state[1] = mu_x, mu_y
+        counts[0] += 1
+        counts[2 if shrink_x else 3] += 1
+    return 0

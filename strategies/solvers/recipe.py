@@ -5,7 +5,9 @@ names its game (:data:`RECIPE_GAMES`, a :class:`RecipeGame`): enumerated (lossle
 :meth:`Recipe.abstract_game`), sampled (hold'em: :func:`setup_pool_game` builds the card
 abstraction, the flat tree and the deal pool, cached) or Royal's public tree
 (:class:`strategies.solvers.royal.RoyalGame`); whichever, the one
-:class:`strategies.solvers.cfr.Solver` runs on it, through :func:`run_solver`:
+:class:`strategies.solvers.cfr.Solver` runs on it, through :func:`run_solver` (or, for the
+solver ``egt`` on an enumerated game, :class:`strategies.solvers.egt.EGTSolver`, the excessive
+gap technique, through the same loop, checkpoint and writer):
 
 * iterations in chunks of about :data:`CHUNK_SECONDS`, until the target iteration count or
   the deadline;
@@ -53,9 +55,14 @@ from strategies.measure.best_response import Exploitability, exploitability
 from strategies.recipes import Recipe, load_manifest, update_manifest
 from strategies.solvers.cfr import KernelSource, Solver, SolverGame
 from strategies.solvers.dealpool import PoolCards, PoolGame, cached_pool
+from strategies.solvers.egt import EGTSolver, is_egt
 
 if TYPE_CHECKING:
     from agent.abstraction.holdem_pa import PotentialAwareCards
+
+AnySolver = Solver | EGTSolver
+"""What :func:`run_solver` iterates: the CFR family's :class:`Solver` or the excessive gap
+technique's :class:`strategies.solvers.egt.EGTSolver` (same interface)."""
 
 CHUNK_SECONDS = 0.25
 """Iterations run in chunks of about this long: Ctrl-C is noticed between chunks."""
@@ -75,8 +82,8 @@ def _progress_line(completed: float, fields: dict[str, str] | Any) -> str:
 
 
 def run_solver(
-    solver: Solver, target: int | None, deadline: float | None, *, progress: bool,
-    banner: str, note: Callable[[Solver], str] | None = None, checkpoint: Path | None = None,
+    solver: AnySolver, target: int | None, deadline: float | None, *, progress: bool,
+    banner: str, note: Callable[[AnySolver], str] | None = None, checkpoint: Path | None = None,
     checkpoint_every: float = float("inf"), extra: dict[str, Any] | None = None,
 ) -> bool:
     """Iterate in short chunks until ``target`` iterations or ``deadline`` (monotonic).
@@ -139,7 +146,7 @@ def run_solver(
     return stop
 
 
-def exploitability_note(solver: Solver) -> str:
+def exploitability_note(solver: AnySolver) -> str:
     """The headline exploitability of the current average (enumerated games)."""
     game = solver.game
     assert isinstance(game, AbstractGame)
@@ -147,7 +154,7 @@ def exploitability_note(solver: Solver) -> str:
     return f"{kind} {value:.3g}"
 
 
-def value_note(solver: Solver) -> str:
+def value_note(solver: AnySolver) -> str:
     """The running estimate of position 0's value (pool games)."""
     return f"v0 {solver.value_sum / max(solver.iteration, 1):+.1f}"
 
@@ -272,7 +279,7 @@ _KEPT_POOL_FIGURES = ("matches", "exploitability", "exploitability_kind", "pool_
 entry keeps when it is for the very same table."""
 
 
-def bundle_entry(recipe: Recipe, path: Path, loaded: Strategy, solver: Solver,
+def bundle_entry(recipe: Recipe, path: Path, loaded: Strategy, solver: AnySolver,
                  fields: dict[str, Any]) -> dict[str, Any]:
     """The manifest entry of a bundled file: what every entry has, then ``fields``."""
     rest = dict(fields)
@@ -313,7 +320,7 @@ class RecipeGame:
 
     def __init__(self, game: Game, betting: BettingAbstraction, cards: dict[str, Any],
                  tree: BettingTree, solver_game: SolverGame | KernelSource,
-                 note: Callable[[Solver], str] | None = None) -> None:
+                 note: Callable[[AnySolver], str] | None = None) -> None:
         self.game = game
         self.betting = betting
         self.cards = cards
@@ -326,11 +333,11 @@ class RecipeGame:
         """Seconds between checkpoints during the run (default: only at the end)."""
         return float("inf")
 
-    def solver_meta(self, solver: Solver) -> dict[str, Any]:
+    def solver_meta(self, solver: AnySolver) -> dict[str, Any]:
         """How the file's and the manifest's ``solver`` fields describe the solver."""
         return {"solver": solver.config.name, "solver_config": solver.config.to_json()}
 
-    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+    def finish(self, recipe: Recipe, solver: AnySolver, average: Any,
                meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
         """Add the figures of the stored table to ``meta``; the manifest fields and the end
         of the summary line."""
@@ -345,7 +352,7 @@ class EnumeratedRecipe(RecipeGame):
                          exploitability_note)
         self.abstract = game
 
-    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+    def finish(self, recipe: Recipe, solver: AnySolver, average: Any,
                meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
         result = exploitability(self.abstract, stored_table(self.abstract, average,
                                                             recipe.dtype))
@@ -370,7 +377,7 @@ class PoolRecipe(RecipeGame):
     def checkpoint_every(self, minutes: float) -> float:
         return 60.0 * minutes
 
-    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+    def finish(self, recipe: Recipe, solver: AnySolver, average: Any,
                meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
         setup = self.setup
         pool = setup.pool_game.pool
@@ -406,10 +413,10 @@ class RoyalRecipe(RecipeGame):
         super().__init__(royal.game, royal.betting, royal.cards.spec, royal.tree, royal)
         self.royal = royal
 
-    def solver_meta(self, solver: Solver) -> dict[str, Any]:
+    def solver_meta(self, solver: AnySolver) -> dict[str, Any]:
         return {"solver": "cfr+ (public tree, royal_cfr)"}
 
-    def finish(self, recipe: Recipe, solver: Solver, average: Any,
+    def finish(self, recipe: Recipe, solver: AnySolver, average: Any,
                meta: dict[str, Any]) -> tuple[dict[str, Any], str]:
         from strategies.solvers.royal import stored_average
 
@@ -465,20 +472,27 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     if bundle and not recipe.bundled:
         raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
                          f"write it with --out F")
+    if is_egt(recipe.solver) and not recipe.enumerated:
+        raise UsageError(f"expected an enumerated game (lossless cards) for --solver egt, "
+                         f"got cards {recipe.cards!r}")
     rg = recipe_game(recipe, workers=workers)
     out_path, ckpt = recipe.solve_paths(out, bundle, checkpoint, resume)
-    if resume:
-        solver = Solver.load_checkpoint(ckpt, rg.solver_game)
-    else:
-        solver = Solver(rg.solver_game, recipe.solver_config(), seed=recipe.seed)
     deadline = None if minutes is None else time.monotonic() + 60.0 * minutes
     target: int | None = None
     if minutes is None:
         target = iterations if iterations is not None else recipe.iterations
     from strategies.solvers import kernels
 
+    solver: AnySolver
     with console.compile_notice(PROG, [kernels.cfr_run, kernels.es_run, kernels.cs_run,
-                                       kernels.pure_run]):
+                                       kernels.pure_run, kernels.egt_run]):
+        if isinstance(rg, EnumeratedRecipe) and is_egt(recipe.solver):
+            solver = (EGTSolver.load_checkpoint(ckpt, rg.abstract) if resume
+                      else EGTSolver(rg.abstract, seed=recipe.seed))
+        elif resume:
+            solver = Solver.load_checkpoint(ckpt, rg.solver_game)
+        else:
+            solver = Solver(rg.solver_game, recipe.solver_config(), seed=recipe.seed)
         solver.warm_up()
     budget = f"{target} iterations" if target is not None else f"{minutes:g} minutes"
     extra = {"recipe": recipe.name}
@@ -503,6 +517,10 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
         "seed": solver.seed,
         "recipe": recipe.name,
     }
+    if isinstance(solver, EGTSolver):
+        meta["egt"] = {"mu": list(solver.mu), "tau": solver.tau,
+                       "backtracks": solver.backtracks, "gap_bound": solver.gap_bound(),
+                       "init_doublings": solver.init_doublings}
     fields, summary = rg.finish(recipe, solver, average, meta)
     path = dump_strategy(out_path, rg.game, rg.betting, rg.cards, average, dtype=recipe.dtype,
                          default_purification=rg.default_purification, meta=meta,

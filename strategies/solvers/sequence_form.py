@@ -32,6 +32,7 @@ from agent.acpc.errors import AcpcError, UsageError
 from strategies.games.abstract import AbstractGame
 
 F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
 
 
 class SequenceFormError(AcpcError, ValueError):
@@ -47,8 +48,27 @@ class SequenceForm:
     sequence 0 is the empty one, sequence ``1 + i`` is table index ``seq_index[p][i]``)."""
     seq_index: tuple[list[int], list[int]]
     """Per player: the table index (row start + action) of each non-empty sequence."""
-    payoff: F64
-    """``A[s0, s1]``: position 0's expected payoff contribution of the sequence pair."""
+    rows: I64
+    cols: I64
+    values: F64
+    """``A`` sparse (coordinates, each pair once, by row then column): ``A[rows[i],
+    cols[i]] = values[i]``, position 0's expected payoff contribution of the sequence pair
+    (the pairs that reach a terminal; a dense ``A`` of a larger game would not fit)."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``A``'s shape: each player's sequences, the empty one included."""
+        return len(self.seq_index[0]) + 1, len(self.seq_index[1]) + 1
+
+    def sparse(self, orient: int = 0) -> Any:
+        """``A`` as a scipy CSR matrix (``orient=1``: ``-A'``, position 1's payoff with its
+        sequences as rows). scipy is imported here."""
+        from scipy import sparse
+
+        if orient == 0:
+            return sparse.csr_matrix((self.values, (self.rows, self.cols)), shape=self.shape)
+        return sparse.csr_matrix((-self.values, (self.cols, self.rows)),
+                                 shape=self.shape[::-1])
 
 
 def sequence_form(game: AbstractGame) -> SequenceForm:
@@ -96,10 +116,11 @@ def sequence_form(game: AbstractGame) -> SequenceForm:
                 s = sequence(p, row + a)
                 child = int(game.children[first + a])
                 stack.append((child, s, s1) if p == 0 else (child, s0, s))
-    payoff = np.zeros((len(seq_index[0]) + 1, len(seq_index[1]) + 1))
-    for (s0, s1), value in entries.items():
-        payoff[s0, s1] += value
-    return SequenceForm(parent, seq_index, payoff)
+    pairs = sorted(entries)
+    rows = np.array([a for a, _ in pairs], dtype=np.int64)
+    cols = np.array([b for _, b in pairs], dtype=np.int64)
+    values = np.array([entries[pair] for pair in pairs], dtype=np.float64)
+    return SequenceForm(parent, seq_index, rows, cols, values)
 
 
 def _constraints(form: SequenceForm, p: int, game: AbstractGame) -> tuple[Any, F64]:
@@ -156,7 +177,7 @@ def solve_lp(game: AbstractGame) -> LPSolution:
     from scipy.optimize import linprog
 
     form = sequence_form(game)
-    a = sparse.csr_matrix(form.payoff)
+    a = form.sparse()
     e, e_rhs = _constraints(form, 0, game)
     f, f_rhs = _constraints(form, 1, game)
     table = np.zeros(game.table_size)
@@ -233,8 +254,8 @@ def best_lifted_equilibrium(abstract: AbstractGame, full: AbstractGame,
     for p in (0, 1):
         o = 1 - p
         # payoffs oriented for p (p maximises): rows p's sequences, columns o's
-        m_abs = sparse.csr_matrix(fa.payoff if p == 0 else -fa.payoff.T)
-        m_full = sparse.csr_matrix(ff.payoff if p == 0 else -ff.payoff.T)
+        m_abs = fa.sparse(p)
+        m_full = ff.sparse(p)
         guarantee = value if p == 0 else -value
         own, own_rhs = _constraints(fa, p, abstract)
         opp_abs, opp_abs_rhs = _constraints(fa, o, abstract)
