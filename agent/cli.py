@@ -4,7 +4,7 @@ The reference example player's positional arguments come first. ``--strategy`` i
 strategy file or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``, legal
 random actions like the reference example player; ``builtin:call``; ``builtin:fold``;
 ``builtin:minraise``; ``builtin:equity``, hold'em only: raise, call or fold by the hand's
-equity against a random hand). With a file: ``--mapping`` (one of the seven classic
+equity against a random hand). With a file: ``--mappings`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
 ``--purify none|full|threshold:T`` (default: the file's), ``--sizes-in abstract|real``
 (where translation measures the abstract sizes ``A`` and ``B``: in the abstract node's
@@ -63,7 +63,7 @@ from agent.acpc.matchstate import MatchState
 from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
 from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
-from agent.console import compile_notice, port_number
+from agent.console import compile_notice, deprecated_alias, port_number
 from agent.fileio import write_atomic
 from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
@@ -98,10 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default=None,
                    help=f"a strategy file, or one of {', '.join(builtin_specs())} "
                    "(default builtin:random)")
-    p.add_argument("--mapping", default=None,
-                   help="translation mapping: det-arith, rand-arith, det-geo, rand-geo-1, "
-                   "rand-geo-2, det-pshar, rand-pshar, module:function or an entry point "
-                   "(default: the strategy file's)")
+    p.add_argument("--mappings", default=None,
+                   help="the translation mapping (one here): det-arith, rand-arith, det-geo, "
+                   "rand-geo-1, rand-geo-2, det-pshar, rand-pshar, module:function or an entry "
+                   "point (default: the strategy file's)")
+    deprecated_alias(p, "--mapping", new="--mappings")
     p.add_argument("--purify", default=None,
                    help="none, full or threshold:T (default: the strategy file's)")
     p.add_argument("--sizes-in", default=None, choices=SIZE_CONVENTIONS,
@@ -215,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.human:
-        given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
+        given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mappings", "purify",
                                                             "trace", "seed")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else []) + (
@@ -233,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.strategy is None:
         args.strategy = "builtin:random"
     if is_builtin(args.strategy):
-        given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
+        given = [f"--{name.replace('_', '-')}" for name in ("mappings", "purify", "trace",
                                                           "sizes_in", "resolve")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else [])
@@ -245,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
+        options = {"seed": args.seed, "mapping": args.mappings, "purify": args.purify,
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
         if args.resolve is not None:
@@ -282,6 +283,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while loading or playing: one line, as the dealer
+        if args.debug:
+            traceback.print_exc()
+        kept = ""
+        if trace is not None:
+            trace.close()  # every decision so far is in the file
+            kept = f"; the trace {args.trace} holds every decision made"
+        print(f"{PROG}: interrupted (Ctrl-C){kept}", file=sys.stderr)
+        return 130
     finally:
         if trace is not None:
             trace.close()

@@ -411,7 +411,7 @@ def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
                         cards_as_logged)
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Tools for ACPC dealer logs.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -529,6 +529,7 @@ def _write_out(out: Path | None, text: str) -> None:
         sys.stdout.write(text)
         return
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as every --out and --json
         out.write_text(text, encoding="ascii")
     except OSError as exc:
         raise LogError(f"could not write {str(out)!r}: {exc.strerror or exc}") from None
@@ -671,7 +672,7 @@ def _aivat(game: Game, logs: Sequence[Path], seats: Sequence[str], imaginary: bo
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-log``; returns the exit status."""
-    parser = _build_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         game = load_game(args.game)
@@ -689,6 +690,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     if result.mismatch is not None:
         print(result.mismatch.render(str(args.log)), file=sys.stderr)
         return 1

@@ -133,9 +133,10 @@ def solve(args: argparse.Namespace) -> int:
     from strategies.solvers.recipe import solve_recipe
 
     if args.recipe is not None:
-        for option in ("betting", "solver", "cards"):
+        for option, flag in (("betting", "abstraction"), ("solver", "solver"),
+                             ("cards", "cards")):
             if getattr(args, option) is not None:
-                raise UsageError(f"--{option} goes with --game, not with --recipe "
+                raise UsageError(f"--{flag} goes with --game, not with --recipe "
                                  f"(a recipe names its own)")
         recipe = get_recipe(args.recipe)
     else:
@@ -148,7 +149,7 @@ def solve(args: argparse.Namespace) -> int:
 
 
 def custom_recipe(args: argparse.Namespace) -> Recipe:
-    """The recipe of ``solve --game G --betting SPEC --solver S``: lossless cards, deals
+    """The recipe of ``solve --game G --abstraction SPEC --solver S``: lossless cards, deals
     enumerated; named after ``--out`` (its checkpoint is ``OUT-stem.ckpt.npz``).
 
     Raises:
@@ -161,7 +162,7 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     if args.bundle:
         raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
     game = load_game(args.game)
-    betting = parse_betting_abstraction(args.betting or "fcpa", "--betting")
+    betting = parse_betting_abstraction(args.betting or "fcpa", "--abstraction")
     cards = parse_cards_option(args.cards)
     name = Path(args.out).stem if args.out else f"{Path(args.game).stem}.{betting.name}"
     if cards["kind"] == "lossless":
@@ -528,8 +529,10 @@ def cards(args: argparse.Namespace) -> int:
                              "shares": file_shares.tolist()}
         report[name] = entry
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {args.json}", file=out)
+        target = Path(args.json)
+        target.parent.mkdir(parents=True, exist_ok=True)  # as every --json and --out
+        target.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"{PROG}: wrote {args.json}", file=sys.stderr)
     return 0
 
 
