@@ -391,6 +391,24 @@ def _upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that do not apply together are a usage error (status 2), as in every
+    command: ``solve --recipe`` with ``--abstraction``, ``--solver`` or ``--cards`` (a recipe
+    names its own), ``solve --game`` with ``--bundle`` (bundled files have recipes)."""
+    if args.command != "solve":
+        return
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    solve = sub.choices["solve"]
+    if args.recipe is not None:
+        given = [flag for dest, flag in (("betting", "--abstraction"), ("solver", "--solver"),
+                                         ("cards", "--cards")) if getattr(args, dest) is not None]
+        if given:
+            solve.error(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with "
+                        f"--game, not with --recipe (a recipe names its own)")
+    elif args.bundle:
+        solve.error("--bundle goes with --recipe (bundled files have recipes)")
+
+
 def resolve_bundled(args: argparse.Namespace) -> None:
     """Strategy files given by bundled name, as ``acpc-agent --strategy`` takes them
     (:func:`agent.agents.resolve_strategy`, the one resolver): ``inspect``, ``exploit``,
@@ -411,7 +429,9 @@ def resolve_bundled(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-strategy``; returns the exit status."""
-    args = build_parser().parse_args(argv)  # a bad flag or value: one line, status 2
+    parser = build_parser()
+    args = parser.parse_args(argv)  # a bad flag or value: one line, status 2
+    _refuse_combinations(parser, args)
     try:
         resolve_bundled(args)
         if args.command == "list":

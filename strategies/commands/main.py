@@ -132,12 +132,7 @@ def _print_exploitability(result: Exploitability, out: TextIO) -> None:
 def solve(args: argparse.Namespace) -> int:
     from strategies.solvers.recipe import solve_recipe
 
-    if args.recipe is not None:
-        for option, flag in (("betting", "abstraction"), ("solver", "solver"),
-                             ("cards", "cards")):
-            if getattr(args, option) is not None:
-                raise UsageError(f"--{flag} goes with --game, not with --recipe "
-                                 f"(a recipe names its own)")
+    if args.recipe is not None:  # options that do not apply: refused by strategies.cli
         recipe = get_recipe(args.recipe)
     else:
         recipe = custom_recipe(args)
@@ -153,14 +148,12 @@ def custom_recipe(args: argparse.Namespace) -> Recipe:
     enumerated; named after ``--out`` (its checkpoint is ``OUT-stem.ckpt.npz``).
 
     Raises:
-        UsageError: for --bundle, a game whose deals cannot be enumerated, or bad specs.
+        UsageError: for a game whose deals cannot be enumerated, or bad specs.
     """
     from agent.abstraction.actions import parse_betting_abstraction
     from agent.acpc.gamefiles import load_game
     from strategies.solvers.cfr import solver_config
 
-    if args.bundle:
-        raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
     game = load_game(args.game)
     betting = parse_betting_abstraction(args.betting or "fcpa", "--abstraction")
     cards = parse_cards_option(args.cards)

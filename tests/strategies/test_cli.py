@@ -401,7 +401,6 @@ def test_solve_betting_nested_too_deep_is_one_short_line(
         (["--game", "holdem.nolimit.2p.reverse_blinds.game", "--cards",
           '{"kind": "holdem", "buckets": [169, 2, 2, 2]}', "--solver", "cfr+"],
          "mccfr-es-pool"),
-        (["--recipe", "leduc.limit.2p", "--cards", "lossless"], "--cards goes with --game"),
         (["--game", "holdem.nolimit.2p.reverse_blinds.game"], "deals to enumerate"),
     ],
 )
@@ -410,6 +409,22 @@ def test_custom_solve_errors_are_one_line(tmp_path: Path, args: list[str],
     out = run_cli("solve", *args, "--out", str(tmp_path / "x.strat"))
     assert out.returncode == 1, out.stderr
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--recipe", "leduc.limit.2p", "--cards", "lossless"], "--cards goes with --game"),
+    (["--recipe", "leduc.limit.2p", "--abstraction", "fcpa", "--solver", "cfr"],
+     "--abstraction, --solver go with --game"),
+    (["--game", "leduc.limit.2p.game", "--bundle"], "--bundle goes with --recipe"),
+])
+def test_solve_options_that_do_not_apply_are_usage_errors(
+        args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 as every command's 'does not apply' (exit 1 on main, found while solving)."""
+    with pytest.raises(SystemExit) as info:
+        main(["solve", *args])
+    err = capsys.readouterr().err.splitlines()
+    assert info.value.code == 2 and message in err[-1], err
+    assert err[-1].startswith("acpc-strategy solve: error: ")
 
 
 @pytest.mark.parametrize("change", [{"samples": 100_000_000_000}, {"pool_deals": 10**11},
