@@ -244,9 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     budget.add_argument("--minutes", type=positive_float, help="time budget for this run")
     s.add_argument("--resume", action="store_true", help="continue from the checkpoint")
     s.add_argument("--out", help="strategy file to write (default: NAME.strat here)")
-    s.add_argument("--checkpoint", help="keep the checkpoint in this file at the end too "
-                   "(default: only Ctrl-C and long hold'em solves write NAME.ckpt.npz here, "
-                   "and a finished run removes it)")
+    s.add_argument("--checkpoint", help="checkpoint file, kept when the run finishes too "
+                   "(default NAME.ckpt.npz here: written on Ctrl-C and every "
+                   "--checkpoint-minutes in hold'em, removed when the run finishes)")
     s.add_argument("--bundle", action="store_true",
                    help="write the bundled file (agent/data/strategies) and its manifest entry")
     _quiet(s, "no progress bar")
