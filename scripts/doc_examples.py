@@ -16,9 +16,11 @@ span lines joined; a ``# comment`` dropped). Each is one of:
   ``...``) or it changes the installation (``--bundle``, ``acpc-arena compile``): the test
   parses it only;
 * long: everything else. ``--long`` runs them in page order, each page in its own scratch
-  directory (``tests`` linked in, so ``tests/data/...`` resolves), and reports status and
-  seconds; an example whose input file no earlier step of its page writes is reported as
-  needing it, not run.
+  directory (``tests`` and ``agent`` linked in, so ``tests/data/...`` and
+  ``agent/data/strategies/...`` resolve as in a checkout; what an example writes, even under
+  ``scripts/results/``, stays in the scratch directory), and reports status and seconds; an
+  example whose input file no earlier step of its page writes is reported as needing it,
+  not run.
 
 Every example, whatever its kind, is parsed by ``tests/test_doc_examples.py`` with the very
 parser its command uses: a renamed flag or a deprecated spelling in the docs fails there.
@@ -122,9 +124,12 @@ def _missing_input(example: Example, scratch: Path) -> str | None:
     outputs = {example.argv[i + 1] for i, w in enumerate(example.argv[:-1])
                if w in ("--out", "--json", "--plot", "--csv")}
     for word in example.argv[1:]:
-        if (_INPUT.search(word) and word not in outputs and not (scratch / word).exists()
-                and word not in bundled_games() and word not in bundled_strategies()):
-            return word
+        if word in outputs:
+            continue
+        for piece in re.split(r"[=,]", word):  # NAME=FILE,mapping=... in a variant
+            if (_INPUT.search(piece) and not (scratch / piece).exists()
+                    and piece not in bundled_games() and piece not in bundled_strategies()):
+                return piece
     return None
 
 
@@ -137,7 +142,8 @@ def run_long(timeout: float) -> int:
     for page, items in by_page.items():
         with tempfile.TemporaryDirectory(prefix="doc-examples-") as tmp:
             scratch = Path(tmp)
-            (scratch / "tests").symlink_to(ROOT / "tests")
+            for inputs in ("tests", "agent"):  # read as in a checkout; results go elsewhere
+                (scratch / inputs).symlink_to(ROOT / inputs)
             for example in items:
                 if example.kind != "long":
                     continue
