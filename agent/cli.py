@@ -63,7 +63,13 @@ from agent.acpc.matchstate import MatchState
 from agent.agents import builtin_specs, is_builtin, json_logger, make_policy, policy_kernels
 from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
-from agent.console import compile_notice, deprecated_alias, port_number
+from agent.console import (
+    compile_notice,
+    deprecated_alias,
+    port_number,
+    positive_float,
+    positive_int,
+)
 from agent.fileio import write_atomic
 from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
@@ -125,15 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "Leduc): off-tree (when the opponent leaves the subgame abstraction), "
                    "round (at the agent's first decision of every round after the first), "
                    "always (every decision); translation is the fallback")
-    p.add_argument("--resolve-iterations", type=int, default=None, metavar="N",
+    p.add_argument("--resolve-iterations", type=positive_int, default=None, metavar="N",
                    help="with --resolve: CFR+ iterations per re-solve (default 200)")
-    p.add_argument("--resolve-ms", type=float, default=None, metavar="MS",
+    p.add_argument("--resolve-ms", type=positive_float, default=None, metavar="MS",
                    help="with --resolve: time budget per decision; a re-solve that does not "
                    "finish its iterations within it falls back to translation (counted; "
                    "default: no budget)")
     p.add_argument("--gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
-    p.add_argument("--time-guard-ms", type=float, default=1000.0,
+    p.add_argument("--time-guard-ms", type=positive_float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--preload", action="store_true",
                    help="load a strategy file's kernels before connecting, even when they "

@@ -30,8 +30,8 @@ from typing import Any, Protocol, TextIO
 from agent.acpc.limits import excerpt
 
 __all__ = ["PlainLine", "Progress", "compile_notice", "deprecated_alias", "is_cached",
-           "make_progress", "nonnegative_int", "port_number", "positive_float", "positive_int",
-           "ticking"]
+           "make_progress", "nonnegative_float", "nonnegative_int", "port_number",
+           "positive_float", "positive_int", "ticking"]
 
 
 def positive_int(text: str) -> int:
@@ -55,6 +55,18 @@ def nonnegative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(
             f"expected an integer >= 0, got {excerpt(text)}") from None
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """An argparse ``type``: a finite number >= 0, or a one-line error with the ``!r``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a number >= 0, got {excerpt(text)}") from None
     return value
 
 

@@ -63,7 +63,7 @@ from typing import Any
 from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import builtin_specs
-from agent.console import deprecated_alias, positive_int
+from agent.console import deprecated_alias, positive_float, positive_int
 from agent.data import manifest_path, strategy_path
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
 from jobs import BACKENDS
@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-timeout-ms", type=positive_int, default=30_000,
                    help="how long agents may take to connect, strategy loading included "
                    "(default 30000)")
-    p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--match-timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="wall-clock limit per match (default 120 + 0.1 s per hand)")
     p.add_argument("--exact", action="store_true",
                    help="no matches: the exact result of each group over every deal and "

@@ -68,6 +68,7 @@ from typing import Any
 from agent.acpc.errors import AcpcError
 from agent.console import (
     deprecated_alias,
+    nonnegative_float,
     nonnegative_int,
     positive_float,
     positive_int,
@@ -156,7 +157,7 @@ def _add_learn_sizes(sub: Any) -> None:
     p.add_argument("--skip-unstable", action="store_true",
                    help="learn only at nodes where L and H keep the tree's shape (a size "
                    "that reaches the stack changes it); the others keep their base sizes")
-    p.add_argument("--min-bet", type=float, default=None, metavar="CHIPS",
+    p.add_argument("--min-bet", type=nonnegative_float, default=None, metavar="CHIPS",
                    help="smallest raise-by in chips (default: the big blind, as ACPC; 0 for "
                    "the textbook games whose bets may be any size)")
     p.add_argument("--out", required=True, help="the learned abstraction (JSON) to write")
@@ -302,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--iterations", type=nonnegative_int, default=None,
                     help="most iterations per graft (default 2000; hold'em: the iterations "
                     "of each graft, default 10,000,000)")
-    gr.add_argument("--target", type=float, default=1e-3,
+    gr.add_argument("--target", type=positive_float, default=1e-3,
                     help="stop a graft once its graft-game NashConv is at most this, chips "
                     "per hand (default 0.001)")
     gr.add_argument("--solver", choices=["cfr", "cfr+", "lcfr", "dcfr"], default="cfr+",
@@ -319,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     gr.add_argument("--pool-seed", type=int, default=11,
                     help="hold'em: the pool's seed (default 11)")
     gr.add_argument("--seed", type=int, default=0, help="hold'em: the solver's seed")
-    gr.add_argument("--warm", type=float, default=None,
+    gr.add_argument("--warm", type=nonnegative_float, default=None,
                     help="hold'em: start the free rows at the base (regrets and average sums "
                     "WARM x base; default 0: uniform)")
     gr.add_argument("--discount", default=None, metavar="INTERVAL,UNTIL",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from agent import cli as agent_cli
 from agent.agents import resolve_strategy
 from evaluation import cli as match_cli
 from strategies import cli as strategy_cli
@@ -163,6 +164,11 @@ def _parser_of(root: argparse.ArgumentParser, path: tuple[str, ...]) -> argparse
     ["learn-sizes", "--game", "g", "--abstraction", "fcpa", "--learn", "0", "--out", "o",
      "--minutes", "-1"],
     ["inspect", "leduc.limit.2p.strat", "--samples", "-1"],
+    ["translation", "best-size", "--iterations", "-1"],  # exit 1 on main
+    ["resolve-lab", "--iterations", "0"],  # exit 1 on main
+    ["graft", "--base", "b", "--partition", "preflop", "--out", "o", "--target", "-1"],
+    ["learn-sizes", "--game", "g", "--abstraction", "fcpa", "--learn", "0", "--out", "o",
+     "--min-bet", "-1"],  # exit 1 on main, with another message
 ])
 def test_a_bad_value_exits_2_with_one_line(argv: list[str],
                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,16 +176,28 @@ def test_a_bad_value_exits_2_with_one_line(argv: list[str],
         strategy_cli.main(argv)
     assert info.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith(f"acpc-strategy {argv[0]}: error: argument --")
+    prog = " ".join(["acpc-strategy", *argv[:2]] if argv[0] == "translation"
+                    else ["acpc-strategy", argv[0]])
+    assert err[-1].startswith(f"{prog}: error: argument --")
     assert "expected" in err[-1] and not any("Traceback" in line for line in err)
 
 
-def test_acpc_match_keeps_the_same_rule(capsys: pytest.CaptureFixture[str]) -> None:
+def test_acpc_match_and_acpc_agent_keep_the_same_rule(
+        capsys: pytest.CaptureFixture[str]) -> None:
     assert match_cli.main(["--hands", "-5"]) == 2
+    assert match_cli.main(["--match-timeout", "-5"]) == 2  # on main: accepted, every match failed
     assert match_cli.main(["--workers", "0"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "acpc-match: error: argument --workers: expected an integer 1..1024, " \
                       "got '0'"
+    for flag, value in (("--time-guard-ms", "-1"), ("--resolve-ms", "0"),  # main: taken, 1
+                        ("--resolve-iterations", "-3")):
+        with pytest.raises(SystemExit) as info:
+            agent_cli.main(["leduc.nolimit.2p.game", "127.0.0.1", "9", "--resolve", "round",
+                            "--strategy", "leduc.nolimit.2p.fcpa.strat", flag, value])
+        assert info.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].startswith(
+            f"acpc-agent: error: argument {flag}: expected")
 
 
 def test_bundled_names_work_wherever_a_strategy_file_does(

@@ -511,7 +511,7 @@ def test_cli_graft_inspect_and_play(
     (["--partition", "flop:J"], "deck", 1),
     (["--partition", "flop", "--iterations", "-1"], "--iterations", 2),  # a bad flag value
     (["--partition", "flop", "--workers", "0"], "--workers", 2),
-    (["--partition", "flop", "--target", "0"], "--target", 1),
+    (["--partition", "flop", "--target", "0"], "--target", 2),
 ])
 def test_cli_graft_errors(tmp_path: Path, leduc: Game, base: tuple[AbstractGame, F64],
                           capsys: pytest.CaptureFixture[str], argv: list[str],
