@@ -411,6 +411,16 @@ def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
                         cards_as_logged)
 
 
+def _seat_spec(text: str) -> str:
+    """An argparse ``type``: the shape ``N=SPEC`` of ``aivat --seat`` (status 2 if not; the
+    name and the strategy are checked when the logs are read)."""
+    key, eq, spec = text.partition("=")
+    if not eq or not key.strip() or not spec.strip():
+        raise argparse.ArgumentTypeError(f"expected N=SPEC (a name or seat number, then a "
+                                         f"strategy), got {excerpt(text)}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Tools for ACPC dealer logs.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -462,7 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     aivat.add_argument("game", help="game definition file (or the name of a bundled game)")
     aivat.add_argument("logs", type=Path, nargs="+", metavar="LOG",
                        help="dealer logs (MATCH.log), e.g. both logs of a duplicate pair")
-    aivat.add_argument("--seat", action="append", default=[], metavar="N=SPEC",
+    aivat.add_argument("--seat", action="append", required=True, type=_seat_spec,
+                       metavar="N=SPEC",
                        help="a known seat: N a player name as the log writes it, or a seat "
                        "number (1-based, in each log); SPEC a strategy file or builtin:NAME "
                        "with ,mapping= ,purify= ,sizes= as acpc-match's variants (repeatable)")

@@ -23,6 +23,7 @@ import pytest
 from agent import cli as agent_cli
 from agent.agents import resolve_strategy
 from evaluation import cli as match_cli
+from evaluation import logtool
 from strategies import cli as strategy_cli
 from tests.support.parsers import PARSERS, entry_points, every_parser
 
@@ -190,6 +191,11 @@ def test_acpc_match_and_acpc_agent_keep_the_same_rule(
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "acpc-match: error: argument --workers: expected an integer 1..1024, " \
                       "got '0'"
+    for argv in (["x.log", "--seat", "bad"], ["x.log"]):  # main: 1, after reading the logs
+        with pytest.raises(SystemExit) as info:
+            logtool.main(["aivat", "leduc.limit.2p.game", *argv])
+        assert info.value.code == 2
+        assert "--seat" in capsys.readouterr().err.splitlines()[-1]
     for flag, value in (("--time-guard-ms", "-1"), ("--resolve-ms", "0"),  # main: taken, 1
                         ("--resolve-iterations", "-3")):
         with pytest.raises(SystemExit) as info:
