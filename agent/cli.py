@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "fallbacks, time-guard 'timeouts') to FILE as one JSON object")
     p.add_argument("--event-loop", choices=EVENT_LOOPS, default="auto",
                    help="auto: uvloop when installed, else asyncio (default auto)")
-    p.add_argument("--quiet", action="store_true", help="no summary line at the end")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary line at the end")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 

@@ -125,6 +125,12 @@ def test_a_concept_has_one_flag_name_in_every_parser() -> None:
     assert {"acpc-agent", "acpc-strategy lbr"} <= found["translation mapping(s)"]
 
 
+def test_every_quiet_has_its_short_form() -> None:
+    quiet = [(prog, action.option_strings) for prog, _, _, action in _options()
+             if "--quiet" in action.option_strings]
+    assert len(quiet) >= 9 and all("-q" in options for _, options in quiet), quiet
+
+
 def test_every_hidden_option_is_a_deprecated_alias_that_says_so(
         capsys: pytest.CaptureFixture[str]) -> None:
     """Parse each hidden alias as a user would: the value lands where the new name puts it,
