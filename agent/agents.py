@@ -292,9 +292,12 @@ def _card_kind(spec: str) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def resolve_strategy(spec: str) -> Path:
+def resolve_strategy(spec: str, *, builtins: bool = True) -> Path:
     """The strategy file of a spec: the path itself if it exists, else the bundled file of
-    that name (a path that exists wins over a bundled name, as for games).
+    that name (a path that exists wins over a bundled name, as for games). The one resolver
+    of every command that reads a strategy file (``acpc-agent --strategy``, ``acpc-strategy
+    inspect``, ...); ``builtins``: whether the error names the built-ins as an alternative
+    (commands that take them).
 
     Raises:
         UsageError: if neither exists (the message lists the bundled files).
@@ -304,9 +307,10 @@ def resolve_strategy(spec: str) -> Path:
         return path
     if spec in bundled_strategies():
         return strategy_path(spec)
-    raise UsageError(f"expected a strategy file, a bundled strategy "
-                     f"({', '.join(bundled_strategies()) or 'none installed'}), a built-in "
-                     f"or a bot module:Class, got {spec!r}: no such file")
+    also = ", a built-in or a bot module:Class" if builtins else ""
+    raise UsageError(f"expected a strategy file or a bundled strategy "
+                     f"({', '.join(bundled_strategies()) or 'none installed'}){also}, "
+                     f"got {spec!r}: no such file")
 
 
 def json_logger(stream: TextIO) -> Any:

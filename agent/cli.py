@@ -6,7 +6,7 @@ random actions like the reference example player; ``builtin:call``; ``builtin:fo
 ``builtin:minraise``; ``builtin:equity``, hold'em only: raise, call or fold by the hand's
 equity against a random hand) or the user's own bot, ``module:Class`` (:mod:`agent.bot`;
 imported from the current directory; a spec that names no bot exits with status 2).
-With a file: ``--mapping`` (one of the seven classic
+With a file: ``--mappings`` (one of the seven classic
 translation mappings, ``module:function`` or an entry point; default: the file's),
 ``--purify none|full|threshold:T`` (default: the file's), ``--sizes-in abstract|real``
 (where translation measures the abstract sizes ``A`` and ``B``: in the abstract node's
@@ -72,7 +72,13 @@ from agent.agents import (
 )
 from agent.builtin import Policy
 from agent.client import EVENT_LOOPS, final_value, play, run
-from agent.console import compile_notice, port_number
+from agent.console import (
+    compile_notice,
+    deprecated_alias,
+    port_number,
+    positive_float,
+    positive_int,
+)
 from agent.fileio import write_atomic
 from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
@@ -108,10 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"a strategy file, one of {', '.join(builtin_specs())}, or your "
                    "own bot as module:Class (imported from the current directory) "
                    "(default builtin:random)")
-    p.add_argument("--mapping", default=None,
-                   help="translation mapping: det-arith, rand-arith, det-geo, rand-geo-1, "
-                   "rand-geo-2, det-pshar, rand-pshar, module:function or an entry point "
-                   "(default: the strategy file's)")
+    p.add_argument("--mappings", default=None,
+                   help="the translation mapping (one here): det-arith, rand-arith, det-geo, "
+                   "rand-geo-1, rand-geo-2, det-pshar, rand-pshar, module:function or an entry "
+                   "point (default: the strategy file's)")
+    deprecated_alias(p, "--mapping", new="--mappings")
     p.add_argument("--purify", default=None,
                    help="none, full or threshold:T (default: the strategy file's)")
     p.add_argument("--sizes-in", default=None, choices=SIZE_CONVENTIONS,
@@ -134,15 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "Leduc): off-tree (when the opponent leaves the subgame abstraction), "
                    "round (at the agent's first decision of every round after the first), "
                    "always (every decision); translation is the fallback")
-    p.add_argument("--resolve-iterations", type=int, default=None, metavar="N",
+    p.add_argument("--resolve-iterations", type=positive_int, default=None, metavar="N",
                    help="with --resolve: CFR+ iterations per re-solve (default 200)")
-    p.add_argument("--resolve-ms", type=float, default=None, metavar="MS",
+    p.add_argument("--resolve-ms", type=positive_float, default=None, metavar="MS",
                    help="with --resolve: time budget per decision; a re-solve that does not "
                    "finish its iterations within it falls back to translation (counted; "
                    "default: no budget)")
     p.add_argument("--gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
-    p.add_argument("--time-guard-ms", type=float, default=1000.0,
+    p.add_argument("--time-guard-ms", type=positive_float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--preload", action="store_true",
                    help="load a strategy file's kernels before connecting, even when they "
@@ -152,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "fallbacks, time-guard 'timeouts') to FILE as one JSON object")
     p.add_argument("--event-loop", choices=EVENT_LOOPS, default="auto",
                    help="auto: uvloop when installed, else asyncio (default auto)")
-    p.add_argument("--quiet", action="store_true", help="no summary line at the end")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary line at the end")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
@@ -225,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.human:
-        given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mapping", "purify",
+        given = [f"--{name.replace('_', '-')}" for name in ("strategy", "mappings", "purify",
                                                             "trace", "seed")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else []) + (
@@ -244,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.strategy = "builtin:random"
     kind = strategy_kind(args.strategy)
     if kind != "file":
-        given = [f"--{name.replace('_', '-')}" for name in ("mapping", "purify", "trace",
+        given = [f"--{name.replace('_', '-')}" for name in ("mappings", "purify", "trace",
                                                           "sizes_in", "resolve")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else [])
@@ -256,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         game = load_game(args.game)
         if args.trace is not None:
             trace = open(args.trace, "w", encoding="utf-8")  # noqa: SIM115
-        options = {"seed": args.seed, "mapping": args.mapping, "purify": args.purify,
+        options = {"seed": args.seed, "mapping": args.mappings, "purify": args.purify,
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
         if args.resolve is not None:
@@ -293,6 +300,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, BotSpecError) else 1
+    except KeyboardInterrupt:  # Ctrl-C while loading or playing: one line, as the dealer
+        if args.debug:
+            traceback.print_exc()
+        kept = ""
+        if trace is not None:
+            trace.close()  # every decision so far is in the file
+            kept = f"; the trace {args.trace} holds every decision made"
+        print(f"{PROG}: interrupted (Ctrl-C){kept}", file=sys.stderr)
+        return 130
     finally:
         if trace is not None:
             trace.close()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import NetworkError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 from agent.acpc.protocol import NEED_DATA, ClientConnection, ConnectionClosed, StateReceived
@@ -171,14 +171,18 @@ async def play(
     is asked to act in it (the terminal player prints the hand with it).
 
     Raises:
-        OSError: if the connection cannot be made.
+        NetworkError: if the connection cannot be made (an OSError naming host and port).
         RemoteProtocolError: if the dealer sends something that is not ACPC.
     """
     loop = asyncio.get_running_loop()
     done: asyncio.Future[Summary] = loop.create_future()
-    transport, _ = await loop.create_connection(
-        lambda: _ClientProtocol(game, policy, observer, done), host, port
-    )
+    try:
+        transport, _ = await loop.create_connection(
+            lambda: _ClientProtocol(game, policy, observer, done), host, port
+        )
+    except OSError as exc:
+        raise NetworkError(f"could not connect to the dealer at {host}:{port}: "
+                           f"{exc.strerror or exc}") from None
     try:
         return await done
     finally:

@@ -29,8 +29,9 @@ from typing import Any, Protocol, TextIO
 
 from agent.acpc.limits import excerpt
 
-__all__ = ["PlainLine", "Progress", "compile_notice", "is_cached", "make_progress",
-           "port_number", "positive_int", "ticking"]
+__all__ = ["PlainLine", "Progress", "compile_notice", "deprecated_alias", "is_cached",
+           "make_progress", "nonnegative_float", "nonnegative_int", "port_number",
+           "positive_float", "positive_int", "ticking"]
 
 
 def positive_int(text: str) -> int:
@@ -43,6 +44,63 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {excerpt(text)}")
     return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse ``type``: an integer >= 0, or a one-line error with the ``!r``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= 0, got {excerpt(text)}") from None
+    return value
+
+
+def nonnegative_float(text: str) -> float:
+    """An argparse ``type``: a finite number >= 0, or a one-line error with the ``!r``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a number >= 0, got {excerpt(text)}") from None
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number > 0, or a one-line error with the ``!r``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a number > 0, got {excerpt(text)}") from None
+    return value
+
+
+def deprecated_alias(parser: argparse.ArgumentParser, *old: str, new: str) -> None:
+    """Add the old spellings ``old`` of ``parser``'s option ``new`` (added before) as hidden
+    aliases (``--help`` does not show them): each stores what ``new`` stores, after one
+    ``PROG: warning: OLD is deprecated, use NEW`` line on stderr. The project's rule: one
+    flag name per concept (``tests/test_vocabulary.py`` holds the table); a renamed flag's old
+    spelling is kept for one release this way."""
+    target = next(a for a in parser._actions if new in a.option_strings)
+
+    class _Alias(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                     values: Any, option_string: str | None = None) -> None:
+            print(f"{parser.prog}: warning: {option_string} is deprecated (kept for one "
+                  f"release), use {new}", file=sys.stderr)
+            target(parser, namespace, values, new)
+
+    alias = parser.add_argument(*old, action=_Alias, dest=target.dest, nargs=target.nargs,
+                                choices=target.choices, metavar=target.metavar,
+                                default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    alias.type = target.type  # the same conversion and message as ``new``
 
 
 def port_number(text: str) -> int:

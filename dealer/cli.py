@@ -2,9 +2,11 @@
 
 ``acpc-dealer MATCH_NAME GAMEDEF NUM_HANDS SEED NAME... [options]`` with the reference options
 ``-f -l -L -p p1,p2,.. -q -t -T -a --t_response --t_hand --t_per_hand --start_timeout``
-(milliseconds); options may stand before, between or after the positional arguments, short
-flags may be combined (``-qT``) and long options abbreviated, as with the reference's
-``getopt_long``. Bad arguments get the reference's ``ERROR:`` wording and exit status 1.
+(milliseconds; also spelled as ``acpc-match`` spells them: ``--quiet``,
+``--t-response-ms``, ``--t-hand-ms``, ``--t-per-hand-ms``, ``--start-timeout-ms``); options
+may stand before, between or after the positional arguments, short flags may be combined
+(``-qT``) and long options abbreviated, as with the reference's ``getopt_long``. Bad
+arguments get the reference's ``ERROR:`` wording and exit status 1.
 
 Imports only the stdlib, :mod:`agent.acpc`, :mod:`agent.acpc.gamefiles` and :mod:`dealer`.
 """
@@ -15,6 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamedef import parse_gamedef
@@ -49,9 +52,21 @@ def _parse_ports(text: str) -> tuple[int, ...]:
     return tuple(ports)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An abbreviation that matches two spellings of one option (``--start``:
+    ``--start_timeout`` and ``--start-timeout-ms``) is that option, as the reference's
+    ``getopt_long`` took ``--start`` before the second spelling existed."""
+
+    def _get_option_tuples(self, option_string: str) -> list[Any]:
+        found: dict[int, Any] = {}
+        for option in super()._get_option_tuples(option_string):
+            found.setdefault(id(option[0]), option)
+        return list(found.values())
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the documentation and tests)."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog=PROG,
         usage=f"{PROG} matchName gameDefFile #Hands rngSeed p1name p2name ... [options]",
         description="A drop-in replacement for the ACPC reference dealer.",
@@ -68,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-L", dest="log", action="store_true", help="enable the log file (default)")
     p.add_argument("-p", dest="ports", default="",
                    help="player1_port,player2_port,... (0 or missing = any free port)")
-    p.add_argument("-q", dest="quiet", action="store_true",
+    p.add_argument("-q", "--quiet", dest="quiet", action="store_true",
                    help="only print errors, warnings, and final value to stderr")
     p.add_argument("-t", dest="transactions", action="store_false", default=False,
                    help="disable the transaction file (default)")
@@ -77,13 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-a", dest="append", action="store_true",
                    help="append to log/transaction files; with -T, resume the match recorded "
                    "in MATCH.tlog")
-    p.add_argument("--t_response", default=str(DEFAULT_T_RESPONSE_MS),
+    p.add_argument("--t_response", "--t-response-ms", dest="t_response",
+                   default=str(DEFAULT_T_RESPONSE_MS),
                    help="maximum time per response [ms]")
-    p.add_argument("--t_hand", default=str(DEFAULT_T_HAND_MS),
+    p.add_argument("--t_hand", "--t-hand-ms", dest="t_hand", default=str(DEFAULT_T_HAND_MS),
                    help="maximum player time per hand [ms]")
-    p.add_argument("--t_per_hand", default=str(DEFAULT_T_PER_HAND_MS),
+    p.add_argument("--t_per_hand", "--t-per-hand-ms", dest="t_per_hand",
+                   default=str(DEFAULT_T_PER_HAND_MS),
                    help="maximum average player time per hand over the match [ms]")
-    p.add_argument("--start_timeout", default="-1",
+    p.add_argument("--start_timeout", "--start-timeout-ms", dest="start_timeout",
+                   default="-1",
                    help="maximum time to wait for players to connect [ms]; <0 = none")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--log-dir", type=Path, default=Path("."),
@@ -179,9 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if exc.code else 0
     try:
         return run(config, options)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # 130, as a shell reports a process SIGINT ended
         print("ERROR: interrupted", file=sys.stderr)
-        return 1
+        return 130
 
 
 if __name__ == "__main__":

@@ -383,11 +383,16 @@ async def run_match(
         return 1
     try:
         ports = list(options.ports) + [0] * (n - len(options.ports))
-        try:
-            listeners = [_listen(options.host, ports[s]) for s in range(n)]
-        except OSError as exc:
-            stderr.write(f"ERROR: could not create listen socket: {exc.strerror or exc}\n")
-            return 1
+        listeners: list[socket.socket] = []
+        for seat in range(n):
+            try:
+                listeners.append(_listen(options.host, ports[seat]))
+            except OSError as exc:
+                for sock in listeners:
+                    sock.close()
+                stderr.write(f"ERROR: could not create listen socket on "
+                             f"{options.host}:{ports[seat]}: {exc.strerror or exc}\n")
+                return 1
         bound = [sock.getsockname()[1] for sock in listeners]
         stdout.write(" ".join(str(p) for p in bound) + "\n")
         stdout.flush()

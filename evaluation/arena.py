@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "commands.")
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("warmup", help="compile every numba kernel ahead of time")
-    w.add_argument("--quiet", action="store_true", help="print only the total")
+    w.add_argument("--quiet", "-q", action="store_true", help="print only the total")
     c = sub.add_parser("compile", help="compile the core with mypyc (optional; about half the "
                        "CPU per hand in the engine)")
     todo = c.add_mutually_exclusive_group()

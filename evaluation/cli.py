@@ -4,7 +4,7 @@
 
     acpc-match [--variant NAME=SPEC]... [--variants FILE.toml] [--game GAME]
                [--hands N] [--matches M] [--seed S] [--pair A:B]...
-               [--transport tcp|inproc] [--jobs J] [--backend local|ray] [--address ADDR]
+               [--transport tcp|inproc] [--workers J] [--backend local|ray] [--address ADDR]
                [--run-dir DIR] [--unit seed|hand] [--allin-ev]
                [--estimator played|exact-agents|sampled-agents|aivat]
                [--json FILE] [--csv FILE] [--plot FILE] [--quiet] [--debug]
@@ -40,7 +40,7 @@ and ``acpc-match: warning:`` on stderr say the results depend on timing.
 Exit status: 0 when every planned match is stored, 1 on any error (``acpc-match: error:``
 lines name the variant, file or setting at fault; everything finished is kept), 2 for a
 usage error caught by the argument parser (a flag's bad value: the same check and message
-as the same value in a ``--variants`` file, which exits 1).
+as the same value in a ``--variants`` file, which exits 1), 130 when interrupted (Ctrl-C).
 
 Imports the stdlib and :mod:`dealer` (agent policy code only inside the workers).
 """
@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -62,7 +63,7 @@ from typing import Any
 from agent.acpc.errors import AcpcError, GameDefError
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import BotSpecError, builtin_specs
-from agent.console import positive_int
+from agent.console import deprecated_alias, positive_float, positive_int
 from agent.data import manifest_path, strategy_path
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
 from jobs import BACKENDS
@@ -211,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="{" + ",".join(TRANSPORTS) + "}",
                    help="tcp: acpc-dealer and agent processes over loopback (default); "
                    "inproc: the same engine and agent code in one process")
-    p.add_argument("--jobs", "-j", type=RUN_SETTINGS["jobs"], default=None,
+    p.add_argument("--workers", type=RUN_SETTINGS["workers"], default=None,
                    help="matches in parallel (default: the number of cores)")
+    deprecated_alias(p, "--jobs", "-j", new="--workers")
     p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local process pool (default) or Ray tasks (extra 'cluster')")
     p.add_argument("--address", default=None,
@@ -240,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start-timeout-ms", type=positive_int, default=30_000,
                    help="how long agents may take to connect, strategy loading included "
                    "(default 30000)")
-    p.add_argument("--match-timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--match-timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="wall-clock limit per match (default 120 + 0.1 s per hand)")
     p.add_argument("--exact", action="store_true",
                    help="no matches: the exact result of each group over every deal and "
@@ -353,7 +355,7 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     transport: str = pick("transport", "tcp")
     unit: str = pick("unit", "seed")
     allin: bool = pick("allin_ev", False)
-    jobs: int = pick("jobs", os.cpu_count() or 1)
+    jobs: int = pick("workers", os.cpu_count() or 1)
     groups = make_groups(variants, game.num_players, args.pair)
     used = {name for g in groups for name in g}
     variants = [v for v in variants if v.name in used]
@@ -375,7 +377,7 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     return config
 
 
-EXACT_EXCLUDES = ("hands", "matches", "seed", "transport", "jobs", "address", "run_dir",
+EXACT_EXCLUDES = ("hands", "matches", "seed", "transport", "workers", "address", "run_dir",
                   "unit", "allin_ev", "match_timeout", "csv", "plot")
 """Options that only apply to played matches: errors with ``--exact``."""
 
@@ -440,7 +442,7 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-ESTIMATE_EXCLUDES = ("transport", "jobs", "address", "run_dir", "unit", "allin_ev",
+ESTIMATE_EXCLUDES = ("transport", "workers", "address", "run_dir", "unit", "allin_ev",
                      "match_timeout", "csv", "plot")
 """Options of played matches that are errors with ``--estimator`` other than ``played``."""
 
@@ -552,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     from evaluation.match.runner import run
 
+    config = None
+    fresh = False  # whether this run made the run directory (a failed run removes it)
     if args.exact:
         return _exact(args, parser)
     if args.estimator not in ("played", "aivat"):
@@ -566,6 +570,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress = make_progress(not args.quiet)
         if not args.quiet:
             print(f"{PROG}: run directory {config.run_dir}", file=sys.stderr)
+        fresh = not exists(config.run_dir)
         result = run(config, progress)
         if result.already_done:
             print(f"{PROG}: resumed: {result.already_done} of {result.planned} matches were "
@@ -590,11 +595,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        if config is not None and fresh:
+            _leftovers(config.run_dir, None)
         return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
     except KeyboardInterrupt:
         print(f"{PROG}: error: interrupted; finished matches are stored, run the same "
               "command again to resume", file=sys.stderr)
-        return 1
+        return 130
     status = 0
     note = timing_note(result.summary)
     if note is not None:  # also when --quiet: the table alone would not say it
@@ -608,7 +615,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = 1
     if not result.complete and status == 0:
         status = 1
+    if status != 0:
+        _leftovers(config.run_dir, result.summary.matches_done if fresh else -1)
     return status
+
+
+def _leftovers(run_dir: Path, done: int | None) -> None:
+    """After a failed run: remove the run directory this run made if it holds no finished
+    match (``done`` 0, or None: not known, count them), else say what it left."""
+    if not exists(run_dir):
+        return
+    if done is None:
+        from evaluation.match.store import ResultStore
+
+        try:
+            store = ResultStore(run_dir)
+            try:
+                done = len(store.matches())
+            finally:
+                store.close()
+        except (AcpcError, OSError):
+            done = -1  # unreadable: keep it, say so
+    if done == 0:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        print(f"{PROG}: removed the run directory {run_dir} (no match finished)",
+              file=sys.stderr)
+        return
+    what = "finished match(es) are" if done < 0 else f"{done} finished match(es) are"
+    print(f"{PROG}: left {run_dir}: its {what} stored there; run the same command again to "
+          f"play the rest", file=sys.stderr)
 
 
 if __name__ == "__main__":

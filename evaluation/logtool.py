@@ -411,7 +411,17 @@ def verify_log(game: Game, path: Path, fixed_seats: bool | None = None,
                         cards_as_logged)
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _seat_spec(text: str) -> str:
+    """An argparse ``type``: the shape ``N=SPEC`` of ``aivat --seat`` (status 2 if not; the
+    name and the strategy are checked when the logs are read)."""
+    key, eq, spec = text.partition("=")
+    if not eq or not key.strip() or not spec.strip():
+        raise argparse.ArgumentTypeError(f"expected N=SPEC (a name or seat number, then a "
+                                         f"strategy), got {excerpt(text)}")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Tools for ACPC dealer logs.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -462,7 +472,8 @@ def _build_parser() -> argparse.ArgumentParser:
     aivat.add_argument("game", help="game definition file (or the name of a bundled game)")
     aivat.add_argument("logs", type=Path, nargs="+", metavar="LOG",
                        help="dealer logs (MATCH.log), e.g. both logs of a duplicate pair")
-    aivat.add_argument("--seat", action="append", default=[], metavar="N=SPEC",
+    aivat.add_argument("--seat", action="append", required=True, type=_seat_spec,
+                       metavar="N=SPEC",
                        help="a known seat: N a player name as the log writes it, or a seat "
                        "number (1-based, in each log); SPEC a strategy file or builtin:NAME "
                        "with ,mapping= ,purify= ,sizes= as acpc-match's variants (repeatable)")
@@ -529,6 +540,7 @@ def _write_out(out: Path | None, text: str) -> None:
         sys.stdout.write(text)
         return
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # as every --out and --json
         out.write_text(text, encoding="ascii")
     except OSError as exc:
         raise LogError(f"could not write {str(out)!r}: {exc.strerror or exc}") from None
@@ -671,7 +683,7 @@ def _aivat(game: Game, logs: Sequence[Path], seats: Sequence[str], imaginary: bo
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-log``; returns the exit status."""
-    parser = _build_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         game = load_game(args.game)
@@ -689,6 +701,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     if result.mismatch is not None:
         print(result.mismatch.render(str(args.log)), file=sys.stderr)
         return 1

@@ -115,7 +115,7 @@ def main() -> None:
                    help="how the new method walks (default auto: the numba kernel where it "
                    "applies)")
     p.add_argument("--commands", type=int, default=0, metavar="DEALS",
-                   help="also time both whole commands (acpc-match --transport inproc -j 1 "
+                   help="also time both whole commands (acpc-match --transport inproc --workers 1 "
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
     args = p.parse_args()
     setup = default_setup()
@@ -201,7 +201,7 @@ def main() -> None:
                       str(args.commands), "--matches", "1", "--seed", str(args.seed + rep),
                       "--quiet"]
             with tempfile.TemporaryDirectory() as tmp:
-                cmd_old = command_cpu([*common, "--transport", "inproc", "-j", "1",
+                cmd_old = command_cpu([*common, "--transport", "inproc", "--workers", "1",
                                        "--run-dir", tmp])
             cmd_new = command_cpu([*common, "--estimator", args.estimator])
             cmd_line = (f"  whole commands, {args.commands} deals per group: old {cmd_old:.1f} "

@@ -8,7 +8,7 @@ unit is a duplicate pair of hands (the same cards dealt in both seat orders). Wi
 ``--update-manifest`` the figures go into the strategy's ``agent/data/strategies/manifest.json``
 entry under ``matches`` (only if the file's checksum is the manifest's).
 
-    python scripts/holdem_matches.py --hands 1000 --matches 20 --jobs 2 --update-manifest
+    python scripts/holdem_matches.py --hands 1000 --matches 20 --workers 2 --update-manifest
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hands", type=int, default=1000, help="hands per match")
     p.add_argument("--matches", type=int, default=20, help="duplicate seeds per opponent")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2)
     p.add_argument("--mapping", default=None, help="the agent's translation mapping")
     p.add_argument("--run-dir", default=None)
     p.add_argument("--update-manifest", action="store_true")
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                              for x in ("--variant", f"{name}={s}")],
         *[x for name in OPPONENTS for x in ("--pair", f"hp:{name}")],
         "--hands", str(args.hands), "--matches", str(args.matches), "--seed", str(args.seed),
-        "--jobs", str(args.jobs), "--transport", "tcp", "--unit", "hand",
+        "--workers", str(args.workers), "--transport", "tcp", "--unit", "hand",
     ]
     if args.run_dir:
         command += ["--run-dir", args.run_dir]

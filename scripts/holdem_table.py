@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--matches", type=int, default=10, help="duplicate seeds per baseline")
     p.add_argument("--h2h-matches", type=int, default=20, help="duplicate seeds, head to head")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2)
     p.add_argument("--steps", default="lbr,matches,h2h,bound",
                    help="comma-separated: lbr, matches, h2h, bound")
     args = p.parse_args(argv)
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells[key] = run_cell(out, key, [
                     acpc_strategy, "lbr", path, "--mappings", mapping, "--purify", purify,
                     "--hands", str(args.lbr_hands), "--seed", str(args.seed), "--workers",
-                    str(args.jobs), "--progress", "60", "--json", str(out / f"{key}.json")],
+                    str(args.workers), "--progress", "60", "--json", str(out / f"{key}.json")],
                     out / f"{key}.json", "lbr" in steps)
                 key = f"matches-{tag}"
                 cells[key] = run_cell(out, key, [
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                     *[x for n, s in BASELINES.items() for x in ("--variant", f"{n}={s}")],
                     *[x for n in BASELINES for x in ("--pair", f"a:{n}")],
                     "--hands", str(args.match_hands), "--matches", str(args.matches),
-                    "--seed", str(args.seed), "--jobs", str(args.jobs), "--transport",
+                    "--seed", str(args.seed), "--workers", str(args.workers), "--transport",
                     "inproc", "--unit", "hand", "--run-dir", str(out / "runs" / key),
                     "--json", str(out / f"{key}.json")], out / f"{key}.json",
                     "matches" in steps)
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                     "--variant", f"{b}={files[b]},mapping={mapping},purify={purify}",
                     "--variant", f"{a}={files[a]},mapping={mapping},purify={purify}",
                     "--pair", f"{b}:{a}", "--hands", str(args.match_hands), "--matches",
-                    str(args.h2h_matches), "--seed", str(args.seed), "--jobs", str(args.jobs),
+                    str(args.h2h_matches), "--seed", str(args.seed), "--workers", str(args.workers),
                     "--transport", "inproc", "--unit", "hand", "--run-dir",
                     str(out / "runs" / key), "--json", str(out / f"{key}.json")],
                     out / f"{key}.json", "h2h" in steps)

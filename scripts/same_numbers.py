@@ -388,7 +388,7 @@ LEDUC_VS = ("-v", f"pshar={FCPA},mapping=rand-pshar", "-v", f"arith={FCPA},mappi
 HOLDEM_VS = ("-v", "pshar={data:holdem.nolimit.2p},mapping=rand-pshar",
              "-v", "arith={data:holdem.nolimit.2p},mapping=det-arith",
              "-v", "random=builtin:random", "--pair", "pshar:random", "--pair", "arith:random")
-SOLVE_OUT = ("--out", "{tmp}/x.strat", "--checkpoint", "{tmp}/x.ckpt.npz", "--no-progress")
+SOLVE_OUT = ("--out", "{tmp}/x.strat", "--checkpoint", "{tmp}/x.ckpt.npz", "--quiet")
 SAMPLED_VALUE = ("the solve's closing sampled value of the first seat differs in its last "
                  "digits from run to run (-54.722119515648764, -54.72211951564867, "
                  "-54.72211951564871 in three runs; the table bytes are identical)")
@@ -400,7 +400,7 @@ def _match_log(tmp: Path) -> dict[str, str]:
     run = tmp / "match"
     argv = expand(("acpc-match", "--game", "leduc.nolimit.2p.game", "-v", f"a={FCPA}",
                    "-v", "b=builtin:random", "--hands", "300", "--matches", "1", "--seed", "9",
-                   "--transport", "inproc", "--jobs", "1", "--run-dir", str(run), "--quiet"),
+                   "--transport", "inproc", "--workers", "1", "--run-dir", str(run), "--quiet"),
                   tmp, {})
     subprocess.run(argv, check=True, capture_output=True, text=True, cwd=tmp)
     logs = sorted(run.rglob("*.log"))
@@ -416,7 +416,7 @@ def checks() -> list[Check]:
               note="table checksums of the bundled files, read from the files and from the "
               "manifest"),
         Check("cards-flop", ("acpc-strategy", "cards", "--round", "flop", "--json",
-                             "{tmp}/cards.json", "--no-progress"), from_json("cards.json"),
+                             "{tmp}/cards.json", "--quiet"), from_json("cards.json"),
               note="builds the flop table once (9 minutes at load 10), then cached; the "
               "numba fast walk needs it", timeout=3600),
     ]
@@ -433,7 +433,7 @@ def checks() -> list[Check]:
             f"{RECIPE_ITERATIONS[recipe]})"))
     out.append(Check(
         "solve-holdem-small",
-        ("acpc-strategy", "solve", "--game", HOLDEM, "--betting", "{holdem_betting}", "--cards",
+        ("acpc-strategy", "solve", "--game", HOLDEM, "--abstraction", "{holdem_betting}", "--cards",
          '{"kind": "holdem", "buckets": [169, 8, 8, 8], "samples": 2000, "pool_deals": 5000}',
          "--solver", "mccfr-es-pool", "--iterations", "20000", *SOLVE_OUT, "--workers", "1"),
         from_strategy("x.strat"), volatile=(("sampled_value_p0", SAMPLED_VALUE),),
@@ -520,13 +520,13 @@ def checks() -> list[Check]:
         Check("match-played-leduc",
               ("acpc-match", "--game", "leduc.nolimit.2p.game", *LEDUC_VS,
                "-v", "rnd=builtin:random", "--hands", "200", "--matches", "3", "--seed", "5",
-               "--transport", "inproc", "--jobs", "1", "--allin-ev", "--run-dir", "{tmp}/run",
+               "--transport", "inproc", "--workers", "1", "--allin-ev", "--run-dir", "{tmp}/run",
                "--quiet", "--json", "{tmp}/played.json"),
               read_match("played.json"),
               note="in process, 3 units x 2 seatings x 200 hands per pair, all-in EV"),
         Check("match-played-holdem",
               ("acpc-match", "--game", HOLDEM, *HOLDEM_VS, "--hands", "100", "--matches", "2",
-               "--seed", "5", "--transport", "inproc", "--jobs", "1", "--allin-ev",
+               "--seed", "5", "--transport", "inproc", "--workers", "1", "--allin-ev",
                "--run-dir", "{tmp}/run", "--quiet", "--json", "{tmp}/played.json"),
               read_match("played.json"),
               note="in process, 2 units x 2 seatings x 100 hands per pair, all-in EV"),

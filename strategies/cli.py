@@ -10,7 +10,8 @@ Commands:
   terminal; plain lines otherwise) shows iterations/s and the exploitability whenever it is
   recomputed. Ctrl-C stops between chunks of iterations and writes a checkpoint
   (``--checkpoint``, default ``NAME.ckpt.npz`` here); ``--resume`` continues from it. A
-  finished run also leaves its checkpoint, so a later ``--resume --iterations MORE``
+  finished run removes the default checkpoint (it leaves only what it says it writes); with
+  ``--checkpoint F`` it keeps ``F``, so a later ``--resume --checkpoint F --iterations MORE``
   extends it.
 * ``inspect FILE``: game, abstractions, size, metadata, the abstract-game exploitability and
   a few information sets in readable form (betting, bucket with example cards, action
@@ -45,7 +46,9 @@ Commands:
   policies (:mod:`strategies.commands.interop`, :mod:`strategies.interop.openspiel`).
 
 Errors (a bad or corrupt file, an unknown recipe, ...) print ``acpc-strategy: error: ...``
-on stderr and exit 1; ``--debug`` shows the traceback. An interrupted ``solve`` exits 130.
+on stderr and exit 1; a bad flag or flag value exits 2 (argparse's one line); ``--debug``
+shows the traceback. An interrupted ``solve`` exits 130. Every command that reads a strategy
+file also takes a bundled strategy's name (``inspect leduc.limit.2p.strat``).
 
 This module parses and dispatches and imports only light modules (stdlib, the core,
 :mod:`strategies.recipes`, :mod:`strategies.commands.defaults`): ``--help`` and ``list`` run without
@@ -63,7 +66,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.acpc.errors import AcpcError
-from agent.console import positive_int
+from agent.console import (
+    deprecated_alias,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 from agent.data import strategies_dir
 from jobs import BACKENDS
 from strategies.commands import interop as interop_commands
@@ -138,24 +147,26 @@ def _add_learn_sizes(sub: Any) -> None:
     p.add_argument("--range", metavar="L,H", help="the low and high pot fractions of every "
                    "learned node (default: the node's own two sizes in the spec)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, help="iterations to reach (default 1,000,000)")
-    budget.add_argument("--minutes", type=float, help="time budget instead")
+    budget.add_argument("--iterations", type=positive_int,
+                        help="iterations to reach (default 1,000,000)")
+    budget.add_argument("--minutes", type=positive_float, help="time budget instead")
     p.add_argument("--solver", choices=["cfr", "cfr+"], default="cfr+",
                    help="the card players' regret matching (default cfr+)")
-    p.add_argument("--smoothing", type=int, default=SMOOTHING,
+    p.add_argument("--smoothing", type=positive_int, default=SMOOTHING,
                    help=f"the sizing players' constant N (default {SMOOTHING:,})")
     p.add_argument("--skip-unstable", action="store_true",
                    help="learn only at nodes where L and H keep the tree's shape (a size "
                    "that reaches the stack changes it); the others keep their base sizes")
-    p.add_argument("--min-bet", type=float, default=None, metavar="CHIPS",
+    p.add_argument("--min-bet", type=nonnegative_float, default=None, metavar="CHIPS",
                    help="smallest raise-by in chips (default: the big blind, as ACPC; 0 for "
                    "the textbook games whose bets may be any size)")
     p.add_argument("--out", required=True, help="the learned abstraction (JSON) to write")
     p.add_argument("--name", default=None, help="its name (default BASE-learned)")
     p.add_argument("--plot", metavar="PNG", help="plot the sizes over the iterations")
-    p.add_argument("--checkpoint", help="checkpoint file (default OUT-stem.ckpt.npz)")
+    p.add_argument("--checkpoint", help="checkpoint file, kept at the end too (default: "
+                   "OUT-stem.ckpt.npz, written on Ctrl-C, removed by a finished run)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _quiet(p, "no progress bar")
 
 
 
@@ -174,11 +185,12 @@ def _add_lbr(sub: Any) -> None:
                    "abstract (default) or real")
     p.add_argument("--fractions", default=None, help="LBR's bet sizes besides the "
                    "all-in, pot fractions (default 0.5,1 exact, 0.5,1,2 sampled)")
-    p.add_argument("--json", "--out", dest="json", metavar="OUT",
+    p.add_argument("--json", metavar="OUT",
                    help="also write the figures as JSON (sampled: every hand's value)")
+    deprecated_alias(p, "--out", new="--json")
     p.add_argument("--sampled", action="store_true",
                    help="play hands even in a game small enough to value exactly")
-    p.add_argument("--hands", type=int, default=2000,
+    p.add_argument("--hands", type=positive_int, default=2000,
                    help="sampled: hands to play, rounded up to 20 (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="sampled: deals and agent seeds")
     p.add_argument("--game", default=None, help="sampled: the game (default: the file's; "
@@ -193,9 +205,16 @@ def _add_lbr(sub: Any) -> None:
                    "default imaginary with --setting, else played")
     p.add_argument("--slow", action="store_true", help="sampled: the hole-by-hole path "
                    "(same decisions and values, for comparisons)")
-    p.add_argument("--workers", type=int, default=1, help="sampled: processes (default 1)")
-    p.add_argument("--progress", type=float, default=10.0,
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="sampled: processes (default 1)")
+    p.add_argument("--progress", type=positive_float, default=10.0,
                    help="sampled: seconds between progress lines (default 10)")
+
+
+def _quiet(p: argparse.ArgumentParser, what: str) -> None:
+    """``--quiet``: the one name of 'no progress output' (``--no-progress`` deprecated)."""
+    p.add_argument("--quiet", "-q", dest="no_progress", action="store_true", help=what)
+    deprecated_alias(p, "--no-progress", new="--quiet")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -210,9 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     what = s.add_mutually_exclusive_group(required=True)
     what.add_argument("--recipe", help=f"one of: {', '.join(RECIPES)}")
     what.add_argument("--game", help="solve this game (bundled name or file; deals "
-                      "enumerable, lossless cards) with --betting instead of a recipe")
-    s.add_argument("--betting", metavar="SPEC", help="with --game: the betting abstraction "
-                   "(preset, JSON, or FILE.json such as learn-sizes writes; default fcpa)")
+                      "enumerable, lossless cards) with --abstraction instead of a recipe")
+    s.add_argument("--abstraction", dest="betting", metavar="SPEC",
+                   help="with --game: the betting abstraction (preset, JSON, or FILE.json such "
+                   "as learn-sizes writes; default fcpa)")
+    deprecated_alias(s, "--betting", new="--abstraction")
     s.add_argument("--solver", default=None, help="with --game: cfr, cfr+ (default), lcfr, "
                    "dcfr, mccfr-es, cfr-cs, pure-cfr, egt (the excessive gap technique, "
                    "two players); mccfr-es-pool for hold'em cards")
@@ -221,29 +242,32 @@ def build_parser() -> argparse.ArgumentParser:
                    "buckets as JSON, e.g. '{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, "
                    "8], \"samples\": 20000, \"pool_deals\": 100000}'")
     budget = s.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, help="total iterations to reach")
-    budget.add_argument("--minutes", type=float, help="time budget for this run")
+    budget.add_argument("--iterations", type=nonnegative_int, help="total iterations to reach")
+    budget.add_argument("--minutes", type=positive_float, help="time budget for this run")
     s.add_argument("--resume", action="store_true", help="continue from the checkpoint")
     s.add_argument("--out", help="strategy file to write (default: NAME.strat here)")
-    s.add_argument("--checkpoint", help="checkpoint file (default: NAME.ckpt.npz here)")
+    s.add_argument("--checkpoint", help="checkpoint file, kept when the run finishes too "
+                   "(default NAME.ckpt.npz here: written on Ctrl-C and every "
+                   "--checkpoint-minutes in hold'em, removed when the run finishes)")
     s.add_argument("--bundle", action="store_true",
                    help="write the bundled file (agent/data/strategies) and its manifest entry")
-    s.add_argument("--no-progress", action="store_true", help="no progress bar")
-    s.add_argument("--workers", type=int, default=1,
+    _quiet(s, "no progress bar")
+    s.add_argument("--workers", type=positive_int, default=1,
                    help="threads building a hold'em deal pool (default 1)")
-    s.add_argument("--checkpoint-minutes", type=float, default=10.0,
+    s.add_argument("--checkpoint-minutes", type=positive_float, default=10.0,
                    help="hold'em recipes: also write the checkpoint every this many minutes")
 
     i = sub.add_parser("inspect", help="describe a strategy file")
-    i.add_argument("file")
-    i.add_argument("--samples", type=int, default=8, help="information sets to show")
+    i.add_argument("file", help="a strategy file or a bundled strategy's name")
+    i.add_argument("--samples", type=nonnegative_int, default=8,
+                   help="information sets to show")
 
     u = sub.add_parser("upgrade", help="rewrite old strategy files as version 3 in place "
                        "(header checksum added, table unchanged)")
     u.add_argument("files", nargs="+", metavar="FILE")
 
     e = sub.add_parser("exploit", help="abstract-game exploitability of a strategy file")
-    e.add_argument("file")
+    e.add_argument("file", help="a strategy file or a bundled strategy's name")
     e.add_argument("--purify", default=None, metavar="none|full|threshold:T",
                    help="measure the purified strategy (default: the stored one; hold'em "
                    "files: also the file's default purification)")
@@ -269,41 +293,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     gr = sub.add_parser("graft", help="strategy grafting: solve grafts with finer cards "
                         "against a base strategy and write the grafted strategy file")
-    gr.add_argument("--base", required=True, help="the base strategy file (two players: "
-                    "Kuhn, Leduc, or a hold'em file with E[HS^2] buckets)")
+    gr.add_argument("--base", required=True, help="the base strategy file or bundled name "
+                    "(two players: Kuhn, Leduc, or a hold'em file with E[HS^2] buckets)")
     gr.add_argument("--partition", required=True, metavar="SPEC",
                     help="'preflop' or 'flop' (one graft per rank; 'flop:KA' for some "
                     "ranks), JSON or FILE.json: {\"grafts\": [{\"ranks\": \"A\", "
                     "\"from_round\": 1}], \"cards\": {\"kind\": \"lossless\"}, "
                     "\"players\": [0, 1]}")
     gr.add_argument("--out", required=True, help="the grafted strategy file to write")
-    gr.add_argument("--iterations", type=int, default=None,
+    gr.add_argument("--iterations", type=nonnegative_int, default=None,
                     help="most iterations per graft (default 2000; hold'em: the iterations "
                     "of each graft, default 10,000,000)")
-    gr.add_argument("--target", type=float, default=1e-3,
+    gr.add_argument("--target", type=positive_float, default=1e-3,
                     help="stop a graft once its graft-game NashConv is at most this, chips "
                     "per hand (default 0.001)")
     gr.add_argument("--solver", choices=["cfr", "cfr+", "lcfr", "dcfr"], default="cfr+",
                     help="full-width solver of the graft games (default cfr+)")
-    gr.add_argument("--workers", type=int, default=1,
+    gr.add_argument("--workers", type=positive_int, default=1,
                     help="processes solving grafts in parallel (default 1)")
     gr.add_argument("--backend", choices=BACKENDS, default="local",
                     help="where grafts are solved: local processes (default) or Ray tasks")
     gr.add_argument("--address", default=None,
                     help="--backend ray: the cluster address (default: a private Ray on "
                     "127.0.0.1)")
-    gr.add_argument("--pool-deals", type=int, default=None,
+    gr.add_argument("--pool-deals", type=positive_int, default=None,
                     help="hold'em: deals in the graft games' pool (default 1,000,000)")
     gr.add_argument("--pool-seed", type=int, default=11,
                     help="hold'em: the pool's seed (default 11)")
     gr.add_argument("--seed", type=int, default=0, help="hold'em: the solver's seed")
-    gr.add_argument("--warm", type=float, default=None,
+    gr.add_argument("--warm", type=nonnegative_float, default=None,
                     help="hold'em: start the free rows at the base (regrets and average sums "
                     "WARM x base; default 0: uniform)")
     gr.add_argument("--discount", default=None, metavar="INTERVAL,UNTIL",
                     help="hold'em: linear discounting every INTERVAL iterations up to UNTIL "
                     "(default none)")
-    gr.add_argument("--no-progress", action="store_true", help="no progress lines")
+    _quiet(gr, "no progress lines")
 
     c = sub.add_parser("cards", help="hold'em E[HS^2] tables over the lossless classes, "
                        "exact percentile thresholds, a file's bucket shares")
@@ -313,15 +337,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--buckets", type=positive_int, default=None,
                    help="buckets for the exact thresholds (default: the file's, else 50)")
     c.add_argument("--file", default=None,
-                   help="strategy file whose thresholds to measure (default: the bundled "
-                   "hold'em file; 'none' for none)")
+                   help="strategy file (or bundled name) whose thresholds to measure "
+                   "(default: the bundled hold'em file; 'none' for none)")
     c.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="threads building a table (default: the number of cores)")
     c.add_argument("--flop-rivers-per-turn", type=positive_int, default=None,
                    help="the flop estimator's river cards per turn card (default: the "
                    "file's, else the agent's estimator's)")
     c.add_argument("--json", metavar="OUT", help="also write the figures as JSON")
-    c.add_argument("--no-progress", action="store_true", help="no progress lines")
+    _quiet(c, "no progress lines")
 
     pa = sub.add_parser("cards-pa", help="build a potential-aware hold'em card abstraction "
                         "(EMD k-means per round) and write its card spec")
@@ -339,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--workers", type=positive_int, default=2,
                     help="parallel chunks of boards (default 2)")
     pa.add_argument("--out", required=True, help="output card spec, FILE.json or FILE.msgpack")
-    pa.add_argument("--no-progress", action="store_true", help="no progress lines")
+    _quiet(pa, "no progress lines")
 
     _add_learn_sizes(sub)
 
@@ -369,17 +393,49 @@ def _upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that do not apply together are a usage error (status 2), as in every
+    command: ``solve --recipe`` with ``--abstraction``, ``--solver`` or ``--cards`` (a recipe
+    names its own), ``solve --game`` with ``--bundle`` (bundled files have recipes)."""
+    if args.command != "solve":
+        return
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    solve = sub.choices["solve"]
+    if args.recipe is not None:
+        given = [flag for dest, flag in (("betting", "--abstraction"), ("solver", "--solver"),
+                                         ("cards", "--cards")) if getattr(args, dest) is not None]
+        if given:
+            solve.error(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with "
+                        f"--game, not with --recipe (a recipe names its own)")
+    elif args.bundle:
+        solve.error("--bundle goes with --recipe (bundled files have recipes)")
+
+
+def resolve_bundled(args: argparse.Namespace) -> None:
+    """Strategy files given by bundled name, as ``acpc-agent --strategy`` takes them
+    (:func:`agent.agents.resolve_strategy`, the one resolver): ``inspect``, ``exploit``,
+    ``graft --base`` and ``cards --file``.
+
+    Raises:
+        UsageError: for a name that is neither a file nor a bundled strategy.
+    """
+    from agent.agents import resolve_strategy
+
+    if args.command in ("inspect", "exploit"):
+        args.file = str(resolve_strategy(args.file, builtins=False))
+    elif args.command == "graft":
+        args.base = str(resolve_strategy(args.base, builtins=False))
+    elif args.command == "cards" and args.file not in (None, "none"):
+        args.file = str(resolve_strategy(args.file, builtins=False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-strategy``; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    if args.command == "solve" and args.iterations is not None and args.iterations < 0:
-        print(f"{PROG}: error: expected --iterations >= 0, got {args.iterations}",
-              file=sys.stderr)
-        return 1
-    if args.command == "solve" and args.minutes is not None and not args.minutes > 0:
-        print(f"{PROG}: error: expected --minutes > 0, got {args.minutes}", file=sys.stderr)
-        return 1
+    parser = build_parser()
+    args = parser.parse_args(argv)  # a bad flag or value: one line, status 2
+    _refuse_combinations(parser, args)
     try:
+        resolve_bundled(args)
         if args.command == "list":
             return _list(args)
         if args.command == "upgrade":
@@ -418,6 +474,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # commands that keep partial work catch it themselves
+        print(f"{PROG}: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

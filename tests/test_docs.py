@@ -17,34 +17,18 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
-from agent.cli import build_parser as agent_parser
-from agent.explain import build_parser as explain_parser
-from dealer.cli import build_parser as dealer_parser
-from evaluation.arena import build_parser as arena_parser
-from evaluation.cli import build_parser as match_parser
-from evaluation.logtool import _build_parser as log_parser
-from strategies.cli import build_parser as strategy_parser
 from tests.support import ROOT
+from tests.support.parsers import PARSERS
 
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-
-PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
-    "acpc-agent": agent_parser,
-    "acpc-agent explain": explain_parser,
-    "acpc-dealer": dealer_parser,
-    "acpc-log": log_parser,
-    "acpc-match": match_parser,
-    "acpc-strategy": strategy_parser,
-    "acpc-arena": arena_parser,
-}
 
 
 def _walk(prog: str, parser: argparse.ArgumentParser) -> Iterator[tuple[str, str]]:

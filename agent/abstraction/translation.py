@@ -244,7 +244,7 @@ def get_mapping(spec: str, *, from_file: str | None = None) -> MappingFn:
         raise AbstractionError(
             f"{from_file}: expected a built-in mapping ({', '.join(BUILTIN_MAPPINGS)}) or an "
             f"installed entry point in {ENTRY_POINT_GROUP!r}, got {excerpt(spec)} (a file cannot "
-            f"name code: type module:function with --mapping instead)"
+            f"name code: type module:function with --mappings instead)"
         )
     raise AbstractionError(
         f"expected a mapping name ({', '.join(BUILTIN_MAPPINGS)}), 'module:function' or an "

@@ -41,6 +41,11 @@ class AbstractionError(AcpcError, ValueError):
     built or applied to the given game or input."""
 
 
+class NetworkError(AcpcError, OSError):
+    """A connection that could not be made or was lost; the message names the host and
+    port (an :class:`OSError` too, for callers that catch those)."""
+
+
 class UsageError(AcpcError, ValueError):
     """An argument outside what a function, a command or a file format accepts (the
     message says what was expected and what came)."""

@@ -198,12 +198,15 @@ RUN_SETTINGS: dict[str, Setting[Any]] = {
     "transport": ChoiceSetting(TRANSPORTS),
     "unit": ChoiceSetting(UNITS),
     "allin_ev": FlagSetting(),
-    "jobs": IntSetting(1, JOBS_MAX),
+    "workers": IntSetting(1, JOBS_MAX),
 }
 """Run settings a TOML file may give, each checked by its flag's argparse ``type=``
 (``acpc-match --hands`` is ``type=RUN_SETTINGS["hands"]``); the command line overrides
 them."""
 SETTINGS_KEYS = tuple(RUN_SETTINGS)
+DEPRECATED_KEYS = {"jobs": "workers"}
+"""Old spellings of settings (as of their flags, :func:`agent.console.deprecated_alias`):
+read for one release, with one warning line."""
 
 
 def exists(path: Path) -> bool:
@@ -487,6 +490,13 @@ def load_toml(path: Path) -> tuple[list[Variant], dict[str, Any]]:
     """
     data = read_toml(path)
     base = path.resolve().parent
+    for old, new in DEPRECATED_KEYS.items():
+        if old in data:
+            if new in data:
+                raise VariantError(f"{path}: expected {new} (or the deprecated {old}), got both")
+            print(f"acpc-match: warning: {path}: {old} is deprecated (kept for one release), "
+                  f"use {new}", file=sys.stderr)
+            data[new] = data.pop(old)
     unknown = sorted(set(data) - set(SETTINGS_KEYS) - {"variants"})
     if unknown:
         raise VariantError(

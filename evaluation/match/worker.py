@@ -325,7 +325,7 @@ def agent_command(
     if stats is not None:
         cmd += ["--stats", str(stats)]
     if variant.mapping:
-        cmd += ["--mapping", variant.mapping]
+        cmd += ["--mappings", variant.mapping]
     if variant.purify:
         cmd += ["--purify", variant.purify]
     if variant.sizes:

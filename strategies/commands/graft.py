@@ -98,8 +98,8 @@ def graft(args: argparse.Namespace) -> int:
     dump_strategy(args.out, game, base.betting, grafted.cards, grafted.table,
                   meta=meta, tree=base.tree)
     worst = max((r.nash_conv for r in grafted.results), default=0.0)
-    print(f"wrote {args.out}: {jobs} graft(s), buckets {grafted.cards['buckets']}, largest "
-          f"graft-game NashConv {worst:.3g} chips/hand")
+    print(f"{PROG}: wrote {args.out}: {jobs} graft(s), buckets {grafted.cards['buckets']}, "
+          f"largest graft-game NashConv {worst:.3g} chips/hand")
     return 0
 
 
@@ -221,7 +221,8 @@ def graft_holdem(args: argparse.Namespace, base: Strategy) -> int:
     dump_strategy(args.out, game, base.betting, grafted.cards, grafted.table,
                   default_purification=base.default_purification, meta=meta, tree=base.tree)
     shutil.rmtree(keep_dir, ignore_errors=True)
-    print(f"wrote {args.out}: {jobs} hold'em graft(s), buckets {grafted.cards['buckets']}")
+    print(f"{PROG}: wrote {args.out}: {jobs} hold'em graft(s), buckets "
+          f"{grafted.cards['buckets']}")
     return 0
 
 

@@ -86,6 +86,7 @@ def lbr(args: argparse.Namespace) -> int:
     print(f"(chips per hand; mbb/h with the big blind of {big:g} chips; LBR seat q "
           f"plays the agent in seat 1 - q; {time.perf_counter() - start:.1f} s)")
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"file": args.file, "fractions": fractions,
                                                "rows": rows}, indent=1))
         print(f"{PROG} lbr: wrote {args.json}", file=sys.stderr)
@@ -241,6 +242,7 @@ def sampled(args: argparse.Namespace) -> int:
           f"{len(rows) / max(seconds, 1e-9):.2f} hands/s, {seconds:.0f} s"
           + (" (interrupted)" if interrupted else ""))
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({
             "agent": args.file, "game": game_name, "mapping": mapping,
             "purify": purify, "sizes_in": args.sizes_in, "fractions": list(fractions),

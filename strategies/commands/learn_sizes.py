@@ -6,9 +6,10 @@ per node: position, ``[L, H]``, the learned size (the average of the played size
 second half of the run, :meth:`strategies.sizes.learned.SizeLearner.tail_sizes`), the final played
 size and whether the size is undetermined (its bet is never made or always folded to). The
 ``--out`` file is JSON: ``{"betting": <the learned spec>, "learned": [...], "run": {...}}``;
-every command that takes a betting abstraction reads it as one (``--betting FILE.json``).
-Ctrl-C stops between chunks and writes the checkpoint (``--checkpoint``); ``--resume``
-continues it.
+every command that takes a betting abstraction reads it as one (``--abstraction FILE.json``).
+Ctrl-C stops between chunks and writes the checkpoint (``--checkpoint``, default
+``OUT-stem.ckpt.npz``); ``--resume`` continues it. A finished run keeps the checkpoint only
+when ``--checkpoint`` named it.
 
 Imported only when the command runs (numpy, numba).
 """
@@ -91,7 +92,10 @@ def learn_sizes(args: argparse.Namespace) -> int:
         banner=f"{PROG}: learning sizes from iteration {learner.iteration} (Ctrl-C writes a "
         f"checkpoint)", note=note, checkpoint=ckpt, checkpoint_every=600.0,
     )
-    learner.save_checkpoint(ckpt)
+    if stopped or args.checkpoint:
+        learner.save_checkpoint(ckpt)
+    else:
+        ckpt.unlink(missing_ok=True)  # a finished run leaves only what it says it writes
     if stopped:
         say(f"interrupted at iteration {learner.iteration}: checkpoint written to {ckpt}; "
             f"continue with --resume")
@@ -116,7 +120,7 @@ def learn_sizes(args: argparse.Namespace) -> int:
     with atomic_writer(out) as f:
         f.write((json.dumps(document, indent=1) + "\n").encode())
     print(f"{PROG}: wrote {out}: the learned abstraction {spec.name!r} "
-          f"(solve it: {PROG} solve --game {args.game} --betting {out} --out FILE.strat)")
+          f"(solve it: {PROG} solve --game {args.game} --abstraction {out} --out FILE.strat)")
     if args.plot:
         _plot(learner, names, Path(args.plot))
         print(f"{PROG}: plot written to {args.plot}")

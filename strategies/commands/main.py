@@ -132,11 +132,7 @@ def _print_exploitability(result: Exploitability, out: TextIO) -> None:
 def solve(args: argparse.Namespace) -> int:
     from strategies.solvers.recipe import solve_recipe
 
-    if args.recipe is not None:
-        for option in ("betting", "solver", "cards"):
-            if getattr(args, option) is not None:
-                raise UsageError(f"--{option} goes with --game, not with --recipe "
-                                 f"(a recipe names its own)")
+    if args.recipe is not None:  # options that do not apply: refused by strategies.cli
         recipe = get_recipe(args.recipe)
     else:
         recipe = custom_recipe(args)
@@ -148,21 +144,19 @@ def solve(args: argparse.Namespace) -> int:
 
 
 def custom_recipe(args: argparse.Namespace) -> Recipe:
-    """The recipe of ``solve --game G --betting SPEC --solver S``: lossless cards, deals
+    """The recipe of ``solve --game G --abstraction SPEC --solver S``: lossless cards, deals
     enumerated; named after ``--out`` (its checkpoint is ``OUT-stem.ckpt.npz``).
 
     Raises:
-        UsageError: for --bundle, a game whose deals cannot be enumerated, or bad specs.
+        UsageError: for a game whose deals cannot be enumerated, or bad specs.
     """
     from agent.abstraction.actions import parse_betting_abstraction
     from agent.acpc.gamefiles import load_game
     from strategies.solvers.cfr import solver_config
     from strategies.solvers.egt import is_egt
 
-    if args.bundle:
-        raise UsageError("--bundle goes with --recipe (bundled files have recipes)")
     game = load_game(args.game)
-    betting = parse_betting_abstraction(args.betting or "fcpa", "--betting")
+    betting = parse_betting_abstraction(args.betting or "fcpa", "--abstraction")
     cards = parse_cards_option(args.cards)
     name = Path(args.out).stem if args.out else f"{Path(args.game).stem}.{betting.name}"
     if cards["kind"] == "lossless":
@@ -530,8 +524,10 @@ def cards(args: argparse.Namespace) -> int:
                              "shares": file_shares.tolist()}
         report[name] = entry
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {args.json}", file=out)
+        target = Path(args.json)
+        target.parent.mkdir(parents=True, exist_ok=True)  # as every --json and --out
+        target.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"{PROG}: wrote {args.json}", file=sys.stderr)
     return 0
 
 

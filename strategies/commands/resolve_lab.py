@@ -27,6 +27,7 @@ from typing import Any
 
 from agent.acpc.errors import UsageError
 from agent.acpc.limits import excerpt
+from agent.console import positive_int
 
 DEFAULT_SETTINGS = ("own", "own+0.5")
 MAX_EXTRA = 8
@@ -51,10 +52,10 @@ def add_parser(sub: Any) -> None:
                    help="translating agents' purifications, comma-separated")
     r.add_argument("--gadgets", default="all",
                    help="unsafe, resolve, maxmargin, reach-maxmargin, comma-separated, or all")
-    r.add_argument("--iterations", type=int, default=1000,
+    r.add_argument("--iterations", type=positive_int, default=1000,
                    help="CFR+ iterations per re-solve (default 1000)")
     r.add_argument("--mode", default="round", help="round, off-tree or always (default round)")
-    r.add_argument("--value-iterations", type=int, default=2000,
+    r.add_argument("--value-iterations", type=positive_int, default=2000,
                    help="DCFR iterations of each setting's game value (default 2000)")
     r.add_argument("--out", help="directory for CSV, JSON and resolve_lab.png")
     r.add_argument("--agent-files", help="directory for the assembled agents (JSON)")
@@ -89,10 +90,6 @@ def run(args: argparse.Namespace) -> int:
     from strategies.measure import resolve_lab as rl
     from strategies.measure.translation import lab as tl
 
-    if args.iterations < 1:
-        raise UsageError(f"expected --iterations >= 1, got {args.iterations}")
-    if args.value_iterations < 1:
-        raise UsageError(f"expected --value-iterations >= 1, got {args.value_iterations}")
     if args.mode not in MODES:
         raise UsageError(f"expected --mode {', '.join(MODES)}, got {excerpt(args.mode)}")
     mappings = tl.parse_mappings(args.mappings)

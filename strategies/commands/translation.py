@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.acpc.errors import UsageError
+from agent.console import nonnegative_int, positive_int
 from strategies.commands.defaults import TRANSLATION_ITERATIONS
 
 GAMES = ("clairvoyance", "nl-kuhn", "nl-leduc")
@@ -58,9 +59,9 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--mappings", default="all", help="comma-separated mappings or 'all'")
     e.add_argument("--purify", default="none",
                    help="comma-separated: none, full, threshold:T, or 'all'")
-    e.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS,
+    e.add_argument("--iterations", type=nonnegative_int, default=TRANSLATION_ITERATIONS,
                    help="nl-kuhn: CFR+ iterations of the abstract equilibrium")
-    e.add_argument("--value-iterations", type=int,
+    e.add_argument("--value-iterations", type=positive_int,
                    help="nl-leduc: recompute the real game's value with this many DCFR "
                    "iterations (0: skip per-seat figures)")
     e.add_argument("--sizes-in", default=None,
@@ -72,7 +73,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--stacks", help="stacks in pots (default 1,3,5,10,20,50,100)")
     b.add_argument("--mappings", default="all")
     b.add_argument("--purify", default="none", help="one purification")
-    b.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS)
+    b.add_argument("--iterations", type=nonnegative_int, default=TRANSLATION_ITERATIONS)
     b.add_argument("--out", help="directory for CSV and JSON records")
 
     p = tsub.add_parser("plot", help="PNGs: mapping curves and exploitability vs stack")
@@ -81,7 +82,7 @@ def add_parser(sub: Any) -> None:
                    help="A,B of a mapping panel (repeatable; default 0.01,1 and 1,4)")
     p.add_argument("--stacks", help="stacks in pots (default 1,3,5,10,20,50,100)")
     p.add_argument("--mappings", default="all")
-    p.add_argument("--iterations", type=int, default=TRANSLATION_ITERATIONS)
+    p.add_argument("--iterations", type=nonnegative_int, default=TRANSLATION_ITERATIONS)
 
 
 def _exploit(args: argparse.Namespace) -> int:
@@ -175,7 +176,5 @@ def _plot(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``translation`` subcommand in ``args``; returns the exit status."""
-    if getattr(args, "iterations", 0) < 0:
-        raise UsageError(f"expected --iterations >= 0, got {args.iterations}")
     commands = {"exploit": _exploit, "best-size": _best_size, "plot": _plot}
     return commands[args.translation_command](args)

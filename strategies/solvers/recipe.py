@@ -15,8 +15,9 @@ gap technique, through the same loop, checkpoint and writer):
   the abstract-game exploitability (enumerated games, recomputed every few seconds but at
   most 5% of the time) or the running estimate of position 0's value (pool games);
 * Ctrl-C (SIGINT) stops between chunks; the checkpoint (:meth:`Solver.save_checkpoint`) is
-  written then, every ``checkpoint_minutes`` for long solves, and at the end, so
-  ``--resume`` continues any of them.
+  written then and every ``checkpoint_minutes`` for long solves, so ``--resume`` continues
+  any of them. A finished run keeps its checkpoint only when ``--checkpoint`` named it (a
+  default ``NAME.ckpt.npz`` is removed: a successful solve leaves only its strategy file).
 
 The strategy file gets the solver's metadata and the figures of the stored table (the
 exact exploitability of enumerated and Royal games); ``--bundle`` writes the bundled file and its
@@ -113,6 +114,7 @@ def run_solver(
         of = "" if target is None else f"/{target:,}"
         chunk = 1
         text = ""
+        rate_text = ""
         t0 = time.monotonic()
         last_note = last_save = t0
         note_cost = 0.0
@@ -126,6 +128,7 @@ def run_solver(
                 t = time.perf_counter()
                 solver.iterate(n)
                 rate = n / max(time.perf_counter() - t, 1e-9)
+                rate_text = f"{rate:,.0f} it/s"
                 chunk = max(1, min(int(rate * CHUNK_SECONDS), 1_000_000))
                 now = time.monotonic()
                 if note is not None and now - last_note >= max(2.0, 20.0 * note_cost):
@@ -137,8 +140,13 @@ def run_solver(
                     solver.save_checkpoint(checkpoint, extra)
                     last_save = time.monotonic()
                 bar.update(now - t0 if by_time else solver.iteration,
-                           count=f"{solver.iteration:,}{of} it", rate=f"{rate:,.0f} it/s",
-                           note=text)
+                           count=f"{solver.iteration:,}{of} it", rate=rate_text, note=text)
+            if note is not None and not stop and solver.iteration > 0:
+                # the bar ends on the figure of the iterate the file gets, not on a
+                # note a few seconds old (the final line reports the same one)
+                text = note(solver)
+                bar.update(time.monotonic() - t0 if by_time else solver.iteration,
+                           count=f"{solver.iteration:,}{of} it", rate=rate_text, note=text)
         finally:
             bar.close()
     finally:
@@ -504,7 +512,10 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
         note=rg.note, checkpoint=ckpt, extra=extra,
         checkpoint_every=rg.checkpoint_every(checkpoint_minutes),
     )
-    solver.save_checkpoint(ckpt, extra)
+    if stopped or checkpoint is not None:
+        solver.save_checkpoint(ckpt, extra)
+    else:
+        ckpt.unlink(missing_ok=True)  # a periodic or resumed-from default checkpoint
     if stopped:
         say(f"interrupted at iteration {solver.iteration}: checkpoint written to {ckpt}; "
             f"continue with --resume")

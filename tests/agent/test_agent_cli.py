@@ -32,7 +32,7 @@ def test_every_registry_builtin_is_accepted(spec: str) -> None:
     assert type(policy).__name__ in ("FoldPolicy", "MinRaisePolicy")
 
 
-@pytest.mark.parametrize("extra", [["--mapping", "det-arith"], ["--purify", "full"],
+@pytest.mark.parametrize("extra", [["--mappings", "det-arith"], ["--purify", "full"],
                                    ["--trace", "t.jsonl"], ["--reload"],
                                    ["--sizes-in", "real"], ["--verify", "full"]])
 def test_file_options_with_a_builtin_are_an_error(extra: list[str],
@@ -86,7 +86,7 @@ def test_strategy_files_are_found_by_bundled_name(tmp_path: Path) -> None:
     assert type(policy).__name__ == "StrategyPolicy"
     variant = parse_variant("a=leduc.limit.2p.strat,mapping=rand-pshar")
     assert Path(variant.strategy or "") == resolve_strategy("leduc.limit.2p.strat")
-    with pytest.raises(ValueError, match=r"expected a strategy file, a bundled strategy \("):
+    with pytest.raises(ValueError, match=r"expected a strategy file or a bundled strategy \("):
         resolve_strategy("no-such.strat")
     # a file of that name where we stand wins over the bundled one
     (tmp_path / "leduc.limit.2p.strat").write_bytes(b"x")

@@ -109,7 +109,7 @@ async def test_strategy_agent_plays_clean_matches(
     players: int,
 ) -> None:
     """Seats rotate every hand, so the strategy agent plays every position."""
-    ours = ["--strategy", str(strategies[key]), "--seed", "5", "--mapping", "rand-pshar"]
+    ours = ["--strategy", str(strategies[key]), "--seed", "5", "--mappings", "rand-pshar"]
     others = [["--strategy", "builtin:random", "--seed", str(i)] for i in range(players - 1)]
     err, agent_errs, codes = await run_match(tmp_path, game_file, hands, [ours, *others])
     assert "WARNING" not in err, err[:2000]

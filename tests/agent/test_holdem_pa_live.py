@@ -25,7 +25,7 @@ async def test_perfect_recall_file_plays_a_clean_loopback_match(tmp_path: Path) 
     assert isinstance(cards, PotentialAwareCards) and cards.buckets == (4, 12, 36, 108)
     path = write_strategy(tmp_path / "pa.strat", load_game(GAME), PRESETS["fcpa3"], cards)
     hands = 1000
-    ours = ["--strategy", str(path), "--seed", "5", "--mapping", "rand-pshar"]
+    ours = ["--strategy", str(path), "--seed", "5", "--mappings", "rand-pshar"]
     err, agent_errs, codes = await run_match(
         tmp_path, GAME, hands, [ours, ["--strategy", "builtin:random", "--seed", "1"]]
     )

@@ -165,11 +165,11 @@ def test_a_hot_swap_rebuilds_the_resolver_at_the_next_hand(tmp_path: Path,
          "acpc-agent: error: --resolve-ms apply only with --resolve MODE"),
         (["--strategy", "builtin:call", "--resolve", "round"], 2,
          "acpc-agent: error: --resolve apply to strategy files, not to the built-in"),
-        (["--strategy", FCPA, "--resolve", "round", "--resolve-iterations", "0"], 1,
-         "acpc-agent: error: expected a positive number of iterations, got 0"),
-        (["--strategy", FCPA, "--resolve", "round", "--resolve-ms", "-5"], 1,
-         "acpc-agent: error: expected --resolve-ms to be a positive number of "
-         "milliseconds, got -5.0"),
+        (["--strategy", FCPA, "--resolve", "round", "--resolve-iterations", "0"], 2,
+         "acpc-agent: error: argument --resolve-iterations: expected a positive integer, "
+         "got '0'"),  # a bad value: status 2, as every command (1 on main)
+        (["--strategy", FCPA, "--resolve", "round", "--resolve-ms", "-5"], 2,
+         "acpc-agent: error: argument --resolve-ms: expected a number > 0, got '-5'"),
         (["--strategy", FCPA, "--resolve", "round", "--gadget", "safe"], 2,
          "argument --gadget: invalid choice: 'safe'"),
     ],

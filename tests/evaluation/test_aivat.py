@@ -200,7 +200,7 @@ def test_log_of_our_dealer_equals_the_match_estimate(tmp_path: Path,
 
     assert match_main(["--game", KUHN, "-v", f"s={KUHN_FILE}", "-v", "r=builtin:random",
                        "--hands", "60", "--matches", "2", "--seed", "7", "--estimator",
-                       "aivat", "--jobs", "1", "--quiet", "--transport", "tcp", "--run-dir",
+                       "aivat", "--workers", "1", "--quiet", "--transport", "tcp", "--run-dir",
                        str(tmp_path / "tcp"), "--json", str(tmp_path / "tcp.json")]) == 0
     match = json.loads((tmp_path / "tcp.json").read_text())["aivat"]["rows"]
     logs = sorted(str(p) for p in (tmp_path / "tcp").rglob("*.log"))

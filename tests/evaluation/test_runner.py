@@ -143,7 +143,7 @@ def test_toml_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     toml = tmp_path / "run.toml"
     toml.write_text(
         'game = "leduc.limit.2p.game"\nhands = 15\nmatches = 2\ntransport = "inproc"\n'
-        'jobs = 1\nseed = 5\n[variants]\nfolder = "builtin:fold"\n'
+        'workers = 1\nseed = 5\n[variants]\nfolder = "builtin:fold"\n'
         '[variants.raiser]\nstrategy = "builtin:minraise"\n',
         encoding="utf-8",
     )
@@ -206,7 +206,7 @@ def test_exact_results_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[
     every hand it acts first."""
     out_json = tmp_path / "r.json"
     status, out, _ = run_cli([
-        "--game", HOLDEM, "--transport", "inproc", "--jobs", "1", "--hands", "40",
+        "--game", HOLDEM, "--transport", "inproc", "--workers", "1", "--hands", "40",
         "--matches", "3", "--run-dir", str(tmp_path / "run"), "--json", str(out_json),
         "-v", "fold=builtin:fold", "-v", "raise=builtin:minraise",
         "-v", "call1=builtin:call", "-v", "call2=builtin:call",
@@ -240,7 +240,7 @@ def test_exact_results_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_three_player_rotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_json = tmp_path / "r.json"
     status, _out, _ = run_cli([
-        "--game", "holdem.nolimit.3p.game", "--transport", "inproc", "--jobs", "1",
+        "--game", "holdem.nolimit.3p.game", "--transport", "inproc", "--workers", "1",
         "--hands", "30", "--matches", "2", "--run-dir", str(tmp_path / "run"),
         "--json", str(out_json), "-v", "a=builtin:call", "-v", "b=builtin:call",
         "-v", "c=builtin:call",
@@ -273,7 +273,7 @@ def test_tcp_and_inproc_logs_are_byte_identical(
         for transport in ("tcp", "inproc"):
             run_dir = tmp_path / f"{i}-{transport}"
             status, _out, err = run_cli([
-                "--game", game, "--transport", transport, "--jobs", "2", "--hands", hands,
+                "--game", game, "--transport", transport, "--workers", "2", "--hands", hands,
                 "--matches", "1", "--seed", "11", "--run-dir", str(run_dir), *variants,
                 # a strategy-file agent on a fresh install compiles its kernels at launch
                 "--start-timeout-ms", "120000",
@@ -295,7 +295,7 @@ def test_external_command_exact_loss_over_tcp(
     out_json = tmp_path / "r.json"
     csv_path = tmp_path / "r.csv"
     status, _out, err = run_cli([
-        "--game", "leduc.limit.2p.game", "--hands", "25", "--matches", "2", "--jobs", "2",
+        "--game", "leduc.limit.2p.game", "--hands", "25", "--matches", "2", "--workers", "2",
         "--run-dir", str(tmp_path / "run"), "--json", str(out_json), "--csv", str(csv_path),
         "-v", f"folder=cmd={sys.executable} {FOLD_CLIENT} leduc.limit.2p.game",
         "-v", "raiser=builtin:minraise",
@@ -319,7 +319,7 @@ def test_failing_agents_are_named_and_the_rest_is_kept(
 ) -> None:
     run_dir = tmp_path / "run"
     args = [
-        "--game", "leduc.limit.2p.game", "--hands", "20", "--matches", "1", "--jobs", "2",
+        "--game", "leduc.limit.2p.game", "--hands", "20", "--matches", "1", "--workers", "2",
         # Long enough for an agent launched on a loaded machine (2 cores, the suite's workers
         # and more); the never-connecting agent costs the test this long.
         "--start-timeout-ms", "20000", "--run-dir", str(run_dir),
@@ -345,7 +345,7 @@ def test_failing_agents_are_named_and_the_rest_is_kept(
 
 
 def test_run_dir_keeps_its_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--jobs", "1",
+    base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--workers", "1",
             "--matches", "1", "--run-dir", str(tmp_path / "run"), "-v", "a=builtin:call"]
     assert run_cli([*base, "-v", "b=builtin:random", "--hands", "10"], capsys)[0] == 0
     status, _, err = run_cli([*base, "-v", "b=builtin:random", "--hands", "20"], capsys)
@@ -371,7 +371,7 @@ def test_run_dir_keeps_its_settings(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_allin_ev_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = tmp_path / "run"
-    base = ["--game", "leduc.nolimit.2p.game", "--transport", "inproc", "--jobs", "1",
+    base = ["--game", "leduc.nolimit.2p.game", "--transport", "inproc", "--workers", "1",
             "--hands", "60", "--matches", "3", "--run-dir", str(run_dir),
             "-v", "a=builtin:random", "-v", "b=builtin:random,seed=4"]
     assert run_cli(base, capsys)[0] == 0
@@ -417,7 +417,7 @@ def test_default_setup_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
     monkeypatch.setattr(matchcli, "DEFAULT_STRATEGIES", (DEFAULT_LEDUC,))
     monkeypatch.chdir(tmp_path)
     status, out, err = run_cli(["--transport", "inproc", "--hands", "20", "--matches", "1",
-                                "--jobs", "1"], capsys)
+                                "--workers", "1"], capsys)
     assert status == 0 and "acpc-match: default: " in err
     assert "6 of 6 matches, 120 hands" in out
     assert len(list((tmp_path / "acpc-match-runs").iterdir())) == 1
@@ -428,7 +428,7 @@ def test_default_setup_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def _runner(run_dir: Path, jobs: str) -> list[str]:
     return [sys.executable, "-m", "evaluation.cli", "--game", HOLDEM, "--transport", "inproc",
-            "--jobs", jobs, "--hands", "150", "--matches", "10", "--run-dir", str(run_dir),
+            "--workers", jobs, "--hands", "150", "--matches", "10", "--run-dir", str(run_dir),
             "-v", "call=builtin:call", "-v", "random=builtin:random", "--quiet"]
 
 
@@ -527,12 +527,12 @@ def test_ray_driver_with_a_fake_ray(tmp_path: Path, capsys: pytest.CaptureFixtur
     base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--hands", "20",
             "--matches", "2", "-v", "a=builtin:random", "-v", "b=builtin:call,seed=2",
             "--unit", "hand"]
-    status, local, _ = run_cli([*base, "--jobs", "1", "--run-dir", str(tmp_path / "l")],
+    status, local, _ = run_cli([*base, "--workers", "1", "--run-dir", str(tmp_path / "l")],
                                capsys)
     assert status == 0 and "      80  " in local  # 2 units x 20 hands as hand pairs
     fake = _FakeRay()
     monkeypatch.setitem(sys.modules, "ray", fake)
-    status, remote, err = run_cli([*base, "--jobs", "3", "--backend", "ray", "--address",
+    status, remote, err = run_cli([*base, "--workers", "3", "--backend", "ray", "--address",
                                    "auto", "--run-dir", str(tmp_path / "r")], capsys)
     assert status == 0, err
     assert remote == local and _logs(tmp_path / "r") == _logs(tmp_path / "l")
@@ -687,7 +687,7 @@ def test_same_seed_same_tables_with_both_cores_busy(
         try:
             status, out, err = run_cli([
                 "--game", "leduc.nolimit.2p.game", "--hands", "30", "--matches", "1",
-                "--seed", "28", "--jobs", "2", "--run-dir", str(tmp_path / f"run{i}"),
+                "--seed", "28", "--workers", "2", "--run-dir", str(tmp_path / f"run{i}"),
                 "--json", str(tmp_path / f"run{i}.json"), "-v", str(strategy.spec),
                 "-v", "r=builtin:random", "--start-timeout-ms", "120000"], capsys)
         finally:
@@ -716,7 +716,7 @@ def test_time_guard_fallbacks_are_counted_shown_and_warned(
     from evaluation.match import worker
 
     game = "leduc.nolimit.2p.game"
-    base = ["--game", game, "--hands", "30", "--matches", "1", "--seed", "3", "--jobs", "1",
+    base = ["--game", game, "--hands", "30", "--matches", "1", "--seed", "3", "--workers", "1",
             "-v", f"s={leduc_strategy},mapping=rand-pshar", "-v", "r=builtin:random",
             "--start-timeout-ms", "120000"]
     monkeypatch.setattr(worker, "TIME_GUARD_MS", 1e-6)
@@ -747,7 +747,7 @@ def test_a_run_directory_from_before_the_time_guard_counts_still_reads(
 ) -> None:
     """A results store without the ``time_guard`` column (made before the counts were kept)
     gains it when opened; its matches count as no fallback, and its table re-prints."""
-    base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--jobs", "1",
+    base = ["--game", "leduc.limit.2p.game", "--transport", "inproc", "--workers", "1",
             "--hands", "10", "--matches", "1", "--run-dir", str(tmp_path / "run"),
             "-v", "a=builtin:call", "-v", "b=builtin:random", "--json", str(tmp_path / "r.json")]
     status, first, _ = run_cli(base, capsys)

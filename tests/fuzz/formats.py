@@ -394,8 +394,8 @@ def _solved(out: Path, game: str, name: str) -> bytes:
 
     target = out / name
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        status = main(["solve", "--game", game, "--betting", "fcpa", "--iterations", "1",
-                       "--no-progress", "--out", str(target),
+        status = main(["solve", "--game", game, "--abstraction", "fcpa", "--iterations", "1",
+                       "--quiet", "--out", str(target),
                        "--checkpoint", str(out / "solve.ckpt.npz")])
     assert status == 0, f"solve failed: the seed {name} cannot be written"
     header, table = _strategy_parts(target.read_bytes())
@@ -466,7 +466,7 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         # the agent's start reads the same files (issue 28: "one validation")
         add("agent", name, data, "acpc-agent-start",
             (GAME_OF[name], "127.0.0.1", "9", "--strategy", "{file}", "--quiet"), "strategy")
-    solve = ("solve", "--game", "leduc.limit.2p.game", "--iterations", "1", "--no-progress",
+    solve = ("solve", "--game", "leduc.limit.2p.game", "--iterations", "1", "--quiet",
              "--out", "{out}/s.strat", "--checkpoint", "{out}/s.ckpt.npz")
     add("cards", "lossless.json", b'{"kind": "lossless"}', "acpc-strategy",
         (*solve, "--cards", "{text}"), "inline-json")
@@ -476,8 +476,8 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
             ("size", "leduc.nolimit.2p.game", "--abstraction", "{text}",
              "--max-transitions", "200000"), "inline-json")
         add("betting", f"solve-{name}", packed, "acpc-strategy",
-            ("solve", "--game", "leduc.nolimit.2p.game", "--betting", "{file}",
-             "--iterations", "1", "--no-progress", "--out", "{out}/s.strat",
+            ("solve", "--game", "leduc.nolimit.2p.game", "--abstraction", "{file}",
+             "--iterations", "1", "--quiet", "--out", "{out}/s.strat",
              "--checkpoint", "{out}/s.ckpt.npz"), "json")
     for path in sorted(GAMES.glob("*.game")):
         if not big and path.name not in SMALL_GAMES:
@@ -523,7 +523,7 @@ def build_seeds(out: Path, *, big: bool = False) -> list[Seed]:
         tomllib.loads(text)
         add("variants", name, text.encode(), "acpc-match",
             ("--variants", "{file}", "--variant", "fuzz=builtin:call", "--hands", "2",
-             "--matches", "1", "--jobs", "1", "--transport", "inproc", "--run-dir",
+             "--matches", "1", "--workers", "1", "--transport", "inproc", "--run-dir",
              "{out}/run", "--quiet"), "toml")
     return seeds
 

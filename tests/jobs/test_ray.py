@@ -173,7 +173,7 @@ def test_the_private_ray_is_on_loopback_with_private_files(tmp_path: Path) -> No
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env.update(HOME=str(home), RAY_USAGE_STATS_ENABLED="0")
-    argv = _argv(tmp_path / "ray", "--jobs", "2", "--backend", "ray")
+    argv = _argv(tmp_path / "ray", "--workers", "2", "--backend", "ray")
     with _driver(argv, env) as (proc, seen, private):
         def connected() -> tuple[bool, object]:  # the driver listens once connected
             seen.update(_descendants(proc.pid))
@@ -226,7 +226,7 @@ def test_the_private_ray_is_on_loopback_with_private_files(tmp_path: Path) -> No
             time.sleep(0.1)
         assert not alive, f"left running: {[_cmdline(p)[:1] for p in alive]}"
 
-    local = subprocess.run(_argv(tmp_path / "local", "--jobs", "1"), cwd=ROOT, env=env,
+    local = subprocess.run(_argv(tmp_path / "local", "--workers", "1"), cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=600, check=False)
     assert local.returncode == 0, local.stderr
     assert out == local.stdout

@@ -191,7 +191,7 @@ def test_cards_command(
             report["file"]["shares"]
             == bucket_shares(fake_flop.ehs2, fake_flop.hands, theirs).tolist()
         )
-    assert main(["cards", "--file", "none", "--no-progress"]) == 0
+    assert main(["cards", "--file", "none", "--quiet"]) == 0
     assert "50 buckets" in capsys.readouterr().out
 
 

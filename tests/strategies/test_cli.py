@@ -219,7 +219,11 @@ def test_corrupt_files_give_a_clean_error(
     for name, path in _corrupt_files(tmp_path).items():
         assert main([command, str(path)]) == 1, name
         err = capsys.readouterr().err
-        assert err.startswith(f"acpc-strategy: error: {path}"), (name, err)
+        if name == "missing":  # neither a file nor a bundled name: the one resolver's line
+            assert err.startswith("acpc-strategy: error: expected a strategy file or a "
+                                  "bundled strategy (") and f"got {str(path)!r}" in err, err
+        else:
+            assert err.startswith(f"acpc-strategy: error: {path}"), (name, err)
         assert "Traceback" not in err
 
 
@@ -236,8 +240,9 @@ def test_errors_in_a_real_process(tmp_path: Path) -> None:
 
 
 def test_solve_argument_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["solve", "--recipe", "kuhn.limit.3p", "--iterations", "-1"]) == 1
-    assert "--iterations" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:  # a bad value: argparse's line, status 2
+        main(["solve", "--recipe", "kuhn.limit.3p", "--iterations", "-1"])
+    assert info.value.code == 2 and "--iterations" in capsys.readouterr().err
     assert main(["solve", "--recipe", "kuhn.limit.3p", "--resume", "--checkpoint",
                  str(tmp_path / "none.npz")]) == 1
     assert "checkpoint to resume" in capsys.readouterr().err
@@ -249,7 +254,7 @@ def test_solve_argument_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_solve_and_resume_match_an_uninterrupted_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["solve", "--recipe", "leduc.limit.2p", "--no-progress"]
+    base = ["solve", "--recipe", "leduc.limit.2p", "--quiet"]
     ckpt = str(tmp_path / "a.ckpt.npz")
     assert main([*base, "--iterations", "30", "--out", str(tmp_path / "a.strat"),
                  "--checkpoint", ckpt]) == 0
@@ -280,7 +285,7 @@ def test_recipe_rebuilds_the_bundled_table_exactly(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Full-width solvers are deterministic: same recipe, same table checksum."""
-    assert main(["solve", "--recipe", "kuhn.limit.3p", "--no-progress", "--out",
+    assert main(["solve", "--recipe", "kuhn.limit.3p", "--quiet", "--out",
                  str(tmp_path / "k.strat"), "--checkpoint", str(tmp_path / "k.npz")]) == 0
     capsys.readouterr()
     entry = load_manifest()["files"]["kuhn.limit.3p"]
@@ -292,7 +297,7 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None
     ckpt = tmp_path / "run.ckpt.npz"
     out = tmp_path / "run.strat"
     args = [sys.executable, "-m", "strategies.cli", "solve", "--recipe",
-            "leduc.nolimit.2p.fchpa", "--iterations", "100000000", "--no-progress",
+            "leduc.nolimit.2p.fchpa", "--iterations", "100000000", "--quiet",
             "--checkpoint", str(ckpt), "--out", str(out)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -310,7 +315,7 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None
     stopped = int(re.search(r"interrupted at iteration (\d+)", err).group(1))  # type: ignore[union-attr]
     assert ckpt.exists() and not out.exists()
     done = run_cli("solve", "--recipe", "leduc.nolimit.2p.fchpa", "--resume", "--iterations",
-                   str(stopped + 3), "--no-progress", "--checkpoint", str(ckpt), "--out",
+                   str(stopped + 3), "--quiet", "--checkpoint", str(ckpt), "--out",
                    str(out))
     assert done.returncode == 0, done.stderr
     assert f"from iteration {stopped}" in done.stderr
@@ -348,11 +353,11 @@ def test_a_recipe_is_a_named_preset_of_a_custom_solve(tmp_path: Path) -> None:
     """Issue 19 (solve what you describe): the same game, betting, cards and solver give the
     same table whether named by a recipe or spelled out."""
     by_recipe = run_cli("solve", "--recipe", "leduc.limit.2p", "--iterations", "40",
-                        "--no-progress", "--out", str(tmp_path / "r.strat"), "--checkpoint",
+                        "--quiet", "--out", str(tmp_path / "r.strat"), "--checkpoint",
                         str(tmp_path / "r.npz"))
     assert by_recipe.returncode == 0, by_recipe.stderr
-    spelled = run_cli("solve", "--game", "leduc.limit.2p.game", "--betting", "fcpa", "--cards",
-                      "lossless", "--solver", "cfr+", "--iterations", "40", "--no-progress",
+    spelled = run_cli("solve", "--game", "leduc.limit.2p.game", "--abstraction", "fcpa", "--cards",
+                      "lossless", "--solver", "cfr+", "--iterations", "40", "--quiet",
                       "--out", str(tmp_path / "c.strat"), "--checkpoint",
                       str(tmp_path / "c.npz"))
     assert spelled.returncode == 0, spelled.stderr
@@ -361,10 +366,10 @@ def test_a_recipe_is_a_named_preset_of_a_custom_solve(tmp_path: Path) -> None:
 
 
 def test_custom_holdem_solve_with_buckets(tmp_path: Path) -> None:
-    out = run_cli("solve", "--game", "holdem.nolimit.2p.reverse_blinds.game", "--betting",
+    out = run_cli("solve", "--game", "holdem.nolimit.2p.reverse_blinds.game", "--abstraction",
                   '{"name": "t", "fractions": [[[1.0]]], "max_raises": [1, 1, 1, 1]}',
                   "--cards", '{"kind": "holdem", "buckets": [169, 3, 3, 3], "samples": 500,'
-                  ' "pool_deals": 800}', "--iterations", "3000", "--no-progress", "--out",
+                  ' "pool_deals": 800}', "--iterations", "3000", "--quiet", "--out",
                   str(tmp_path / "h.strat"), "--checkpoint", str(tmp_path / "h.npz"))
     assert out.returncode == 0, out.stderr
     loaded = load_strategy(tmp_path / "h.strat")
@@ -378,7 +383,7 @@ def test_solve_betting_nested_too_deep_is_one_short_line(
     deep = '{"fractions": ' + "[" * 3000 + "]" * 3000 + "}"
     (tmp_path / "deep.json").write_text(deep)
     for spec in (deep, str(tmp_path / "deep.json")):
-        assert main(["solve", "--game", "leduc.nolimit.2p.game", "--betting", spec,
+        assert main(["solve", "--game", "leduc.nolimit.2p.game", "--abstraction", spec,
                      "--out", str(tmp_path / "x.strat")]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and len(err[0]) < 400, err
@@ -396,7 +401,6 @@ def test_solve_betting_nested_too_deep_is_one_short_line(
         (["--game", "holdem.nolimit.2p.reverse_blinds.game", "--cards",
           '{"kind": "holdem", "buckets": [169, 2, 2, 2]}', "--solver", "cfr+"],
          "mccfr-es-pool"),
-        (["--recipe", "leduc.limit.2p", "--cards", "lossless"], "--cards goes with --game"),
         (["--game", "holdem.nolimit.2p.reverse_blinds.game"], "deals to enumerate"),
     ],
 )
@@ -405,6 +409,22 @@ def test_custom_solve_errors_are_one_line(tmp_path: Path, args: list[str],
     out = run_cli("solve", *args, "--out", str(tmp_path / "x.strat"))
     assert out.returncode == 1, out.stderr
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--recipe", "leduc.limit.2p", "--cards", "lossless"], "--cards goes with --game"),
+    (["--recipe", "leduc.limit.2p", "--abstraction", "fcpa", "--solver", "cfr"],
+     "--abstraction, --solver go with --game"),
+    (["--game", "leduc.limit.2p.game", "--bundle"], "--bundle goes with --recipe"),
+])
+def test_solve_options_that_do_not_apply_are_usage_errors(
+        args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 as every command's 'does not apply' (exit 1 on main, found while solving)."""
+    with pytest.raises(SystemExit) as info:
+        main(["solve", *args])
+    err = capsys.readouterr().err.splitlines()
+    assert info.value.code == 2 and message in err[-1], err
+    assert err[-1].startswith("acpc-strategy solve: error: ")
 
 
 @pytest.mark.parametrize("change", [{"samples": 100_000_000_000}, {"pool_deals": 10**11},

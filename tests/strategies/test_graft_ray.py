@@ -46,7 +46,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _graft(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "strategies.cli", "graft", *args,
-                           "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True,
                           timeout=600, check=False, env=ENV)
 
 

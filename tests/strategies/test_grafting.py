@@ -507,21 +507,27 @@ def test_cli_graft_inspect_and_play(
     assert acted > 0 and not policy.swap_pending
 
 
-@pytest.mark.parametrize(("argv", "words"), [
-    (["--partition", "flop:J"], "deck"),
-    (["--partition", "flop", "--iterations", "-1"], "--iterations"),
-    (["--partition", "flop", "--workers", "0"], "--workers"),
-    (["--partition", "flop", "--target", "0"], "--target"),
+@pytest.mark.parametrize(("argv", "words", "status"), [
+    (["--partition", "flop:J"], "deck", 1),
+    (["--partition", "flop", "--iterations", "-1"], "--iterations", 2),  # a bad flag value
+    (["--partition", "flop", "--workers", "0"], "--workers", 2),
+    (["--partition", "flop", "--target", "0"], "--target", 2),
 ])
 def test_cli_graft_errors(tmp_path: Path, leduc: Game, base: tuple[AbstractGame, F64],
                           capsys: pytest.CaptureFixture[str], argv: list[str],
-                          words: str) -> None:
+                          words: str, status: int) -> None:
     base_path = _write_base(tmp_path, leduc, base)
-    code = cli.main(["graft", "--base", str(base_path), "--out", str(tmp_path / "o.strat"),
-                     *argv])
+    try:
+        code = cli.main(["graft", "--base", str(base_path), "--out",
+                         str(tmp_path / "o.strat"), *argv])
+    except SystemExit as exc:  # argparse: the usage line, then one error line
+        code = int(exc.code or 0)
     err = capsys.readouterr().err
-    assert code == 1 and words in err and err.count("\n") == 1
-    assert err.startswith("acpc-strategy: error:")
+    assert code == status and words in err.splitlines()[-1]
+    if status == 1:
+        assert err.count("\n") == 1 and err.startswith("acpc-strategy: error:")
+    else:
+        assert err.splitlines()[-1].startswith("acpc-strategy graft: error: argument")
 
 
 def test_cli_graft_refuses_a_grafted_base(tmp_path: Path, leduc: Game,

@@ -326,7 +326,7 @@ def test_settings_defaults() -> None:
 def test_command_plays_and_writes_every_hand(tmp_path: Any) -> None:
     out = tmp_path / "lbr.json"
     done = subprocess.run([sys.executable, "-m", "strategies.cli", "lbr", "builtin:fold",
-                           "--hands", "40", "--out", str(out)], cwd=ROOT,
+                           "--hands", "40", "--json", str(out)], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "LBR wins 750.0 +- 0.0 mbb/h" in done.stdout

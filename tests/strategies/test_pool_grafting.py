@@ -345,7 +345,7 @@ def test_cli_grafts_a_holdem_file_the_agent_plays(base_file: Path, tmp_path: Pat
                        "cards": {"kind": "holdem", "buckets": [169, 4, 6, 4]}})
     argv = ["graft", "--base", str(base_file), "--partition", spec, "--out", str(out),
             "--iterations", "2000", "--pool-deals", "200", "--warm", "10", "--discount",
-            "500,1000", "--no-progress"]
+            "500,1000", "--quiet"]
     assert cli.main(argv) == 0
     loaded = load_strategy(out)
     assert loaded.cards["kind"] == "graft" and loaded.cards["base"]["buckets"] == [169, 2, 3, 2]
@@ -363,10 +363,12 @@ def test_cli_grafts_a_holdem_file_the_agent_plays(base_file: Path, tmp_path: Pat
     play(policies, game, hands=30)
     # bad input: one-line errors
     for bad, match in ((["--discount", "x"], "INTERVAL,UNTIL"),
-                       (["--pool-deals", "0"], "pool-deals"),
                        (["--backend", "local", "--address", "1.2.3.4:1"], "address")):
-        assert cli.main([*argv[:-1], *bad, "--no-progress"]) == 1
+        assert cli.main([*argv[:-1], *bad, "--quiet"]) == 1
         assert match in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:  # a bad flag value: argparse's line, status 2
+        cli.main([*argv[:-1], "--pool-deals", "0", "--quiet"])
+    assert info.value.code == 2 and "--pool-deals" in capsys.readouterr().err
 
 
 def setup_game() -> Any:
@@ -403,7 +405,7 @@ def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file
     spec = json.dumps({"grafts": [{"classes": "equity:1/2", "from_round": 1}],
                        "cards": {"kind": "holdem", "buckets": [169, 4, 6, 4]}})
     assert cli.main(["graft", "--base", str(base_file), "--partition", spec, "--out", str(out),
-                     "--iterations", "500", "--pool-deals", "100", "--no-progress"]) == 0
+                     "--iterations", "500", "--pool-deals", "100", "--quiet"]) == 0
     loaded = load_strategy(out)
     cards = card_abstraction_from_spec(loaded.game, loaded.cards)
     assert isinstance(cards, GraftCards)

@@ -300,7 +300,7 @@ def test_learn_solve_and_play_a_learned_leduc_file(tmp_path: Path) -> None:
     base.write_text(json.dumps(LEDUC_BASE))
     out = _cli("learn-sizes", "--game", LEDUC400, "--abstraction", str(base),
                "--learn", "both:root,c,b", "--range", "0.5,1.5", "--iterations", "4000",
-               "--out", "learned.json", "--no-progress", cwd=tmp_path)
+               "--out", "learned.json", "--quiet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "learned sizes over time" in out.stdout and "root" in out.stdout
     document = json.loads((tmp_path / "learned.json").read_text())
@@ -311,16 +311,17 @@ def test_learn_solve_and_play_a_learned_leduc_file(tmp_path: Path) -> None:
     tree = build_tree(load_game(LEDUC400), spec)  # every key names a node
     root_sizes = [a.fraction for a in tree.nodes[0].actions if a.fraction not in (0, ALL_IN)]
     assert root_sizes == [document["learned"][0]["size"]]
-    out = _cli("solve", "--game", LEDUC400, "--betting", "learned.json",
-               "--iterations", "300", "--out", "learned.strat", "--no-progress", cwd=tmp_path)
+    out = _cli("solve", "--game", LEDUC400, "--abstraction", "learned.json",
+               "--iterations", "300", "--out", "learned.strat", "--quiet", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     from agent.strategy.fileformat import load_strategy, read_header
 
     assert read_header(tmp_path / "learned.strat")[0]["version"] == 3  # the current version
     assert load_strategy(tmp_path / "learned.strat").betting == spec
-    bad = _cli("solve", "--recipe", "leduc.limit.2p", "--betting", "fcpa", cwd=tmp_path)
-    assert bad.returncode == 1 and "--betting goes with --game" in bad.stderr
-    assert len(bad.stderr.strip().splitlines()) == 1
+    bad = _cli("solve", "--recipe", "leduc.limit.2p", "--abstraction", "fcpa", cwd=tmp_path)
+    lines = bad.stderr.strip().splitlines()  # options that do not apply: usage, status 2
+    assert bad.returncode == 2 and "--abstraction goes with --game" in lines[-1]
+    assert lines[0].startswith("usage: acpc-strategy solve") and len(lines) <= 8
     _play_live(tmp_path, tmp_path / "learned.strat", spec)
 
 
@@ -366,7 +367,7 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None
             "--abstraction", str(half), "--learn", "0", "--range", "0.1,0.9", "--min-bet", "0",
             "--out", str(tmp_path / "l.json"), "--checkpoint", str(tmp_path / "l.ckpt.npz")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with subprocess.Popen([*args, "--minutes", "30", "--no-progress"], cwd=ROOT, text=True,
+    with subprocess.Popen([*args, "--minutes", "30", "--quiet"], cwd=ROOT, text=True,
                           stderr=subprocess.PIPE, stdout=subprocess.PIPE, env=env) as proc:
         assert proc.stderr is not None
         for _ in range(20):
@@ -381,7 +382,7 @@ def test_ctrl_c_writes_a_checkpoint_and_resume_continues(tmp_path: Path) -> None
     stopped = int(re.search(r"interrupted at iteration (\d+)", err).group(1))  # type: ignore[union-attr]
     assert (tmp_path / "l.ckpt.npz").exists() and not (tmp_path / "l.json").exists()
     done = subprocess.run([*args, "--resume", "--iterations", str(stopped + 1000),
-                           "--no-progress"], cwd=ROOT, text=True, capture_output=True,
+                           "--quiet"], cwd=ROOT, text=True, capture_output=True,
                           check=False, timeout=300)
     assert done.returncode == 0, done.stderr
     assert f"from iteration {stopped}" in done.stderr

@@ -318,6 +318,10 @@ class BestSize:
                 "units": "pots per hand"}
 
 
+PROGRESS_SECONDS = 10.0
+"""``best_sizes`` reports at least this often within one stack (the largest takes ~40 s)."""
+
+
 def best_sizes(
     stacks: Iterable[float],
     mappings: Sequence[str],
@@ -339,7 +343,7 @@ def best_sizes(
         bets = game.bets()
         value = hs.real_value(game)
         table = np.empty((len(fns), len(bets)))  # [mapping, X]
-        start = time.perf_counter()
+        start = shown = time.perf_counter()
         for j, x in enumerate(bets):
             strategy = hs.solve_abstract(game, hs.abstract_sizes(game, [float(x)]),
                                          iterations).purified(pur)
@@ -347,6 +351,11 @@ def best_sizes(
             for i, fn in enumerate(fns):
                 calls = hs.defender_calls(game, strategy, fn, bets, brackets)
                 table[i, j] = float(hs.bettor_values(game, bets, calls).max(axis=1).sum()) - value
+            now = time.perf_counter()
+            if now - shown >= PROGRESS_SECONDS and j + 1 < len(bets):  # a big stack's sizes
+                shown = now
+                progress(f"best-size: stack {n:g}: {j + 1}/{len(bets)} sizes, "
+                         f"{now - start:.0f} s")
         progress(f"best-size: stack {n:g}: {len(bets)} sizes in "
                  f"{time.perf_counter() - start:.1f} s")
         pot = int(np.argmin(np.abs(bets - 1.0)))
