@@ -108,6 +108,8 @@ def examples() -> list[Example]:
                     continue
                 if len(words) > 1 and words[1].endswith(":"):  # output, not a command
                     continue
+                if words[-1] == "&":  # run in the background: the command is the rest
+                    words = words[:-1]
                 shown = line.split(" #", 1)[0].rstrip()
                 found.append(Example(str(page.relative_to(ROOT)), shown, tuple(words)))
     return found
