@@ -30,7 +30,10 @@ import numpy.typing as npt
 
 from agent.acpc.errors import UsageError
 from agent.jit import kernel
-from agent.strategy.abstract_game import AbstractGame, KernelGame
+from agent.strategy.abstract_game import AbstractGame, KernelGame, normalise_rows
+from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
+from agent.strategy.kernels import purify_rows
+from agent.strategy.purification import Purification
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -256,3 +259,29 @@ def best_response(game: AbstractGame, table: npt.ArrayLike, player: int) -> Best
     _br_pass(game.kernel_args(), player, strategy, reach, weighted, action_value, totals, best,
              response, np.zeros(depth, dtype=np.int64), np.zeros(depth, dtype=np.int64))
     return BestResponse(player, float(weighted[0].sum()), response)
+
+
+def strategy_table(game: AbstractGame, strategy: Strategy) -> F64:
+    """The probabilities of a loaded strategy file as a float64 table of ``game``.
+
+    uint16 values are rescaled and every row is renormalised in float64 (a float32 row sums
+    to 1 only within ~1e-7), so values and best responses compare exactly.
+    """
+    table = np.asarray(strategy.table, dtype=np.float64)
+    if strategy.table.dtype == DTYPES["uint16"]:
+        table = table / QUANT
+    return normalise_rows(game, check_table(game, table))
+
+
+def purify_table(layout: TableLayout, table: npt.ArrayLike,
+                 purification: Purification | None = None) -> F64:
+    """``table`` (table layout) with every row purified by the agent's rule and renormalised
+    in float64 (:func:`agent.strategy.kernels.purify_rows`, one node's rows at a time).
+    ``None`` or ``none``: renormalised only."""
+    out = np.array(table, dtype=np.float64)
+    for node in np.flatnonzero(layout.offsets >= 0):
+        k = int(layout.num_actions[node])
+        start = int(layout.offsets[node])
+        stop = start + int(layout.rows[node]) * k
+        out[start:stop] = purify_rows(out[start:stop].reshape(-1, k), purification).ravel()
+    return out

@@ -22,10 +22,10 @@ Conventions:
   (:attr:`Exploitability.headline` says which one it is).
 
 The best response and the values themselves (:func:`best_response`, :func:`expected_values`,
-:func:`deal_values`, their numba kernels) live in :mod:`agent.strategy.best_response`, where
-the exploiting agent runs them too; they are re-exported here for the offline tools, which
-add the exploitability figures, the loading of a strategy file as a float64 table and
-purification.
+:func:`deal_values`, their numba kernels), the loading of a strategy file as a float64
+table (:func:`strategy_table`) and purification (:func:`purify_table`) live in
+:mod:`agent.strategy.best_response`, where the exploiting agent runs them too; they are
+re-exported here for the offline tools, which add the exploitability figures.
 
 Imports numpy, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 """
@@ -44,11 +44,10 @@ from agent.strategy.best_response import (
     deal_values,
     expected_values,
     node_values,
+    purify_table,
+    strategy_table,
 )
-from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
-from agent.strategy.kernels import purify_rows
-from agent.strategy.purification import Purification
-from strategies.games.abstract import AbstractGame, normalise_rows
+from strategies.games.abstract import AbstractGame
 
 F64 = npt.NDArray[np.float64]
 
@@ -59,32 +58,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- public API
-
-
-def strategy_table(game: AbstractGame, strategy: Strategy) -> F64:
-    """The probabilities of a loaded strategy file as a float64 table of ``game``.
-
-    uint16 values are rescaled and every row is renormalised in float64 (a float32 row sums
-    to 1 only within ~1e-7), so values and best responses compare exactly.
-    """
-    table = np.asarray(strategy.table, dtype=np.float64)
-    if strategy.table.dtype == DTYPES["uint16"]:
-        table = table / QUANT
-    return normalise_rows(game, check_table(game, table))
-
-
-def purify_table(layout: TableLayout, table: npt.ArrayLike,
-                 purification: Purification | None = None) -> F64:
-    """``table`` (table layout) with every row purified by the agent's rule and renormalised
-    in float64 (:func:`agent.strategy.kernels.purify_rows`, one node's rows at a time).
-    ``None`` or ``none``: renormalised only."""
-    out = np.array(table, dtype=np.float64)
-    for node in np.flatnonzero(layout.offsets >= 0):
-        k = int(layout.num_actions[node])
-        start = int(layout.offsets[node])
-        stop = start + int(layout.rows[node]) * k
-        out[start:stop] = purify_rows(out[start:stop].reshape(-1, k), purification).ravel()
-    return out
 
 
 @dataclass(frozen=True)
