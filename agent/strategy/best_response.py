@@ -182,6 +182,10 @@ def _br_pass(
         depth -= 1
 
 
+KERNELS = (_value_pass, _br_pass)
+"""The kernels, for compile notices (:func:`agent.console.compile_notice`)."""
+
+
 # --------------------------------------------------------------------------- public API
 
 
