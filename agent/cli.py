@@ -285,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
         if args.exploit is not None:
-            options["exploit"] = _exploit_config(args)
+            options["exploit"] = _exploit_config(args, game)
             from agent.strategy import best_response
 
             with compile_notice(PROG, [*policy_kernels(args.strategy, game),
@@ -352,11 +352,19 @@ def _resolve_config(args: argparse.Namespace) -> ResolveConfig:
                          seconds=None if ms is None else ms / 1000.0)
 
 
-def _exploit_config(args: argparse.Namespace) -> ExploitConfig:
+def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:
     """The exploiter's configuration from ``--exploit`` and its options
-    (:class:`agent.exploit.ExploitConfig`, which checks them: one line for a bad value)."""
-    from agent.exploit import ExploitConfig
+    (:class:`agent.exploit.ExploitConfig`, which checks them: one line for a bad value),
+    after checking that it can play ``game`` (before anything compiles).
 
+    Raises:
+        UsageError: for a bad value or a game :func:`agent.exploit.exploit_support` refuses.
+    """
+    from agent.exploit import ExploitConfig, exploit_support
+
+    why = exploit_support(game)
+    if why is not None:
+        raise UsageError(why)
     given = {name: getattr(args, f"exploit_{name}")
              for name in ("prior_weight", "every", "warmup", "epsilon")
              if getattr(args, f"exploit_{name}") is not None}
