@@ -50,6 +50,7 @@ from agent.builtin import (
 from agent.data import bundled_strategies, strategy_path
 
 if TYPE_CHECKING:
+    from agent.exploit import ExploitConfig
     from agent.resolve import ResolveConfig
 
 BUILTIN_PREFIX = "builtin:"
@@ -340,6 +341,7 @@ def make_policy(
     defer_kernels: bool = False,
     resolve: ResolveConfig | None = None,
     bot_path: str | Path | None = None,
+    exploit: ExploitConfig | None = None,
 ) -> Policy:
     """The policy a spec names, with its options (``mapping``, ``purify``, ``sizes_in``
     (the size convention, :mod:`agent.abstraction.convention`; default
@@ -353,7 +355,9 @@ def make_policy(
     fallback (:class:`agent.resolving.ResolvingPolicy`; strategy files of the games
     :func:`agent.resolving.resolve_support` accepts). ``bot_path``: where a
     ``module:Class`` bot is imported from (:func:`load_bot`; default: the current
-    directory); a bot takes only ``seed`` of the options.
+    directory); a bot takes only ``seed`` of the options. ``exploit``: exploit the opponent
+    (:class:`agent.exploiting.ExploitingPolicy`; two-player games whose deals can be
+    enumerated, :func:`agent.exploit.exploit_support`).
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
@@ -371,10 +375,19 @@ def make_policy(
                              f"{spec!r}")
         return load_bot(spec, game, seed=seed, path=bot_path)
     if is_builtin(spec):
-        if resolve is not None:
-            raise UsageError(f"expected --resolve with a strategy file, got the built-in "
+        if resolve is not None or exploit is not None:
+            flag = "--resolve" if resolve is not None else "--exploit"
+            raise UsageError(f"expected {flag} with a strategy file, got the built-in "
                              f"{spec!r}")
         return BUILTINS[check_builtin(spec)].make(game, seed)
+    if resolve is not None and exploit is not None:
+        raise UsageError("expected one of --resolve and --exploit, got both")
+    if exploit is not None:
+        from agent.exploit import exploit_support
+
+        why = exploit_support(game)
+        if why is not None:  # before the file is loaded: one line, at once
+            raise UsageError(why)
     if resolve is not None:
         from agent.resolving import resolve_support
 
@@ -405,6 +418,13 @@ def make_policy(
         return ResolvingPolicy(loaded, mapping_fn, purification, resolve, seed=seed,
                                mapping_name=mapping_name, time_guard=time_guard,
                                trace=trace_fn, sizes_in=parse_size_convention(sizes_in))
+    if exploit is not None:
+        from agent.exploiting import ExploitingPolicy
+
+        base = StrategyPolicy(loaded, mapping_fn, parse_purification("none"), seed=seed,
+                              mapping_name=mapping_name, time_guard=time_guard,
+                              trace=trace_fn, sizes_in=parse_size_convention(sizes_in))
+        return ExploitingPolicy.build(base, purification, exploit)
     return StrategyPolicy(
         loaded,
         mapping_fn,

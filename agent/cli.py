@@ -31,6 +31,11 @@ and ``--gadget NAME``) re-solves subgames instead of translating, translation as
 counted fallback (:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's
 plans and kernels are built before connecting.
 
+``--exploit dbbr|safe`` (with ``--exploit-prior-weight N``, ``--exploit-every N``,
+``--exploit-warmup M`` and ``--exploit-epsilon CHIPS``) exploits the opponent: a model of it
+from its actions, the equilibrium as prior, and a best response to it, safely or not
+(:mod:`agent.exploiting`, :mod:`agent.exploit`; two-player Kuhn and Leduc).
+
 ``acpc-agent explain TRACE [--hand N] [--limit K]`` tells a trace as a story, hand by hand
 (:mod:`agent.explain`).
 
@@ -84,6 +89,7 @@ from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
 
 if TYPE_CHECKING:
+    from agent.exploit import ExploitConfig
     from agent.resolve import ResolveConfig
 
 VERIFY_MODES = ("auto", "full")
@@ -94,6 +100,10 @@ GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
 """``--gadget``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
 RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget")
 """The options that only apply with ``--resolve``."""
+EXPLOIT_MODES = ("dbbr", "safe")
+"""``--exploit``: :data:`agent.exploit.MODES` (not imported: numpy)."""
+EXPLOIT_FLAGS = ("exploit_prior_weight", "exploit_every", "exploit_warmup", "exploit_epsilon")
+"""The options that only apply with ``--exploit``."""
 
 PROG = "acpc-agent"
 
@@ -149,6 +159,23 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: no budget)")
     p.add_argument("--gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
+    p.add_argument("--exploit", default=None, choices=EXPLOIT_MODES, metavar="MODE",
+                   help="exploit the opponent (two-player Kuhn or Leduc): dbbr (best respond "
+                   "to a model of it built from its actions, the equilibrium as prior), "
+                   "safe (exploit only as much as it has provably given away, plus "
+                   "--exploit-epsilon)")
+    p.add_argument("--exploit-prior-weight", type=float, default=None, metavar="N",
+                   help="with --exploit: observations the equilibrium prior is worth at each "
+                   "information set (default 5)")
+    p.add_argument("--exploit-every", type=positive_int, default=None, metavar="N",
+                   help="with --exploit: hands between refits of the model after the "
+                   "warm-up (default 50)")
+    p.add_argument("--exploit-warmup", type=int, default=None, metavar="M",
+                   help="with --exploit: hands played as the equilibrium before the first "
+                   "refit (default 1000)")
+    p.add_argument("--exploit-epsilon", type=float, default=None, metavar="CHIPS",
+                   help="with --exploit safe: the budget it may lose before winning "
+                   "anything, chips per match (default 0)")
     p.add_argument("--time-guard-ms", type=positive_float, default=1000.0,
                    help="a decision slower than this checks/calls instead (default 1000)")
     p.add_argument("--preload", action="store_true",
@@ -236,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                             "trace", "seed")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else []) + (
-                     ["--resolve"] if args.resolve is not None else [])
+                     ["--resolve"] if args.resolve is not None else []) + (
+                     ["--exploit"] if args.exploit is not None else [])
         if given:
             parser.error(f"{', '.join(given)} apply to an agent, not to --human (you play)")
         return _main_human(args)
@@ -247,12 +275,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                  if getattr(args, name) is not None]
         if given:
             parser.error(f"{', '.join(given)} apply only with --resolve MODE")
+    if args.exploit is not None and args.reload:
+        parser.error("--reload does not apply with --exploit (the exploiter swaps its own "
+                     "tables)")
+    if args.exploit is None:
+        given = [f"--{name.replace('_', '-')}" for name in EXPLOIT_FLAGS
+                 if getattr(args, name) is not None]
+        if given:
+            parser.error(f"{', '.join(given)} apply only with --exploit MODE")
     if args.strategy is None:
         args.strategy = "builtin:random"
     kind = strategy_kind(args.strategy)
     if kind != "file":
         given = [f"--{name.replace('_', '-')}" for name in ("mappings", "purify", "trace",
-                                                          "sizes_in", "resolve")
+                                                          "sizes_in", "resolve", "exploit")
                  if getattr(args, name) is not None] + (["--reload"] if args.reload else []) + (
                      ["--verify"] if args.verify != "auto" else [])
         if given:
@@ -266,7 +302,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = {"seed": args.seed, "mapping": args.mappings, "purify": args.purify,
                    "trace": trace, "time_guard": args.time_guard_ms / 1000.0,
                    "sizes_in": args.sizes_in, "verify": args.verify}
-        if args.resolve is not None:
+        if args.exploit is not None:
+            options["exploit"] = _exploit_config(args, game)
+            from agent.strategy import best_response
+
+            with compile_notice(PROG, [*policy_kernels(args.strategy, game),
+                                       *best_response.KERNELS]):
+                policy = make_policy(args.strategy, game, **options)
+        elif args.resolve is not None:
             options["resolve"] = _resolve_config(args)
             from agent.resolve import kernels as resolve_kernels
 
@@ -334,6 +377,25 @@ def _resolve_config(args: argparse.Namespace) -> ResolveConfig:
                          iterations=(200 if args.resolve_iterations is None else
                                      args.resolve_iterations),
                          seconds=None if ms is None else ms / 1000.0)
+
+
+def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:
+    """The exploiter's configuration from ``--exploit`` and its options
+    (:class:`agent.exploit.ExploitConfig`, which checks them: one line for a bad value),
+    after checking that it can play ``game`` (before anything compiles).
+
+    Raises:
+        UsageError: for a bad value or a game :func:`agent.exploit.exploit_support` refuses.
+    """
+    from agent.exploit import ExploitConfig, exploit_support
+
+    why = exploit_support(game)
+    if why is not None:
+        raise UsageError(why)
+    given = {name: getattr(args, f"exploit_{name}")
+             for name in ("prior_weight", "every", "warmup", "epsilon")
+             if getattr(args, f"exploit_{name}") is not None}
+    return ExploitConfig(mode=args.exploit, **given)
 
 
 def _load_kernels(policy: Policy, validation: bool) -> None:

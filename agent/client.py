@@ -1,7 +1,9 @@
 """The asyncio ACPC client: thin IO around :class:`~agent.acpc.protocol.ClientConnection`.
 
 Connects, sends the version line, sets TCP_NODELAY, and for every MATCHSTATE where we are to
-act asks the policy for an action and writes it in one write. Keeps a summary (hands, chips
+act asks the policy for an action and writes it in one write. A policy with a
+``hand_over(ms)`` method is told every finished hand's final state (the exploiting policy,
+:mod:`agent.exploiting`, learns from it). Keeps a summary (hands, chips
 won, decision times) that it returns when the dealer closes the connection.
 
 The connection is an :class:`asyncio.BufferedProtocol` reading into one reused buffer (no
@@ -88,6 +90,8 @@ class _ClientProtocol(asyncio.BufferedProtocol):
         self.observer = observer
         self.done = done
         self.summary = Summary(big_blind=game.big_blind)
+        self.hand_over: Callable[[MatchState], None] | None = getattr(
+            policy, "hand_over", None)
         self.transport: asyncio.Transport | None = None
         self._buffer = bytearray(READ_CHUNK)
         self._view = memoryview(self._buffer)
@@ -157,6 +161,8 @@ class _ClientProtocol(asyncio.BufferedProtocol):
                 elif ms.state.finished:
                     summary.hands += 1
                     summary.chips_won += final_value(ms)
+                    if self.hand_over is not None:
+                        self.hand_over(ms)
             # CommentReceived, StateRepeated (the last state again: answered or counted
             # already): nothing to do
 

@@ -239,6 +239,20 @@ def _resolve_table(info: dict[str, Any]) -> tuple[list[str], str]:
     return lines, name
 
 
+def tell_exploit(info: dict[str, Any]) -> str:
+    """An exploiting agent's state at a decision (``acpc-agent --exploit``'s ``exploit``)."""
+    mode = info.get("mode", "?")
+    text = (f"exploit {mode}: learned from {info.get('hands', '?')} hands, "
+            f"{info.get('refits', '?')} refits, ")
+    if mode == "safe" and isinstance(info.get("mix"), list):
+        mix = ", ".join(_num(x) for x in info["mix"])
+        risk = ", ".join(_num(x) for x in info.get("risk") or [])
+        return text + (f"best response weight per position {mix} (worst-case loss {risk}) "
+                       f"within the budget {_num(info.get('budget'))}")
+    return text + ("playing the best response to the model" if info.get("exploiting") else
+                   "playing the equilibrium (warm-up)")
+
+
 def tell_decision(record: dict[str, Any]) -> list[str]:
     """One decision: what came in, how it was read, what was played and why."""
     lines = [f"betting {record.get('betting', '')!r}, board {record.get('board', '?')}; "
@@ -254,6 +268,9 @@ def tell_decision(record: dict[str, Any]) -> list[str]:
                          f"{record.get('played') or record.get('real', '?')} "
                          f"({_num(1000 * seconds, 2) if _is_num(seconds) else '?'} ms)")
             return lines
+    exploit = record.get("exploit")
+    if isinstance(exploit, dict):
+        lines.append("  " + tell_exploit(exploit))
     for t in record.get("translations") or []:
         lines.append("  " + tell_translation(t))
     fallback = record.get("fallback")

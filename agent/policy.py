@@ -106,6 +106,9 @@ class _Hand:
     """Real action index -> abstract child chosen for it (our own actions)."""
     real: BettingState | None = None
     """The real state after ``seen`` actions."""
+    path: list[tuple[int, int]] = field(default_factory=list)
+    """``(abstract node, action index)`` of every real action the abstract history moved
+    through by rule (ours chosen by the strategy, the others' read), in order."""
 
 
 class StrategyPolicy:
@@ -221,6 +224,14 @@ class StrategyPolicy:
         self._pending = loaded
 
     @property
+    def hand_path(self) -> tuple[tuple[int, int], ...]:
+        """The current hand's abstract path so far (up to the last :meth:`sync`):
+        ``(abstract node, action index)`` of every real action the abstract history moved
+        through by rule, both players', in order (what :mod:`agent.exploiting` learns
+        from)."""
+        return tuple(self._hand.path) if self._hand is not None else ()
+
+    @property
     def swap_pending(self) -> bool:
         """True while a swapped-in strategy waits for the next hand."""
         return self._pending is not None
@@ -270,7 +281,10 @@ class StrategyPolicy:
             action = actions[i]
             if hand.node != OFF_TREE:
                 if i in hand.own_children:  # the strategy chose it (standing was None)
-                    hand.node = hand.own_children[i]
+                    child = hand.own_children[i]
+                    hand.path.append(
+                        (hand.node, self.loaded.tree.nodes[hand.node].children.index(child)))
+                    hand.node = child
                 else:
                     self._read(hand, real, action)
             real = real.apply(action)
@@ -293,10 +307,13 @@ class StrategyPolicy:
             hand.translations.append({"real": str(action), "fallback": RAISE_CAP})
         bet = reading.bet
         if bet is None:
+            if reading.fallback is None or reading.fallback == RAISE_CAP:
+                hand.path.append((hand.node, node.children.index(reading.low)))
             hand.node = reading.low
             return
         u = self.rng.random()
         f, chosen = bet.choose(self.mapping, u)
+        hand.path.append((hand.node, chosen))
         hand.node = node.children[chosen]
         self.stats.translations += 1
         record: dict[str, Any] = {

@@ -21,14 +21,13 @@ Conventions:
 * More players: the headline figure is **NashConv**, the sum of the best-response gains
   (:attr:`Exploitability.headline` says which one it is).
 
-Best responses are computed bottom-up, vectorised over chance: every tree node holds a
-vector over deals of the responder's value weighted by chance and the others' reach; at the
-responder's nodes each bucket picks the action with the largest sum over its deals. This
-is exact for perfect-recall abstractions (lossless buckets are). Kernels are private
-:func:`agent.jit.kernel` functions with pure-Python oracles in
-``tests/strategies/test_best_response.py``.
+The best response and the values themselves (:func:`best_response`, :func:`expected_values`,
+:func:`deal_values`, their numba kernels), the loading of a strategy file as a float64
+table (:func:`strategy_table`) and purification (:func:`purify_table`) live in
+:mod:`agent.strategy.best_response`, where the exploiting agent runs them too; they are
+re-exported here for the offline tools, which add the exploitability figures.
 
-Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
+Imports numpy, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 """
 
 from __future__ import annotations
@@ -38,246 +37,27 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from agent.acpc.errors import UsageError
-from agent.jit import kernel
-from agent.strategy.fileformat import DTYPES, QUANT, Strategy, TableLayout
-from agent.strategy.kernels import purify_rows
-from agent.strategy.purification import Purification
-from strategies.games.abstract import AbstractGame, KernelGame, normalise_rows
+from agent.strategy.best_response import (
+    BestResponse,
+    best_response,
+    check_table,
+    deal_values,
+    expected_values,
+    node_values,
+    purify_table,
+    strategy_table,
+)
+from strategies.games.abstract import AbstractGame
 
 F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
 
-
-
-# --------------------------------------------------------------------------- kernels
-
-
-@kernel
-def _value_pass(
-    g: KernelGame, strategy: F64, value: F64, node_at: I64, next_action: I64
-) -> None:
-    """Expected payoff of every player for every deal into ``value[0]`` (players x deals).
-
-    Depth-first with an explicit stack: ``value[depth]`` is the frame of the node at that
-    depth on the current path.
-    """
-    (player, rnd, num_actions, child_start, children, offset, _rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    n_players = value.shape[1]
-    n_deals = value.shape[2]
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        k = num_actions[node]
-        if a < 0:
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                for d in range(n_deals):
-                    pattern = 0 if s < 0 else deal_pattern[d, s]
-                    for q in range(n_players):
-                        value[depth, q, d] = term_payoff[t, pattern, q]
-                depth -= 1
-                continue
-            for q in range(n_players):
-                for d in range(n_deals):
-                    value[depth, q, d] = 0.0
-            a = 0
-        else:
-            p = player[node]
-            r = rnd[node]
-            base = offset[node] + a
-            for d in range(n_deals):
-                s_a = strategy[base + deal_bucket[d, p, r] * k]
-                for q in range(n_players):
-                    value[depth, q, d] += s_a * value[depth + 1, q, d]
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        depth -= 1
-
-
-@kernel
-def _br_pass(
-    g: KernelGame, responder: int, strategy: F64, reach: F64, weighted: F64,
-    action_value: F64, totals: F64, best: I64, response: F64, node_at: I64,
-    next_action: I64,
-) -> None:
-    """Best response of ``responder``, vectorised over deals, depth-first without recursion.
-
-    ``reach[0]`` holds each deal's probability; ``reach[depth]`` is chance times the other
-    players' reach at the node on the path at that depth. The responder's reach-weighted
-    value ends in ``weighted[0]`` and its choices (one-hot rows) in ``response``.
-    """
-    (player, rnd, num_actions, child_start, children, offset, rows, terminal, term_set,
-     term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
-    n_deals = reach.shape[1]
-    depth = 0
-    node_at[0] = 0
-    next_action[0] = -1
-    while depth >= 0:
-        node = node_at[depth]
-        a = next_action[depth]
-        p = player[node]
-        k = num_actions[node]
-        r = rnd[node]
-        base = offset[node]
-        if a < 0:
-            t = terminal[node]
-            if t >= 0:
-                s = term_set[t]
-                for d in range(n_deals):
-                    pattern = 0 if s < 0 else deal_pattern[d, s]
-                    weighted[depth, d] = reach[depth, d] * term_payoff[t, pattern, responder]
-                depth -= 1
-                continue
-            live = False
-            for d in range(n_deals):
-                weighted[depth, d] = 0.0
-                if reach[depth, d] != 0.0:
-                    live = True
-            if not live:  # no deal reaches it: worth 0, any choice below is a best one
-                depth -= 1
-                continue
-            a = 0
-        else:
-            for d in range(n_deals):
-                if p == responder:
-                    action_value[depth, a, d] = weighted[depth + 1, d]
-                else:
-                    weighted[depth, d] += weighted[depth + 1, d]
-            a += 1
-        if a < k:
-            next_action[depth] = a
-            for d in range(n_deals):
-                if p == responder:
-                    reach[depth + 1, d] = reach[depth, d]
-                else:
-                    reach[depth + 1, d] = reach[depth, d] * strategy[
-                        base + deal_bucket[d, p, r] * k + a]
-            node_at[depth + 1] = children[child_start[node] + a]
-            next_action[depth + 1] = -1
-            depth += 1
-            continue
-        if p == responder:
-            n_buckets = rows[node]
-            for b in range(n_buckets):
-                for c in range(k):
-                    totals[b, c] = 0.0
-            for d in range(n_deals):
-                b = deal_bucket[d, p, r]
-                for c in range(k):
-                    totals[b, c] += action_value[depth, c, d]
-            for b in range(n_buckets):
-                best[b] = 0
-                for c in range(1, k):
-                    if totals[b, c] > totals[b, best[b]]:
-                        best[b] = c
-                for c in range(k):
-                    response[base + b * k + c] = 1.0 if c == best[b] else 0.0
-            for d in range(n_deals):
-                weighted[depth, d] = action_value[depth, best[deal_bucket[d, p, r]], d]
-        depth -= 1
+__all__ = [
+    "BestResponse", "Exploitability", "best_response", "check_table", "deal_values",
+    "expected_values", "exploitability", "node_values", "purify_table", "strategy_table",
+]
 
 
 # --------------------------------------------------------------------------- public API
-
-
-def check_table(game: AbstractGame, table: npt.ArrayLike) -> F64:
-    """``table`` as a contiguous float64 array after checking it fits ``game``.
-
-    Raises:
-        ValueError: if its size is wrong or it holds negative or non-finite values.
-    """
-    arr = np.ascontiguousarray(table, dtype=np.float64).reshape(-1)
-    if arr.size != game.table_size:
-        raise UsageError(f"expected a table of {game.table_size} values, got {arr.size}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
-        raise UsageError("expected a table of non-negative finite probabilities")
-    return arr
-
-
-def strategy_table(game: AbstractGame, strategy: Strategy) -> F64:
-    """The probabilities of a loaded strategy file as a float64 table of ``game``.
-
-    uint16 values are rescaled and every row is renormalised in float64 (a float32 row sums
-    to 1 only within ~1e-7), so values and best responses compare exactly.
-    """
-    table = np.asarray(strategy.table, dtype=np.float64)
-    if strategy.table.dtype == DTYPES["uint16"]:
-        table = table / QUANT
-    return normalise_rows(game, check_table(game, table))
-
-
-def purify_table(layout: TableLayout, table: npt.ArrayLike,
-                 purification: Purification | None = None) -> F64:
-    """``table`` (table layout) with every row purified by the agent's rule and renormalised
-    in float64 (:func:`agent.strategy.kernels.purify_rows`, one node's rows at a time).
-    ``None`` or ``none``: renormalised only."""
-    out = np.array(table, dtype=np.float64)
-    for node in np.flatnonzero(layout.offsets >= 0):
-        k = int(layout.num_actions[node])
-        start = int(layout.offsets[node])
-        stop = start + int(layout.rows[node]) * k
-        out[start:stop] = purify_rows(out[start:stop].reshape(-1, k), purification).ravel()
-    return out
-
-
-def deal_values(game: AbstractGame, table: npt.ArrayLike) -> F64:
-    """``[position, deal]``: expected chips of each position for each deal."""
-    strategy = check_table(game, table)
-    depth = game.max_depth + 2
-    value = np.zeros((depth, game.num_players, game.num_deals))
-    _value_pass(game.kernel_args(), strategy, value, np.zeros(depth, dtype=np.int64),
-                np.zeros(depth, dtype=np.int64))
-    out: F64 = value[0].copy()
-    return out
-
-
-def expected_values(game: AbstractGame, table: npt.ArrayLike) -> tuple[float, ...]:
-    """Expected chips per hand of each position when every position plays ``table``."""
-    return tuple(float(v) for v in deal_values(game, table) @ game.deal_prob)
-
-
-@dataclass(frozen=True)
-class BestResponse:
-    """A best response of one position against the others' strategies."""
-
-    player: int
-    value: float
-    """Expected chips per hand the best response wins."""
-    strategy: F64
-    """``table`` with ``player``'s rows replaced by the best response (one-hot rows)."""
-
-
-def best_response(game: AbstractGame, table: npt.ArrayLike, player: int) -> BestResponse:
-    """The best response of ``player`` to the other positions playing ``table``.
-
-    Raises:
-        ValueError: for a bad table or position.
-    """
-    if not 0 <= player < game.num_players:
-        raise UsageError(f"expected a position in 0..{game.num_players - 1}, got {player}")
-    strategy = check_table(game, table)
-    depth = game.max_depth + 2
-    reach = np.zeros((depth, game.num_deals))
-    reach[0] = game.deal_prob
-    weighted = np.zeros((depth, game.num_deals))
-    action_value = np.zeros((depth, game.max_actions, game.num_deals))
-    totals = np.zeros((game.max_buckets, game.max_actions))
-    best = np.zeros(game.max_buckets, dtype=np.int64)
-    response = strategy.copy()
-    _br_pass(game.kernel_args(), player, strategy, reach, weighted, action_value, totals, best,
-             response, np.zeros(depth, dtype=np.int64), np.zeros(depth, dtype=np.int64))
-    return BestResponse(player, float(weighted[0].sum()), response)
 
 
 @dataclass(frozen=True)

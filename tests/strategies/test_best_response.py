@@ -29,6 +29,7 @@ from strategies.measure.best_response import (
     deal_values,
     expected_values,
     exploitability,
+    node_values,
     strategy_table,
 )
 from tests.support import NO_JIT
@@ -184,6 +185,33 @@ def test_small_deal_values_average_to_expected_values() -> None:
     per_deal = deal_values(g, table)
     assert per_deal.shape == (3, g.num_deals)
     assert tuple(per_deal @ g.deal_prob) == expected_values(g, table)
+
+
+@pytest.mark.parametrize("name", ["kuhn2", "kuhn.limit.3p.game"])
+def test_small_node_values_equal_the_oracle_at_every_node(name: str) -> None:
+    """Every node's per-deal values (the pass that keeps every node's frame) against the
+    per-deal recursion from that node."""
+    g = abstract(name)
+    o = make_oracle(g.game)
+    table = random_table(g, 4, sparse=True)
+    values = node_values(g, table)
+    listed = table.tolist()
+
+    def walk(node: int, deal: int) -> list[float]:
+        nd = o.tree.nodes[node]
+        if nd.is_terminal:
+            return list(o.payoff(node, deal))
+        row = o.row(node, deal)
+        out = [0.0] * o.n
+        for a, child in enumerate(nd.children):
+            for q, v in enumerate(walk(child, deal)):
+                out[q] += listed[row + a] * v
+        return out
+
+    for node in range(g.num_nodes):
+        for d in range(g.num_deals):
+            np.testing.assert_allclose(values[node, :, d], walk(node, d), atol=1e-12)
+    np.testing.assert_array_equal(values[0], deal_values(g, table))
 
 
 # --------------------------------------------------------------------------- known values
