@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Any
@@ -18,7 +19,7 @@ import pytest
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from evaluation.corebuild import status
-from tests.support import ROOT
+from tests.support import PLAIN_TEST, ROOT, SHARED, select_plain_python
 
 COMPILE_LOCK = "ACPC_ARENA_TEST_COMPILE_LOCK"
 """The environment variable naming the file the test processes lock while numba compiles."""
@@ -36,7 +37,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.close(handle)
         _created.append(Path(path))  # a nested run makes its own and leaves its parent's be
         os.environ[COMPILE_LOCK] = path  # the workers inherit it
+        shared = tempfile.mkdtemp(prefix="acpc-arena-tests-")
+        _created.append(Path(shared))
+        os.environ[SHARED] = shared  # tests.support.run_without_jit's one run, for all
     _one_compile_at_a_time(os.environ[COMPILE_LOCK])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Which files' plain-Python checks this session runs (one run serves them all)."""
+    select_plain_python([item.path.relative_to(ROOT).as_posix() for item in items
+                         if getattr(item, "originalname", None) == PLAIN_TEST])
 
 
 _created: list[Path] = []
@@ -44,7 +55,11 @@ _created: list[Path] = []
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _created:
-        _created.pop().unlink(missing_ok=True)
+        made = _created.pop()
+        if made.is_dir():
+            shutil.rmtree(made, ignore_errors=True)
+        else:
+            made.unlink(missing_ok=True)
 
 
 def _one_compile_at_a_time(lock_path: str) -> None:
@@ -59,6 +74,8 @@ def _one_compile_at_a_time(lock_path: str) -> None:
         from numba.core.compiler_lock import global_compiler_lock
     except ImportError:  # pragma: no cover - numba is a dependency
         return
+    if getattr(dispatcher.Dispatcher.compile, "shared_between_processes", False):
+        return  # already (another pytest session in this interpreter)
     original = dispatcher.Dispatcher.compile
     held: list[IO[str]] = []  # the open lock file while this process compiles (nesting)
     depth = [0]
@@ -79,6 +96,7 @@ def _one_compile_at_a_time(lock_path: str) -> None:
                     fcntl.flock(handle, fcntl.LOCK_UN)
                     handle.close()
 
+    compile_once.shared_between_processes = True  # type: ignore[attr-defined]
     dispatcher.Dispatcher.compile = compile_once  # type: ignore[method-assign]
 
 

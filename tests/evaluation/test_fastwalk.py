@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import random
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,7 +44,7 @@ from evaluation.estimators import estimator
 from evaluation.estimators import fastwalk as fw
 from evaluation.estimators.estimator import FileAgent, joint_group_values, make_model
 from evaluation.match.variants import parse_variant
-from tests.support import NO_JIT, ROOT
+from tests.support import NO_JIT, run_without_jit
 
 fw.load_kernels()
 DATA = strategies_dir()
@@ -313,15 +310,9 @@ def test_the_kernel_declines_what_it_does_not_cover() -> None:
 
 
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
-def test_small_kernels_as_plain_python() -> None:
-    """The ``small`` tests again with NUMBA_DISABLE_JIT=1 (one process)."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", __file__, "-k", "small and not plain",
-               "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "--no-header"]
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
-                         check=False)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert "5 passed" in out.stdout
+def test_kernels_as_plain_python() -> None:
+    """The ``small`` tests again with NUMBA_DISABLE_JIT=1."""
+    run_without_jit(__file__)
 
 
 def test_small_dealing_equals_the_dealer() -> None:

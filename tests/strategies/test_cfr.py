@@ -574,4 +574,4 @@ def test_bad_checkpoints_raise_checkpoint_error(tmp_path: Path) -> None:
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests of this file and test_best_response.py with NUMBA_DISABLE_JIT=1."""
-    run_without_jit(__file__, Path(__file__).with_name("test_best_response.py"))
+    run_without_jit(__file__)  # and test_best_response.py's small tests

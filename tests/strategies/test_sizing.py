@@ -280,7 +280,7 @@ def test_unstable_nodes_are_an_error_or_skipped() -> None:
             build_sizing_game(game, base, learn=trial)
 
 
-def test_kernels_without_jit() -> None:
+def test_kernels_as_plain_python() -> None:
     run_without_jit(__file__)
 
 

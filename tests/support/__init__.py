@@ -3,7 +3,8 @@
 * Paths: :data:`ROOT`, :data:`DATA`, :data:`LOGS` and :data:`REFERENCE_LOGS` (logs made by
   the real reference dealer, with the game each was played in).
 * :func:`run_without_jit`: re-run some tests of a file with ``NUMBA_DISABLE_JIT=1``, so every
-  kernel's plain-Python semantics are checked too; :data:`NO_JIT` tells a test it runs so.
+  kernel's plain-Python semantics are checked too (:data:`PLAIN_PYTHON`, all files in one
+  interpreter); :data:`NO_JIT` tells a test it runs so.
 * Rules-engine helpers: :func:`perft` (decision nodes and hand ends under a state),
   :func:`random_playout` (a random legal hand), :func:`games` (a hypothesis strategy
   drawing valid game definitions).
@@ -13,10 +14,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import random
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -47,16 +51,76 @@ NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 """True when this interpreter runs with the JIT disabled."""
 
 
-def run_without_jit(*files: str | Path, keyword: str = "small") -> None:
-    """Run ``pytest -k keyword`` on ``files`` with the JIT disabled, in one process (``-n 0``:
-    not the configured ``-n auto``, whose extra workers would only import and collect);
-    assert it passed."""
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    command = [sys.executable, "-m", "pytest", *map(str, files), "-k", keyword, "-q", "-x",
-               "-n", "0", "-p", "no:cacheprovider", "--no-header"]  # fmt: skip
-    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert " passed" in out.stdout and " failed" not in out.stdout
+PLAIN_PYTHON: dict[str, tuple[tuple[str, ...], ...]] = {
+    owner: tuple((path, *args) for path in (owner, *also))
+    for owner, args, also in [
+        ("tests/agent/abstraction/test_holdem_buckets.py", ("-k", "small"), ()),
+        ("tests/agent/abstraction/test_isomorphism.py", ("-k", "small"), ()),
+        ("tests/agent/resolve/test_gadgets.py", ("-k", "small"), ()),
+        ("tests/agent/strategy/test_fileformat.py",
+         ("-k", "not plain_python", "-W", "error",
+          "-W", "ignore::pytest.PytestAssertRewriteWarning"), ()),
+        ("tests/agent/test_handeval.py", ("-k", "small"), ()),
+        ("tests/evaluation/test_fastwalk.py", ("-k", "small"), ()),
+        ("tests/strategies/test_cfr.py", ("-k", "small"),
+         ("tests/strategies/test_best_response.py",)),
+        ("tests/strategies/test_egt.py", ("-k", "small"), ()),
+        ("tests/strategies/test_holdem_solver.py", ("-k", "small"), ()),
+        ("tests/strategies/test_lbr_cards.py", ("-k", "small"), ()),
+        ("tests/strategies/test_sizing.py", ("-k", "small"), ()),
+        ("tests/strategies/translation/test_lab.py", ("-k", "small"), ()),
+    ]
+}
+"""The kernels' plain-Python checks: a test file whose ``test_kernels_as_plain_python``
+calls :func:`run_without_jit` -> the files run again without the JIT, each with its pytest
+arguments (the ``small`` tests; all of test_fileformat's, warnings as errors)."""
+
+PLAIN_TEST = "test_kernels_as_plain_python"
+"""The name of each of those tests."""
+
+SHARED = "ACPC_ARENA_TEST_SHARED"
+"""The environment variable naming a directory shared by one pytest run's processes (its
+controller makes it, xdist's workers inherit it)."""
+
+_plain_owners: list[str] = []
+
+
+def select_plain_python(owners: list[str]) -> None:
+    """The files (keys of :data:`PLAIN_PYTHON`) whose plain-Python test this session runs:
+    one run without the JIT serves them all (``tests/conftest.py`` calls this once the
+    session's tests are collected; every xdist worker collects the same)."""
+    _plain_owners[:] = sorted(owners)
+
+
+def run_without_jit(file: str | Path) -> None:
+    """Assert that ``file``'s tests chosen in :data:`PLAIN_PYTHON` pass with
+    ``NUMBA_DISABLE_JIT=1``.
+
+    The first caller in a run (under a lock in the run's shared directory) runs those of
+    every file selected by :func:`select_plain_python` in one fresh interpreter
+    (``tests/support/plain_python.py``: one pytest session a file, so numpy, numba and the
+    project are imported once, not once a file) and stores the outcome; the other callers,
+    in any worker, read it."""
+    owner = Path(file).resolve().relative_to(ROOT).as_posix()
+    owners = sorted({owner, *_plain_owners})
+    shared = Path(os.environ.get(SHARED) or tempfile.mkdtemp(prefix="acpc-arena-tests-"))
+    report = shared / ("plain-python-" + "-".join(str(sorted(PLAIN_PYTHON).index(o))
+                                                  for o in owners) + ".json")
+    with open(shared / "plain-python.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not report.is_file():
+            runs = shared / (report.stem + ".runs.json")
+            runs.write_text(json.dumps([run for o in owners for run in PLAIN_PYTHON[o]]),
+                            encoding="utf-8")
+            env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+            out = subprocess.run([sys.executable, str(ROOT / "tests/support/plain_python.py"),
+                                  str(report), str(runs)], env=env, cwd=ROOT,
+                                 capture_output=True, text=True, check=False, timeout=1800)
+            assert out.returncode == 0 and report.is_file(), out.stdout[-3000:] + out.stderr
+    results = json.loads(report.read_text(encoding="utf-8"))
+    for path, *_ in PLAIN_PYTHON[owner]:
+        got = results[path]
+        assert got["status"] == 0 and got["passed"] > 0, f"{path}:\n{got['output']}"
 
 
 # --------------------------------------------------------------------------- project modules

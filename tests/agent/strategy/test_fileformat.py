@@ -23,6 +23,7 @@ from agent.strategy.fileformat import (
     read_header,
     table_layout,
 )
+from tests.support import run_without_jit
 
 CARDS = {"kind": "lossless", "buckets": [3, 15]}  # Leduc: private card; private + board
 
@@ -197,20 +198,9 @@ def test_checksum_kernel_equals_its_definition() -> None:
     assert checksum_py(b"acpc") == "033d88e4f704f051"
 
 
-def test_kernels_without_jit() -> None:
-    import os
-    import subprocess
-    import sys
-
-    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
-        pytest.skip("already running without JIT")
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-W",
-         "error", __file__, "-k", "not without_jit"],
-        env=env, capture_output=True, text=True, check=False,
-    )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+def test_kernels_as_plain_python() -> None:
+    """Every other test of this file again with NUMBA_DISABLE_JIT=1 (warnings as errors)."""
+    run_without_jit(__file__)
 
 
 def test_version_1_files_still_load(leduc_file: tuple[Path, np.ndarray], leduc: Game) -> None:
