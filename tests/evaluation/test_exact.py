@@ -31,8 +31,8 @@ def test_exact_equals_the_played_matches_within_their_interval(tmp_path: Path) -
                 "-v", "fold=builtin:fold", "-v", "mr=builtin:minraise",
                 "--pair", "pshar:rnd", "--pair", "fold:mr"]
     played = _match(*variants, "--hands", "1000", "--matches", "4", "--transport", "inproc",
-                    "--run-dir", str(tmp_path / "run"), "--json", str(tmp_path / "p.json"),
-                    "--quiet")
+                    "--workers", "1", "--run-dir", str(tmp_path / "run"),
+                    "--json", str(tmp_path / "p.json"), "--quiet")
     assert played.returncode == 0, played.stderr
     exact = _match(*variants, "--exact", "--json", str(tmp_path / "e.json"))
     assert exact.returncode == 0, exact.stderr
@@ -81,7 +81,7 @@ def test_random_behaviour_is_the_policys() -> None:
     (["-v", "a=builtin:call", "-v", "b=builtin:fold", "--exact", "--hands", "10"], 2,
      "--hands apply to played matches, not to --exact"),
     (["-v", "a=builtin:call", "-v", f"b=cmd={sys.executable} x.py", "--exact"], 1,
-     "an external command cannot be valued exactly"),
+     "an external command or a bot cannot be valued exactly"),
     (["-v", "a=builtin:call", "-v", "b=builtin:equity", "--exact"], 1, "builtin:equity"),
 ])
 def test_what_cannot_be_valued_is_one_line(args: list[str], code: int, message: str) -> None:
@@ -122,7 +122,8 @@ def test_limit_and_three_player_games(tmp_path: Path) -> None:
     assert len(rows) == 3 and all(len(r["per_rotation"]) == 3 for r in rows)
     assert sum(r["chips_per_hand"] for r in rows) == pytest.approx(0.0, abs=1e-12)
     played = subprocess.run([sys.executable, "-m", "evaluation.cli", *kuhn, "--hands",
-                             "1000", "--matches", "4", "--transport", "inproc", "--run-dir",
+                             "1000", "--matches", "4", "--transport", "inproc",
+                             "--workers", "1", "--run-dir",
                              str(tmp_path / "run"), "--json", str(tmp_path / "p.json"),
                              "--quiet"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert played.returncode == 0, played.stderr
