@@ -100,10 +100,12 @@ from agent.acpc.matchstate import view_of
 from agent.builtin import CallPolicy, EquityPolicy, FoldPolicy, MinRaisePolicy, RandomPolicy
 from agent.decision import (
     NodeKinds,
+    Reading,
     after_fallback,
     fallback_action,
     own_moves,
     read_on_tree,
+    read_raises,
     standing,
 )
 from agent.policy import StrategyPolicy
@@ -371,18 +373,19 @@ class StrategyModel:
         return have
 
     def raise_fold_weights(self, view: HandView, hyps: Hyps, state: BettingState,
-                           tos: Sequence[int]) -> F64:
-        """``[len(tos), holes]``: row ``j`` is ``fold_weights(view, update(view, hyps,
-        state, raise to tos[j]), after)`` for LBR's raise at ``state`` (zeros if the agent
-        cannot fold after it), every size at once. The translation is the same for every
-        hole, so each size costs only its reading per hypothesis (scalars); sizes whose
+                           tos: Sequence[int], which: I64) -> F64:
+        """``[len(tos), len(which)]``: row ``j`` is ``fold_weights(view, update(view, hyps,
+        state, raise to tos[j]), after)[which]`` for LBR's raise at ``state`` (zeros if
+        the agent cannot fold after it), every size at once. The translation is the same
+        for every hole, so each size costs only its reading per hypothesis (scalars, all
+        sizes read at once: :func:`agent.decision.read_raises`); sizes whose
         readings have the same structure (the same abstract children, fed by the same
         hypotheses, in the same order) share one batch of array work whose every element
         is the same products and sums, in the same order, as :meth:`update` (its
         ``_add``, which leaves out a term whose product is all zero: with rounding
         monotone, exactly when the term's largest entry gives zero) and
         :meth:`fold_weights` compute size by size: the same bits."""
-        n = view.holes.shape[0]
+        n = which.size
         out = np.zeros((len(tos), n))
         if not tos:
             return out
@@ -393,24 +396,25 @@ class StrategyModel:
         tree = self.loaded.tree
         items = list(hyps.items())
         tops = [float(w.max()) if w.size else 0.0 for _, w in items]
-        readers: list[int | tuple[Any, NodeKinds]] = []
+        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        readers: list[int | list[Reading]] = []
         for node_id, _ in items:
             why = standing(tree, node_id, state)
             if why is not None:  # LBR's action under a fallback: the history waits or leaves
                 readers.append(after_fallback(node_id, why))
             else:
                 node = tree.nodes[node_id]
-                readers.append((node, NodeKinds.of(node)))
+                readers.append(read_raises(node, NodeKinds.of(node), state, tos,
+                                           self.sizes_in))
         Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
         groups: dict[Plan, tuple[list[int], list[list[float]]]] = {}
-        for j, to in enumerate(tos):
-            act = Action(ActionKind.RAISE, to)
+        for j in range(len(tos)):
             children: dict[int, list[tuple[int, float | None]]] = {}
             for h, reader in enumerate(readers):
                 if isinstance(reader, int):
                     terms: list[tuple[int, float | None]] = [(reader, None)]
                 else:
-                    reading = read_on_tree(reader[0], reader[1], state, act, self.sizes_in)
+                    reading = reader[j]
                     if reading.certain:
                         terms = [(reading.low, None)]
                     else:
@@ -439,7 +443,7 @@ class StrategyModel:
                 wc: F64 | None = None
                 k = first
                 for h, plain in ts:
-                    w = items[h][1]
+                    w = ws[h]
                     if plain:
                         v = w[None, :]
                     else:
@@ -447,7 +451,7 @@ class StrategyModel:
                         k += 1
                     wc = v if wc is None else wc + v
                 assert wc is not None
-                acc += wc * self.column(view, child, state.round, fold)[None, :]
+                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
             out[js] = acc
         return out
 
@@ -699,7 +703,7 @@ class LbrPlayer:
         menu = self.settings.menu(state.round)
         tos = candidate_raises(state, menu.fractions, menu.all_in)
         if view.fast and isinstance(self.model, StrategyModel):  # every size at once
-            folds_by = self.model.raise_fold_weights(view, hyps, state, tos)[:, which]
+            folds_by = self.model.raise_fold_weights(view, hyps, state, tos, which)
             for j, to in enumerate(tos):
                 folds = folds_by[j]
                 shown = to if cap is None else min(to, cap)
