@@ -408,7 +408,9 @@ def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[i
     strength table of :mod:`strategies.cards.tables` made with the agent's
     ``flop_rivers_per_turn``; the flop is then read from it instead of computed."""
     rows = np.ascontiguousarray(holes, dtype=np.int64)
-    touching = np.isin(rows, np.array(list(board), dtype=np.int64)).any(axis=1)
+    on_board = np.zeros(max(64, int(rows.max(initial=0)) + 1), dtype=bool)
+    on_board[list(board)] = True
+    touching = on_board[rows].any(axis=1)
     if round_ == 0:
         out = np.array([preflop_class(h) for h in rows.tolist()], dtype=np.int64)
         out[touching] = -1
@@ -445,7 +447,8 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     in ``dead`` (LBR's hole and the visible ``board``): all of them if at most
     :data:`MAX_EXACT_COMPLETIONS`, else :data:`PREFLOP_SAMPLES` uniform draws from ``rng``."""
     m = game.total_board_cards - len(board)
-    live = [c for c in sorted(deck_for(game)) if c not in set(dead) | set(board)]
+    gone = set(dead) | set(board)
+    live = [c for c in sorted(deck_for(game)) if c not in gone]
     if m == 0:
         return np.zeros((1, 0), np.int64)
     total = 1

@@ -704,11 +704,12 @@ class LbrPlayer:
         tos = candidate_raises(state, menu.fractions, menu.all_in)
         if view.fast and isinstance(self.model, StrategyModel):  # every size at once
             folds_by = self.model.raise_fold_weights(view, hyps, state, tos, which)
+            fold_mass = folds_by.sum(axis=1)  # each row's own pairwise sum, as row.sum()
+            rest = ww[None, :] - folds_by
             for j, to in enumerate(tos):
-                folds = folds_by[j]
                 shown = to if cap is None else min(to, cap)
-                value = (float(folds.sum()) * state.spent[agent]
-                         + float((ww - folds) @ gain) * shown) / mass
+                value = (float(fold_mass[j]) * state.spent[agent]
+                         + float(rest[j] @ gain) * shown) / mass  # one dot per row
                 out.append((Action(ActionKind.RAISE, to), value))
             return out
         for to in tos:
