@@ -59,11 +59,14 @@ depend on the agent's hole, so this is the expectation of the played chips given
 public and LBR's cards (unbiased, less variance). Folded hands keep their chips.
 
 **Fast path** (``fast=True``, the default of :class:`LbrConfig`): the same decisions and
-values as the hole-by-hole path (tested), faster: :class:`BucketCache` fills a board's
-buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`, the flop
-from the cached strength table when ``flop_table``), :meth:`StrategyModel.probs` reads every
-possible hole's row once per node and hand, and :meth:`StrategyModel.fold_weights` sums a
-bet's fold weights without building hypotheses.
+values as the hole-by-hole path, bit for bit (tested), faster: :class:`BucketCache` fills a
+board's buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`,
+the flop from the cached strength table when ``flop_table``), :meth:`HandView.every_bucket`
+reads every hole's bucket once per round and hand, :meth:`StrategyModel.probs` reads the
+agent's rows from each node's purified rows (:meth:`StrategyModel.purified`, once per node
+and process), and :meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights
+after every candidate raise at once (the translation of a size is the same for every hole:
+read once per size and hypothesis, then one batch of array work per reading structure).
 
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
@@ -374,17 +377,18 @@ class StrategyModel:
 
     def raise_fold_weights(self, view: HandView, hyps: Hyps, state: BettingState,
                            tos: Sequence[int], which: I64) -> F64:
-        """``[len(tos), len(which)]``: row ``j`` is ``fold_weights(view, update(view, hyps,
-        state, raise to tos[j]), after)[which]`` for LBR's raise at ``state`` (zeros if
-        the agent cannot fold after it), every size at once. The translation is the same
-        for every hole, so each size costs only its reading per hypothesis (scalars, all
-        sizes read at once: :func:`agent.decision.read_raises`); sizes whose
-        readings have the same structure (the same abstract children, fed by the same
-        hypotheses, in the same order) share one batch of array work whose every element
-        is the same products and sums, in the same order, as :meth:`update` (its
-        ``_add``, which leaves out a term whose product is all zero: with rounding
-        monotone, exactly when the term's largest entry gives zero) and
-        :meth:`fold_weights` compute size by size: the same bits."""
+        """``[len(tos), len(which)]``: row ``j`` is the agent's fold weight per hole of
+        ``which`` after LBR's raise to ``tos[j]`` at ``state``, ``total(update(view,
+        update(view, hyps, state, raise), after, FOLD))[which]`` (zeros if the agent cannot
+        fold after it), every size at once. The translation is the same for every hole, so
+        each size costs only its reading per hypothesis (scalars, all sizes read at once:
+        :func:`agent.decision.read_raises`); sizes whose readings have the same structure
+        (the same abstract children, fed by the same hypotheses, in the same order) share
+        one batch of array work whose every element is the same products and sums, in the
+        same order, as the two updates and the total compute size by size (``_add`` leaves
+        out a term whose product is all zero: with rounding monotone, exactly when the
+        term's largest entry gives zero; a hypothesis the strategy is not asked at falls
+        back to check/call and adds nothing): the same bits."""
         n = which.size
         out = np.zeros((len(tos), n))
         if not tos:
@@ -468,26 +472,6 @@ class StrategyModel:
             have.setflags(write=False)
             self._purified[node_id] = have
         return have
-
-    def fold_weights(self, view: HandView, hyps: Hyps, state: BettingState) -> F64:
-        """``total(self.update(view, hyps, state, FOLD))`` for the agent to act at ``state``
-        facing a bet, without building the hypotheses (the same products, summed in the
-        same order): a hypothesis the strategy is not asked at falls back to check/call,
-        any other folds with its row's fold probability."""
-        tree = self.loaded.tree
-        out = np.zeros(view.holes.shape[0])
-        for node_id, w in hyps.items():
-            if standing(tree, node_id, state) is not None:
-                continue
-            fold = NodeKinds.of(tree.nodes[node_id]).fold
-            if fold < 0:
-                continue
-            which = np.flatnonzero(w)
-            moved = np.zeros_like(w)
-            moved[which] = w[which] * self.probs(view, node_id, state.round, which)[:, fold]
-            if moved.any():
-                out += moved
-        return out
 
     def _rows(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
         k = int(self._layout.num_actions[node_id])
@@ -718,10 +702,7 @@ class LbrPlayer:
             moved = self.model.update(view, hyps, state, act)
             fold_w = np.zeros_like(w)
             if not after.finished and after.player == agent and after.can_fold():
-                if view.fast and isinstance(self.model, StrategyModel):
-                    fold_w = self.model.fold_weights(view, moved, after)
-                else:
-                    fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
+                fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
             folds = fold_w[which]
             shown = to if cap is None else min(to, cap)
             value = (float(folds.sum()) * state.spent[agent]
