@@ -64,7 +64,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.abstraction.actions import BettingTree, Node
-from agent.abstraction.convention import BetReading, read_bet, realise_raise_to
+from agent.abstraction.convention import BetReading, read_bets, realise_raise_to
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.errors import AbstractionError
@@ -218,19 +218,33 @@ def read_on_tree(node: Node, kinds: NodeKinds, real: BettingState, action: Actio
             child = node.children[kinds.fold]
             return Reading(child, child)
         return Reading(OFF_TREE, OFF_TREE)
+    if action.kind is ActionKind.CALL:
+        if kinds.call < 0:
+            raise AbstractionError(f"expected a call at abstract node {node.id}, got none")
+        call = node.children[kinds.call]
+        return Reading(call, call)
+    return read_raises(node, kinds, real, (action.raise_to,), sizes_in)[0]
+
+
+def read_raises(node: Node, kinds: NodeKinds, real: BettingState, raise_tos: Sequence[int],
+                sizes_in: str) -> list[Reading]:
+    """:func:`read_on_tree` of a raise to each of ``raise_tos`` at ``real`` (the node's
+    sizes bracketed once, :func:`agent.abstraction.convention.read_bets`: an evaluator
+    reading many candidate sizes).
+
+    Raises:
+        AbstractionError: for a node without a call.
+    """
     if kinds.call < 0:
         raise AbstractionError(f"expected a call at abstract node {node.id}, got none")
     call = node.children[kinds.call]
-    if action.kind is ActionKind.CALL:
-        return Reading(call, call)
     if not kinds.raises:
-        return Reading(call, call, fallback=RAISE_CAP)
+        return [Reading(call, call, fallback=RAISE_CAP) for _ in raise_tos]
     if not real.game.is_nolimit:
         child = node.children[kinds.raises[0]]
-        return Reading(child, child)
-    bet = read_bet(real, node, action.raise_to, sizes_in)
-    return Reading(node.children[bet.options[bet.low]], node.children[bet.options[bet.high]],
-                   bet)
+        return [Reading(child, child) for _ in raise_tos]
+    return [Reading(node.children[bet.options[bet.low]], node.children[bet.options[bet.high]],
+                    bet) for bet in read_bets(real, node, raise_tos, sizes_in)]
 
 
 def read_action(tree: BettingTree, at: int, real: BettingState, action: Action,

@@ -4,18 +4,19 @@
                                 [--chunks 5] [--setting NAME] [--peer]
 
 Each round plays the same ``--chunks`` chunks (10 deals, 20 hands each) with both paths,
-interleaved, each in its own :class:`strategies.measure.sampled_lbr.ChunkPlayer` (own caches,
-both kept across rounds as in a long run): **slow** (``fast=False``: the agent's bucket of
-every hole computed hole by hole, as before the fast path) and **fast** (``fast=True``:
-every hole's bucket per board at once, the flop from the cached strength table when there,
-the agent's rows memoised per hand). It checks that both give the very same value for every
-hand (exit 1 otherwise), and prints hands/s of each and the ratio fast/slow per round
-(min / median / max), by the clock and per CPU second of the process (less sensitive to
-the load of a shared machine), and the load average before and after. ``--setting`` plays a
-published setting instead of today's default (0.5, 1, 2 pot and all-in, preflop call);
-``--peer`` adds the same deals played by the agent against ``builtin:call`` alone (what a
-match costs in process). Kernels are compiled and the file loaded before the clock starts
-(one warm-up chunk each, not counted).
+interleaved, each in its own :class:`strategies.measure.sampled_lbr.ChunkPlayer` (own
+caches, both kept across rounds as in a long run): **slow** (``fast=False``: the agent's
+bucket of every hole computed hole by hole, as before the fast path) and **fast**
+(``fast=True``: every hole's bucket per board at once, the flop from the cached strength
+table when there, each hole's bucket read once per round and hand and the agent's purified
+rows once per node, every candidate raise's fold weights in one batch). It checks that both
+give the very same value for every hand (exit 1 otherwise), and prints hands/s of each and
+the ratio fast/slow per round (min / median / max), by the clock and per CPU second of the
+process (less sensitive to the load of a shared machine), and the load average before and
+after. ``--setting`` plays a published setting instead of today's default (0.5, 1, 2 pot and
+all-in, preflop call); ``--peer`` adds the same deals played by the agent against
+``builtin:call`` alone (what a match costs in process). Kernels are compiled and the file
+loaded before the clock starts (one warm-up chunk each, not counted).
 """
 
 from __future__ import annotations

@@ -30,14 +30,16 @@ every raise clamped to the real all-in. A bet at the merged size is read as that
 abstract action; the others at that size are not reachable by translation at this node
 (the agent's own play still reaches them).
 
-:func:`read_bet` is the one definition: the decision model (:mod:`agent.decision`) calls it,
-and the live agent and every evaluator go through that model.
+:func:`read_bets` is the one definition (:func:`read_bet`: one raise): the decision model
+(:mod:`agent.decision`) calls it, and the live agent and every evaluator go through that
+model.
 
 Imports the stdlib, :mod:`agent.acpc` and :mod:`agent.abstraction` only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.abstraction.actions import ALL_IN, Node
@@ -184,14 +186,32 @@ def read_bet(real: BettingState, node: Node, raise_to: int, convention: str) -> 
     Raises:
         AbstractionError: as :func:`bracket_sizes`.
     """
+    return read_bets(real, node, (raise_to,), convention)[0]
+
+
+def read_bets(real: BettingState, node: Node, raise_tos: Sequence[int],
+              convention: str) -> list[BetReading]:
+    """:func:`read_bet` of each raise of ``raise_tos`` at the same ``real`` (the node's
+    sizes bracketed once: an evaluator reading many candidate sizes).
+
+    Raises:
+        AbstractionError: as :func:`bracket_sizes`.
+    """
     sizes, options = bracket_sizes(real, node, convention)
-    x = pot_fraction(real, raise_to)
+    all_in_to: int | None = None
+    j = None
     if convention == REAL:
         bounds = real.raise_bounds()
-        if bounds is not None and raise_to == bounds[1]:
-            j = next((j for j, i in enumerate(options)
-                      if node.actions[i].fraction == ALL_IN), None)
-            if j is not None:
-                return BetReading(convention, x, sizes, options, j, j, all_in=True)
-    lo, hi = bracket(sizes, x)
-    return BetReading(convention, x, sizes, options, lo, hi)
+        j = next((j for j, i in enumerate(options)
+                  if node.actions[i].fraction == ALL_IN), None)
+        if bounds is not None and j is not None:
+            all_in_to = bounds[1]
+    out = []
+    for raise_to in raise_tos:
+        x = pot_fraction(real, raise_to)
+        if all_in_to is not None and raise_to == all_in_to and j is not None:
+            out.append(BetReading(convention, x, sizes, options, j, j, all_in=True))
+            continue
+        lo, hi = bracket(sizes, x)
+        out.append(BetReading(convention, x, sizes, options, lo, hi))
+    return out

@@ -157,27 +157,52 @@ def _board_scores(key5: int, bits5: int, dead5: int, holes: I64, keys: I64, card
     ``key5``, ``bits5``; card set ``dead5``) against every hole that misses it and the
     board (990 in hold'em), the score of
     :func:`agent.abstraction.holdem_buckets.river_score`; -1 for holes touching the board.
-    Every hole is valued once and sorted; a hole's wins are the holes below it minus those
-    below it that hold one of its cards (card removal), ties likewise. ``work`` needs
-    ``2 * len(holes)`` entries, ``less_c`` and ``group_c`` 64."""
+    Every hole is valued once and sorted by value, then by hole (a stable radix sort, 8 bits
+    a pass: the values are ``category << 20`` plus rank nibbles, so three passes); a hole's
+    wins are the holes below it minus those below it that hold one of its cards (card
+    removal), ties likewise. ``work`` needs ``4 * len(holes) + 256`` entries, ``less_c``
+    and ``group_c`` 64."""
     n_holes = holes.shape[0]
-    idx = work[:n_holes]
+    order = work[:n_holes]
     vals = work[n_holes:2 * n_holes]
+    order2 = work[2 * n_holes:3 * n_holes]
+    vals2 = work[3 * n_holes:4 * n_holes]
+    counts = work[4 * n_holes:4 * n_holes + 256]
     n = 0
+    top = np.int64(0)
     for i in range(n_holes):
         a = holes[i, 0]
         b = holes[i, 1]
         if (dead5 >> a) & 1 or (dead5 >> b) & 1:
             out[i] = -1
             continue
-        v = hand_value(key5 + keys[a] + keys[b], bits5 + card_bits[a] + card_bits[b],
-                       offsets, values, flush_values)
-        idx[n] = (np.int64(v) << 16) | i  # one sort of packed keys: value, then hole
+        v = np.int64(hand_value(key5 + keys[a] + keys[b], bits5 + card_bits[a] + card_bits[b],
+                                offsets, values, flush_values))
+        vals[n] = v
+        order[n] = i  # ascending: ties stay in hole order through every stable pass
+        top |= v
         n += 1
-    order = np.sort(idx[:n])
-    for j in range(n):
-        vals[j] = order[j] >> 16
-        order[j] = order[j] & 0xFFFF
+    shift = 0
+    while n > 0 and (top >> shift) > 0:
+        counts[:] = 0
+        for j in range(n):
+            counts[(vals[j] >> shift) & 255] += 1
+        if counts[(vals[0] >> shift) & 255] != n:  # a pass that moves something
+            start = 0
+            for d in range(256):
+                c = counts[d]
+                counts[d] = start
+                start += c
+            for j in range(n):
+                d = (vals[j] >> shift) & 255
+                k = counts[d]
+                counts[d] = k + 1
+                vals2[k] = vals[j]
+                order2[k] = order[j]
+            for j in range(n):
+                vals[j] = vals2[j]
+                order[j] = order2[j]
+        shift += 8
     less_c[:] = 0
     group_c[:] = 0
     less_total = 0
@@ -227,7 +252,7 @@ def _late_ehs2_kernel(board: I64, holes: I64, keys: I64, card_bits: I64,
     count = np.zeros(n_holes, np.int64)
     total_sq = np.zeros(n_holes, np.int64)
     scores = np.zeros(n_holes, np.int64)
-    work = np.zeros(2 * n_holes, np.int64)
+    work = np.zeros(4 * n_holes + 256, np.int64)
     less_c = np.zeros(64, np.int64)
     group_c = np.zeros(64, np.int64)
     for river in range(52 if board.shape[0] == 4 else 1):
@@ -277,7 +302,7 @@ def _flop_ehs2_kernel(flop: I64, holes: I64, rivers_per_turn: int, perms: I64, k
                 pair[t, r] = n_pairs
                 n_pairs += 1
     table = np.zeros((n_pairs, n_holes), np.int64)
-    work = np.zeros(2 * n_holes, np.int64)
+    work = np.zeros(4 * n_holes + 256, np.int64)
     less_c = np.zeros(64, np.int64)
     group_c = np.zeros(64, np.int64)
     for t in range(52):
@@ -383,7 +408,9 @@ def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[i
     strength table of :mod:`strategies.cards.tables` made with the agent's
     ``flop_rivers_per_turn``; the flop is then read from it instead of computed."""
     rows = np.ascontiguousarray(holes, dtype=np.int64)
-    touching = np.isin(rows, np.array(list(board), dtype=np.int64)).any(axis=1)
+    on_board = np.zeros(max(64, int(rows.max(initial=0)) + 1), dtype=bool)
+    on_board[list(board)] = True
+    touching = on_board[rows].any(axis=1)
     if round_ == 0:
         out = np.array([preflop_class(h) for h in rows.tolist()], dtype=np.int64)
         out[touching] = -1
@@ -420,7 +447,8 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     in ``dead`` (LBR's hole and the visible ``board``): all of them if at most
     :data:`MAX_EXACT_COMPLETIONS`, else :data:`PREFLOP_SAMPLES` uniform draws from ``rng``."""
     m = game.total_board_cards - len(board)
-    live = [c for c in sorted(deck_for(game)) if c not in set(dead) | set(board)]
+    gone = set(dead) | set(board)
+    live = [c for c in sorted(deck_for(game)) if c not in gone]
     if m == 0:
         return np.zeros((1, 0), np.int64)
     total = 1

@@ -59,11 +59,14 @@ depend on the agent's hole, so this is the expectation of the played chips given
 public and LBR's cards (unbiased, less variance). Folded hands keep their chips.
 
 **Fast path** (``fast=True``, the default of :class:`LbrConfig`): the same decisions and
-values as the hole-by-hole path (tested), faster: :class:`BucketCache` fills a board's
-buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`, the flop
-from the cached strength table when ``flop_table``), :meth:`StrategyModel.probs` reads every
-possible hole's row once per node and hand, and :meth:`StrategyModel.fold_weights` sums a
-bet's fold weights without building hypotheses.
+values as the hole-by-hole path, bit for bit (tested), faster: :class:`BucketCache` fills a
+board's buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`,
+the flop from the cached strength table when ``flop_table``), :meth:`HandView.every_bucket`
+reads every hole's bucket once per round and hand, :meth:`StrategyModel.probs` reads the
+agent's rows from each node's purified rows (:meth:`StrategyModel.purified`, once per node
+and process), and :meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights
+after every candidate raise at once (the translation of a size is the same for every hole:
+read once per size and hypothesis, then one batch of array work per reading structure).
 
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
@@ -100,10 +103,12 @@ from agent.acpc.matchstate import view_of
 from agent.builtin import CallPolicy, EquityPolicy, FoldPolicy, MinRaisePolicy, RandomPolicy
 from agent.decision import (
     NodeKinds,
+    Reading,
     after_fallback,
     fallback_action,
     own_moves,
     read_on_tree,
+    read_raises,
     standing,
 )
 from agent.policy import StrategyPolicy
@@ -193,9 +198,11 @@ class HandView:
     """The whole board of the hand; rounds see their prefix."""
     cache: BucketCache | None = None
     fast: bool = False
-    """Memoise the agent's rows per node for the hand (:meth:`StrategyModel.probs`)."""
+    """Read the agent's rows through :meth:`every_bucket` (:meth:`StrategyModel.probs`)."""
     _buckets: dict[int, I64] = field(default_factory=dict)
-    rows: dict[tuple[int, int], F64] = field(default_factory=dict)
+    _every: dict[int, I64] = field(default_factory=dict)
+    columns: dict[tuple[int, int, int], F64] = field(default_factory=dict)
+    """Memo of :meth:`StrategyModel.column`."""
     _possible: dict[int, npt.NDArray[np.bool_]] = field(default_factory=dict)
 
     def visible(self, round_: int) -> tuple[int, ...]:
@@ -226,6 +233,18 @@ class HandView:
         if todo.size:
             have[todo] = hole_buckets(cards, round_, self.holes[todo], self.visible(round_))
         return have[which]
+
+    def every_bucket(self, cards: Any, round_: int) -> I64:
+        """The agent's bucket of every hole in ``round_``, -1 for the impossible ones (once
+        per round and hand; read-only)."""
+        have = self._every.get(round_)
+        if have is None:
+            every = np.flatnonzero(self.possible(round_))
+            have = np.full(self.holes.shape[0], -1, dtype=np.int64)
+            have[every] = self.buckets(cards, round_, every)
+            have.setflags(write=False)
+            self._every[round_] = have
+        return have
 
 
 class BucketCache:
@@ -326,6 +345,7 @@ class StrategyModel:
             table /= QUANT
         self._table = table
         self._layout = strategy.layout
+        self._purified: dict[int, F64] = {}
 
     @classmethod
     def of(cls, policy: StrategyPolicy) -> StrategyModel:
@@ -333,37 +353,125 @@ class StrategyModel:
 
     def probs(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
         """``[len(which), k]``: the purified row of each hole's bucket at ``node_id``."""
-        if view.fast:  # every possible hole once per node and hand, then read
-            have = view.rows.get((node_id, round_))
-            if have is None:
-                every = np.flatnonzero(view.possible(round_))
-                have = np.full((view.holes.shape[0], int(self._layout.num_actions[node_id])),
-                               np.nan)
-                have[every] = self._rows(view, node_id, round_, every)
-                view.rows[(node_id, round_)] = have
-            out: F64 = have[which]
+        if view.fast:  # every hole's bucket once per round and hand, the node's rows once
+            buckets = view.every_bucket(self.loaded.cards, round_)[which]
+            if buckets.size and buckets.min() < 0:
+                raise AbstractionError(f"expected holes possible in round {round_}, got "
+                                       f"{view.holes[which[buckets < 0][0]].tolist()!r}")
+            out: F64 = self.purified(node_id)[buckets]
             return out
         return self._rows(view, node_id, round_, which)
 
-    def fold_weights(self, view: HandView, hyps: Hyps, state: BettingState) -> F64:
-        """``total(self.update(view, hyps, state, FOLD))`` for the agent to act at ``state``
-        facing a bet, without building the hypotheses (the same products, summed in the
-        same order): a hypothesis the strategy is not asked at falls back to check/call,
-        any other folds with its row's fold probability."""
+    def column(self, view: HandView, node_id: int, round_: int, action: int) -> F64:
+        """The probability of abstract action ``action`` at ``node_id`` for every hole, 0
+        for the holes impossible in ``round_`` (once per hand; read-only)."""
+        key = (node_id, round_, action)
+        have = view.columns.get(key)
+        if have is None:
+            buckets = view.every_bucket(self.loaded.cards, round_)
+            have = np.where(buckets >= 0,
+                            self.purified(node_id)[np.maximum(buckets, 0), action], 0.0)
+            have.setflags(write=False)
+            view.columns[key] = have
+        return have
+
+    def raise_fold_weights(self, view: HandView, hyps: Hyps, state: BettingState,
+                           tos: Sequence[int], which: I64) -> F64:
+        """``[len(tos), len(which)]``: row ``j`` is the agent's fold weight per hole of
+        ``which`` after LBR's raise to ``tos[j]`` at ``state``, ``total(update(view,
+        update(view, hyps, state, raise), after, FOLD))[which]`` (zeros if the agent cannot
+        fold after it), every size at once. The translation is the same for every hole, so
+        each size costs only its reading per hypothesis (scalars, all sizes read at once:
+        :func:`agent.decision.read_raises`); sizes whose readings have the same structure
+        (the same abstract children, fed by the same hypotheses, in the same order) share
+        one batch of array work whose every element is the same products and sums, in the
+        same order, as the two updates and the total compute size by size (``_add`` leaves
+        out a term whose product is all zero: with rounding monotone, exactly when the
+        term's largest entry gives zero; a hypothesis the strategy is not asked at falls
+        back to check/call and adds nothing): the same bits."""
+        n = which.size
+        out = np.zeros((len(tos), n))
+        if not tos:
+            return out
+        # every raise at ``state`` leaves the other player to act in the same round
+        after = state.apply(Action(ActionKind.RAISE, tos[0]))
+        if after.finished or after.player != view.agent_position or not after.can_fold():
+            return out
         tree = self.loaded.tree
-        out = np.zeros(view.holes.shape[0])
-        for node_id, w in hyps.items():
-            if standing(tree, node_id, state) is not None:
-                continue
-            fold = NodeKinds.of(tree.nodes[node_id]).fold
-            if fold < 0:
-                continue
-            which = np.flatnonzero(w)
-            moved = np.zeros_like(w)
-            moved[which] = w[which] * self.probs(view, node_id, state.round, which)[:, fold]
-            if moved.any():
-                out += moved
+        items = list(hyps.items())
+        tops = [float(w.max()) if w.size else 0.0 for _, w in items]
+        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        readers: list[int | list[Reading]] = []
+        for node_id, _ in items:
+            why = standing(tree, node_id, state)
+            if why is not None:  # LBR's action under a fallback: the history waits or leaves
+                readers.append(after_fallback(node_id, why))
+            else:
+                node = tree.nodes[node_id]
+                readers.append(read_raises(node, NodeKinds.of(node), state, tos,
+                                           self.sizes_in))
+        Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
+        groups: dict[Plan, tuple[list[int], list[list[float]]]] = {}
+        for j in range(len(tos)):
+            children: dict[int, list[tuple[int, float | None]]] = {}
+            for h, reader in enumerate(readers):
+                if isinstance(reader, int):
+                    terms: list[tuple[int, float | None]] = [(reader, None)]
+                else:
+                    reading = reader[j]
+                    if reading.certain:
+                        terms = [(reading.low, None)]
+                    else:
+                        f = reading.prob_low(self.mapping)
+                        terms = [(reading.low, f), (reading.high, 1.0 - f)]
+                for child, c in terms:
+                    if (1.0 if c is None else c) * tops[h] != 0.0:
+                        children.setdefault(child, []).append((h, c))
+            plan: Plan = tuple((child, tuple((h, c is None) for h, c in ts))
+                               for child, ts in children.items())
+            js, coefs = groups.setdefault(plan, ([], []))
+            js.append(j)
+            coefs.append([c for ts in children.values() for _, c in ts if c is not None])
+        for plan, (js, coefs) in groups.items():
+            table = np.array(coefs, dtype=np.float64).reshape(len(js), -1)
+            acc = np.zeros((len(js), n))
+            col = 0
+            for child, ts in plan:
+                first = col
+                col += sum(not plain for _, plain in ts)
+                if standing(tree, child, after) is not None:
+                    continue
+                fold = NodeKinds.of(tree.nodes[child]).fold
+                if fold < 0:
+                    continue
+                wc: F64 | None = None
+                k = first
+                for h, plain in ts:
+                    w = ws[h]
+                    if plain:
+                        v = w[None, :]
+                    else:
+                        v = table[:, k, None] * w[None, :]
+                        k += 1
+                    wc = v if wc is None else wc + v
+                assert wc is not None
+                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
+            out[js] = acc
         return out
+
+    def purified(self, node_id: int) -> F64:
+        """``[buckets, k]``: the purified row of every bucket at ``node_id``, once per node
+        (read-only): purification treats each row on its own, so these are the very rows
+        :meth:`_rows` purifies hand by hand."""
+        have = self._purified.get(node_id)
+        if have is None:
+            k = int(self._layout.num_actions[node_id])
+            start = int(self._layout.offsets[node_id])
+            rows = self._table[start:start + int(self._layout.rows[node_id]) * k]
+            have = purify_rows(rows.reshape(-1, k), self.purification)
+            have.setflags(write=False)
+            self._purified[node_id] = have
+        return have
 
     def _rows(self, view: HandView, node_id: int, round_: int, which: I64) -> F64:
         k = int(self._layout.num_actions[node_id])
@@ -577,16 +685,24 @@ class LbrPlayer:
         called = state.max_spent if cap is None else min(state.max_spent, cap)
         out.append((CALL, edge * called))
         menu = self.settings.menu(state.round)
-        for to in candidate_raises(state, menu.fractions, menu.all_in):
+        tos = candidate_raises(state, menu.fractions, menu.all_in)
+        if view.fast and isinstance(self.model, StrategyModel):  # every size at once
+            folds_by = self.model.raise_fold_weights(view, hyps, state, tos, which)
+            fold_mass = folds_by.sum(axis=1)  # each row's own pairwise sum, as row.sum()
+            rest = ww[None, :] - folds_by
+            for j, to in enumerate(tos):
+                shown = to if cap is None else min(to, cap)
+                value = (float(fold_mass[j]) * state.spent[agent]
+                         + float(rest[j] @ gain) * shown) / mass  # one dot per row
+                out.append((Action(ActionKind.RAISE, to), value))
+            return out
+        for to in tos:
             act = Action(ActionKind.RAISE, to)
             after = state.apply(act)
             moved = self.model.update(view, hyps, state, act)
             fold_w = np.zeros_like(w)
             if not after.finished and after.player == agent and after.can_fold():
-                if view.fast and isinstance(self.model, StrategyModel):
-                    fold_w = self.model.fold_weights(view, moved, after)
-                else:
-                    fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
+                fold_w = total(self.model.update(view, moved, after, FOLD), w.size)
             folds = fold_w[which]
             shown = to if cap is None else min(to, cap)
             value = (float(folds.sum()) * state.spent[agent]

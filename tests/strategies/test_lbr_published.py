@@ -24,7 +24,7 @@ import pytest
 
 from agent.abstraction.holdem_buckets import HoldemCards, ehs2
 from agent.abstraction.isomorphism import holdem_indexer
-from agent.acpc.betting import CALL, BettingState, parse_betting
+from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState, parse_betting
 from agent.acpc.dealing import deal_hands
 from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
@@ -37,6 +37,7 @@ from strategies.measure.sampled_lbr import (
     HandView,
     LbrConfig,
     LbrSettings,
+    StrategyModel,
     agent_model,
     candidate_raises,
     imaginary_value,
@@ -109,6 +110,40 @@ def test_fast_path_plays_the_same_hands_as_the_slow_one(spec: str, game: str,
     fast = player(spec, game, setting, True)
     for c in range(chunks):
         assert fast.play(c, deals=4) == slow.play(c, deals=4)
+
+
+@pytest.mark.parametrize("sizes_in", ["abstract", "real"])
+def test_every_raise_at_once_equals_size_by_size(sizes_in: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path's batch of candidate raises (one reading per size and hypothesis, array
+    work per reading structure) gives, bit for bit, the fold weights of the two updates
+    and the total computed size by size, at every LBR decision of 56-size Leduc hands
+    (randomized mapping: hypotheses split and merge), in both size conventions."""
+    config = LbrConfig("leduc.nolimit.2p.fcpa.strat", LEDUC, setting="56-all", fast=True,
+                       sizes_in=sizes_in, seed=3)
+    chunk = ChunkPlayer(config)
+    model = chunk.model
+    assert isinstance(model, StrategyModel)
+    batch = StrategyModel.raise_fold_weights
+    seen = {"sizes": 0, "many": 0}
+
+    def checked(self: StrategyModel, view: HandView, hyps: dict[int, np.ndarray],
+                state: BettingState, tos: list[int], which: np.ndarray) -> np.ndarray:
+        out = batch(self, view, hyps, state, tos, which)
+        for j, to in enumerate(tos):
+            act = Action(ActionKind.RAISE, to)
+            after = state.apply(act)
+            moved = self.update(view, hyps, state, act)
+            one = total(self.update(view, moved, after, FOLD), view.holes.shape[0])[which]
+            assert out[j].tobytes() == one.tobytes()
+        seen["sizes"] += len(tos)
+        seen["many"] += len(hyps) > 1
+        return out
+
+    monkeypatch.setattr(StrategyModel, "raise_fold_weights", checked)
+    for c in range(4):
+        chunk.play(c)
+    assert seen["sizes"] > 500 and seen["many"] > 0
 
 
 # --------------------------------------------------------------------------- settings
