@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
-        epilog=f"Variant SPEC: a strategy file, {'|'.join(builtin_specs())} or module:Class "
+        epilog=f"Variant SPEC: a strategy file, {', '.join(builtin_specs())} or module:Class "
         f"(your bot), with options "
         ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
         "ARGS (started with "
@@ -619,19 +619,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.estimator == "aivat":
             report["aivat"] = _aivat(config, args.quiet)
         if the_plan is not None and result.complete:
-            from evaluation.match.decision import build_table
-            from evaluation.match.decision import format_table as format_decision
+            from evaluation.match.decision import table_of_run
 
             def say(text: str) -> None:
                 if not args.quiet:
                     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
-            decision = build_table(the_plan, config, result.summary,
-                                   exploit=args.exploitability,
-                                   lbr_hands=args.lbr_hands or DEFAULT_LBR_HANDS, note=say)
-            sys.stdout.write("\n" + format_decision(decision, timing_note(result.summary)))
+            text, report["decision"] = table_of_run(
+                the_plan, config, result.summary, exploit=args.exploitability,
+                lbr_hands=args.lbr_hands or DEFAULT_LBR_HANDS, fresh=result.played > 0,
+                note=say)
+            sys.stdout.write("\n" + text)
             sys.stdout.flush()
-            report["decision"] = decision.to_json()
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -24,6 +24,9 @@ heads-up run:
 :func:`plan` adds the opponents and chooses the groups before anything is played;
 :func:`build_table` computes the columns from the stored matches; :func:`format_table`
 prints them and :meth:`DecisionTable.to_json` is ``--json``'s ``decision`` entry.
+:func:`table_of_run` keeps the table in the run directory (:data:`TABLE_FILE`), so a run
+with nothing left to play re-prints it without loading a strategy, as it re-prints the
+played table.
 
 Imports the stdlib and :mod:`evaluation.match.variants` at import time; the estimators and
 :mod:`strategies` when the table is built.
@@ -31,6 +34,7 @@ Imports the stdlib and :mod:`evaluation.match.variants` at import time; the esti
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -56,6 +60,9 @@ mappings apart."""
 AIVAT_BOARDS = 16
 """Boards of AIVAT's sampled walk in the table (``--estimator aivat`` uses 128): a sixth of
 the CPU per hand for about the same hands-per-CPU to a given interval (AIVAT report)."""
+
+TABLE_FILE = "decision.json"
+"""The table of a finished run, in its run directory (:func:`table_of_run`)."""
 
 Note = Callable[[str], None]
 
@@ -103,29 +110,46 @@ def opponent_variant(text: str, taken: set[str]) -> Variant:
     return parse_variant(text)
 
 
-def _effective(v: Variant) -> tuple[str, str, str]:
-    """(file, purification, size convention) as the agent resolves them."""
-    from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
-    from agent.strategy.fileformat import read_header
-    from agent.strategy.purification import parse_purification
-
-    assert v.strategy is not None
-    header, _ = read_header(Path(v.strategy))
-    purify = v.purify or str(header.get("default_purification") or "none")
-    return (str(Path(v.strategy).resolve()), str(parse_purification(purify)),
-            parse_size_convention(v.sizes or DEFAULT_SIZE_CONVENTION))
-
-
 def silent_reason(a: Variant, b: Variant) -> str | None:
     """Why ``a`` against ``b`` is exactly 0 in expectation (None if it may not be): the
     same strategy file, purification and size convention (mapping and seed may differ)."""
     if a.kind != "file" or b.kind != "file":
         return None
-    ea, eb = _effective(a), _effective(b)
-    if ea != eb:
+    assert a.strategy is not None and b.strategy is not None
+    path = Path(a.strategy).resolve()
+    if path != Path(b.strategy).resolve():
         return None
-    return (f"not played: both play {Path(ea[0]).name} with purification {ea[1]} and size "
-            f"convention {ea[2]}, so neither ever bets a size the other must translate "
+
+    def purify(text: str | None) -> str:
+        from agent.strategy.fileformat import read_header
+        from agent.strategy.purification import parse_purification
+
+        if text is None:
+            text = str(read_header(path)[0].get("default_purification") or "none")
+        return str(parse_purification(text))
+
+    def sizes(text: str | None) -> str:
+        from agent.abstraction.convention import (
+            DEFAULT_SIZE_CONVENTION,
+            parse_size_convention,
+        )
+
+        return parse_size_convention(text or DEFAULT_SIZE_CONVENTION)
+
+    if a.purify == b.purify:  # written alike: nothing to load (a re-printed run loads none)
+        pur = a.purify or "the file's default"
+    elif purify(a.purify) == purify(b.purify):
+        pur = purify(a.purify)
+    else:
+        return None
+    if a.sizes == b.sizes:
+        size = a.sizes or "abstract (the default)"
+    elif sizes(a.sizes) == sizes(b.sizes):
+        size = sizes(a.sizes)
+    else:
+        return None
+    return (f"not played: both play {path.name} with purification {pur} and size "
+            f"convention {size}, so neither ever bets a size the other must translate "
             f"and the result is exactly 0; the mappings differ only against off-tree bets "
             f"(the opponent column)")
 
@@ -416,3 +440,28 @@ def format_table(table: DecisionTable, timing: str | None = None) -> str:
     if timing is not None:  # the columns come from those matches: the same caveat
         lines += ["", timing]
     return "\n".join(lines) + "\n"
+
+
+def table_of_run(the_plan: Plan, config: Any, summary: Any, *, exploit: bool, lbr_hands: int,
+                 fresh: bool, note: Note | None = None) -> tuple[str, dict[str, Any]]:
+    """The table's text (with the run's time-guard note) and JSON: re-read from the run
+    directory's :data:`TABLE_FILE` when no match was played now (``fresh`` False) and it
+    was made with the same ``exploit`` and ``lbr_hands``; else built and written there."""
+    from evaluation.match.report import timing_note
+
+    path = Path(config.run_dir) / TABLE_FILE
+    key = {"exploit": exploit, "lbr_hands": lbr_hands, "version": 1}
+    if not fresh and path.is_file():
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8"))
+            if kept.get("key") == key and isinstance(kept.get("text"), str):
+                return kept["text"], dict(kept["json"])
+        except (OSError, ValueError, TypeError, KeyError):
+            pass  # an unreadable file: build the table again
+    table = build_table(the_plan, config, summary, exploit=exploit, lbr_hands=lbr_hands,
+                        note=note)
+    text = format_table(table, timing_note(summary))
+    data = table.to_json()
+    path.write_text(json.dumps({"key": key, "text": text, "json": data}) + "\n",
+                    encoding="utf-8")
+    return text, data

@@ -60,7 +60,8 @@ def _argv(run_dir: Path, strat: Path, *, hands: int = 40, matches: int = 2) -> l
     return [sys.executable, "-m", "evaluation.cli", "--game", "leduc.nolimit.2p.game",
             "-v", f"pshar={strat},mapping=rand-pshar", "-v", f"arith={strat},mapping=det-arith",
             "-v", "rnd=builtin:random", "--hands", str(hands), "--matches", str(matches),
-            "--transport", "inproc", "--jobs", "2", "--run-dir", str(run_dir), "--quiet"]
+            "--transport", "inproc", "--jobs", "2", "--run-dir", str(run_dir), "--quiet",
+            "--opponent", "none"]  # the default table off: these tests are Ray's
 
 
 def _run(argv: list[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
