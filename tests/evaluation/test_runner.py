@@ -420,7 +420,6 @@ def test_default_setup_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
     monkeypatch.setattr(matchcli, "DEFAULT_STRATEGIES", (DEFAULT_LEDUC,))
     monkeypatch.chdir(tmp_path)
     status, out, err = run_cli(["--transport", "inproc", "--hands", "20", "--matches", "1",
-                                "--no-exploitability",
                                 "--jobs", "1"], capsys)
     assert status == 0 and "acpc-match: default: " in err
     assert "4 of 4 matches, 80 hands" in out

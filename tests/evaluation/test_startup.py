@@ -14,9 +14,9 @@ STRAT = strategy_path("leduc.nolimit.2p.fcpa.strat")
 
 
 def _argv(run_dir: Path) -> list[str]:
-    return ["--game", "leduc.nolimit.2p.game", "-v", f"a={STRAT},mapping=rand-pshar",
+    return ["--no-exploitability", "--game", "leduc.nolimit.2p.game",
+            "-v", f"a={STRAT},mapping=rand-pshar",
             "-v", f"b={STRAT},mapping=det-arith", "-v", "r=builtin:random", "--hands", "20",
-            "--no-exploitability",
             "--matches", "1", "--transport", "inproc", "--jobs", "1", "--run-dir", str(run_dir)]
 
 
