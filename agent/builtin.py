@@ -113,16 +113,16 @@ class OffTreePolicy:
     That is where mappings differ, and what ``acpc-match``'s default table measures them
     against.
 
-    The rule, a deterministic function of what the seat sees (its hole cards, the visible
-    board and the betting: no seed, so every evaluator knows it exactly, as the other
-    deterministic built-ins): a BLAKE2b hash of those picks the kind with the weights of
-    :class:`RandomPolicy` (fold 6, call 47, raise 47, renormalised over the legal kinds)
-    and, for a no-limit raise, one of the *off-tree candidates*: the raise-tos of
-    :attr:`FRACTIONS` (rounded, :func:`~agent.acpc.betsize.clamped_raise_to`) that lie
-    strictly inside the legal bounds and differ from every :attr:`ON_TREE` fraction's
-    raise-to, the minimum raise and all-in. With no candidate (small pots, short stacks)
-    it calls instead of raising. In limit games a raise is the fixed raise (nothing is
-    off-tree there).
+    The rule, a deterministic function of what the seat sees (the set of its hole cards, the
+    set of board cards visible and the betting: no seed, so every evaluator knows it
+    exactly, as the other deterministic built-ins): a BLAKE2b hash of those picks the kind
+    with the weights of :class:`RandomPolicy` (fold 6, call 47, raise 47, renormalised over
+    the legal kinds) and, for a no-limit raise, one of the *off-tree candidates*: the
+    raise-tos of :attr:`FRACTIONS` (rounded, :func:`~agent.acpc.betsize.clamped_raise_to`)
+    that lie strictly inside the legal bounds and differ from every :attr:`ON_TREE`
+    fraction's raise-to, the minimum raise and all-in. With no candidate (small pots, short
+    stacks) it calls instead of raising. In limit games a raise is the fixed raise (nothing
+    is off-tree there).
     """
 
     FRACTIONS: ClassVar[tuple[float, ...]] = (0.3, 0.75, 1.5, 3.0)
@@ -150,8 +150,10 @@ class OffTreePolicy:
     def _draw(ms: MatchState, what: bytes) -> float:
         state = ms.state
         visible = ms.board[: state.game.board_cards_through(state.round)]
-        text = f"{ms.position}|{','.join(map(str, ms.own_cards))}|" \
-            f"{','.join(map(str, visible))}|{state.betting}".encode()
+        # the cards as sets (sorted): a function of which cards it holds, not of the order
+        # a dealer or an evaluator lists them in
+        text = f"{ms.position}|{','.join(map(str, sorted(ms.own_cards)))}|" \
+            f"{','.join(map(str, sorted(visible)))}|{state.betting}".encode()
         digest = hashlib.blake2b(text, digest_size=8, person=what).digest()
         return int.from_bytes(digest, "big") / 2.0**64
 

@@ -35,8 +35,10 @@ def play(game: Game, other: Any, hands: int, seed: int,
                 action = offtree.act(ms)
                 decisions += 1
                 # deterministic: the same view gives the same action, whatever the hand
-                # number or the seed
-                again = OffTreePolicy(seed + 1).act(MatchState(p, hand + 7, state, deal.hole,
+                # number, the seed or the order its cards are listed in (LBR's model asks
+                # it with holes in its own order)
+                hole = tuple(tuple(reversed(h)) for h in deal.hole)
+                again = OffTreePolicy(seed + 1).act(MatchState(p, hand + 7, state, hole,
                                                                ms.board))
                 assert again == action
                 if action.kind is ActionKind.RAISE:
