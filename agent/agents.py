@@ -44,6 +44,7 @@ from agent.builtin import (
     EquityPolicy,
     FoldPolicy,
     MinRaisePolicy,
+    OffTreePolicy,
     Policy,
     RandomPolicy,
 )
@@ -72,6 +73,8 @@ BUILTINS: dict[str, Builtin] = {
     "fold": Builtin(lambda game, seed: FoldPolicy(), "fold facing a bet, else check"),
     "minraise": Builtin(lambda game, seed: MinRaisePolicy(),
                         "raise the minimum whenever legal, else call"),
+    "offtree": Builtin(lambda game, seed: OffTreePolicy(seed),
+                       "raise 0.3, 0.75, 1.5 or 3 pots, off the abstractions' sizes"),
     "equity": Builtin(lambda game, seed: EquityPolicy(game),
                       "hold'em only: raise, call or fold by equity against a random hand"),
 }

@@ -9,6 +9,9 @@ otherwise. Against each other their results are known exactly (e.g. heads-up no-
 hold'em with reverse blinds: the folder loses its small blind of 50 when it acts first and
 its big blind of 100 when the min-raiser acts first, 750 mbb/h), which the arena's tests use
 to check the statistics end to end.
+``builtin:offtree`` (:class:`OffTreePolicy`) bets sizes between the ones betting abstractions
+use, so that an agent playing a strategy file must translate its bets: ``acpc-match``'s
+default opponent.
 ``builtin:equity`` (:class:`EquityPolicy`, hold'em only) raises, calls or folds by its
 hand's equity against a uniformly random hand, with fixed thresholds; it has no randomness.
 :mod:`agent.agents` names them all (the one registry every command uses).
@@ -20,13 +23,14 @@ numpy or numba (a test checks ``sys.modules``); :class:`EquityPolicy` imports
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import ClassVar, Final, Protocol
 
-from agent.acpc.betsize import raise_to_from_pot_fraction, round_raise_to
-from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind
+from agent.acpc.betsize import clamped_raise_to, raise_to_from_pot_fraction, round_raise_to
+from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 
@@ -97,6 +101,84 @@ class RandomPolicy:
         bounds = state.raise_bounds()
         assert bounds is not None
         return Action(ActionKind.RAISE, self._rng.randint(bounds[0], bounds[1]))
+
+
+class OffTreePolicy:
+    """An off-tree bettor: raises pot fractions that betting abstractions leave out.
+
+    Betting abstractions bet half the pot, the pot, twice the pot and all-in (every bundled
+    strategy file's sizes are among :attr:`ON_TREE`); this policy raises 0.3, 0.75, 1.5 or
+    3 times the pot (:attr:`FRACTIONS`: below, between and above them), so an agent playing
+    a strategy file reads nearly every raise of it through its action-translation mapping.
+    That is where mappings differ, and what ``acpc-match``'s default table measures them
+    against.
+
+    The rule, a deterministic function of what the seat sees (the set of its hole cards, the
+    set of board cards visible and the betting: no seed, so every evaluator knows it
+    exactly, as the other deterministic built-ins): a BLAKE2b hash of those picks the kind
+    with the weights of :class:`RandomPolicy` (fold 6, call 47, raise 47, renormalised over
+    the legal kinds) and, for a no-limit raise, one of the *off-tree candidates*: the
+    raise-tos of :attr:`FRACTIONS` (rounded, :func:`~agent.acpc.betsize.clamped_raise_to`)
+    that lie strictly inside the legal bounds and differ from every :attr:`ON_TREE`
+    fraction's raise-to, the minimum raise and all-in. With no candidate (small pots, short
+    stacks) it calls instead of raising. In limit games a raise is the fixed raise (nothing
+    is off-tree there).
+    """
+
+    FRACTIONS: ClassVar[tuple[float, ...]] = (0.3, 0.75, 1.5, 3.0)
+    ON_TREE: ClassVar[tuple[float, ...]] = (0.5, 1.0, 2.0)
+
+    def __init__(self, seed: int | None = None) -> None:
+        """``seed`` is accepted like every built-in's and not used (the rule has no
+        randomness of its own)."""
+
+    @classmethod
+    def candidates(cls, state: BettingState) -> list[int]:
+        """The off-tree raise-tos at ``state`` (class docstring), ascending; empty when no
+        raise is legal."""
+        bounds = state.raise_bounds()
+        if bounds is None:
+            return []
+        lo, hi = bounds
+        avoid = {clamped_raise_to(state, x) for x in cls.ON_TREE}
+        out = {to for x in cls.FRACTIONS
+               if (to := clamped_raise_to(state, x)) is not None and lo < to < hi
+               and to not in avoid}
+        return sorted(out)
+
+    @staticmethod
+    def _draw(ms: MatchState, what: bytes) -> float:
+        state = ms.state
+        visible = ms.board[: state.game.board_cards_through(state.round)]
+        # the cards as sets (sorted): a function of which cards it holds, not of the order
+        # a dealer or an evaluator lists them in
+        text = f"{ms.position}|{','.join(map(str, sorted(ms.own_cards)))}|" \
+            f"{','.join(map(str, sorted(visible)))}|{state.betting}".encode()
+        digest = hashlib.blake2b(text, digest_size=8, person=what).digest()
+        return int.from_bytes(digest, "big") / 2.0**64
+
+    def act(self, ms: MatchState) -> Action:
+        state = ms.state
+        kinds: list[ActionKind] = list(state.legal_actions())
+        offtree = self.candidates(state) if state.game.is_nolimit else []
+        if state.game.is_nolimit and not offtree:
+            kinds = [k for k in kinds if k is not ActionKind.RAISE]
+        weights = [RandomPolicy.WEIGHTS[k] for k in kinds]
+        u = self._draw(ms, b"kind") * sum(weights)
+        kind = kinds[-1]
+        for k, w in zip(kinds, weights, strict=True):
+            if u < w:
+                kind = k
+                break
+            u -= w
+        if kind is ActionKind.FOLD:
+            return FOLD
+        if kind is ActionKind.CALL:
+            return CALL
+        if not state.game.is_nolimit:
+            return LIMIT_RAISE
+        pick = min(int(self._draw(ms, b"size") * len(offtree)), len(offtree) - 1)
+        return Action(ActionKind.RAISE, offtree[pick])
 
 
 class EquityPolicy:

@@ -65,6 +65,7 @@ from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import BotSpecError, builtin_specs
 from agent.console import deprecated_alias, positive_float, positive_int
 from agent.data import manifest_path, strategy_path
+from evaluation.match.decision import DEFAULT_LBR_HANDS, DEFAULT_OPPONENTS
 from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
 from jobs import BACKENDS
 
@@ -82,12 +83,13 @@ DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
 )
 """Bundled strategies the default run plays (rand-pshar against det-arith), in order."""
 
-DEFAULT_YARDSTICK = "random=builtin:random"
+DEFAULT_YARDSTICK = "offtree=builtin:offtree"
 """The third variant of the default run. Two copies of one strategy only ever bet the
 abstraction's own sizes, so against each other no bet is off the tree, no mapping is
-consulted and their duplicate result is exactly 0. ``builtin:random`` bets uniformly
-between the legal bounds, off the tree nearly always: what each mapping wins against it is
-where the mappings differ."""
+consulted and their duplicate result is exactly 0 (the default table does not play that
+pair and says why: :mod:`evaluation.match.decision`). ``builtin:offtree`` raises sizes
+between the abstractions' sizes: what each mapping wins against it is where the mappings
+differ; the table sets it beside each variant's exploitability."""
 
 FALLBACK_GAME = "leduc.limit.2p.game"
 FALLBACK_VARIANTS = ("random=builtin:random", "call=builtin:call")
@@ -185,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Duplicate matches between agent variants, with confidence intervals.",
-        epilog=f"Variant SPEC: a strategy file, {'|'.join(builtin_specs())} or module:Class "
+        epilog=f"Variant SPEC: a strategy file, {', '.join(builtin_specs())} or module:Class "
         f"(your bot), with options "
         ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
         "ARGS (started with "
@@ -259,6 +261,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "built-ins; unbiased, smaller intervals per CPU-second); aivat: play the "
                    "matches, then value every logged hand by AIVAT with the known agents' "
                    "policies (heads-up; unbiased, variance-reduced)")
+    p.add_argument("--opponent", action="append", default=[], metavar="SPEC",
+                   help="the default table's opponent of every strategy-file variant "
+                   "(repeatable; SPEC or NAME=SPEC as after -v; default builtin:offtree; "
+                   "'none': no opponent and no table)")
+    p.add_argument("--no-exploitability", dest="exploitability", action="store_false",
+                   help="leave the default table's exploitability column out (exact best "
+                   "response in Kuhn and Leduc, else LBR)")
+    p.add_argument("--lbr-hands", type=RUN_SETTINGS["hands"], default=None, metavar="N",
+                   help=f"LBR's hands per variant for the exploitability column where it "
+                   f"is not exact (default {DEFAULT_LBR_HANDS})")
     p.add_argument("--json", type=Path, default=None, metavar="FILE",
                    help="write the results as JSON")
     p.add_argument("--csv", type=Path, default=None, metavar="FILE",
@@ -357,6 +369,13 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     allin: bool = pick("allin_ev", False)
     jobs: int = pick("workers", os.cpu_count() or 1)
     groups = make_groups(variants, game.num_players, args.pair)
+    the_plan = None
+    if _table_wanted(args):
+        from evaluation.match.decision import plan
+
+        the_plan = plan(variants, game, args.opponent or DEFAULT_OPPONENTS)
+        if the_plan is not None:
+            variants, groups = the_plan.variants, the_plan.groups
     used = {name for g in groups for name in g}
     variants = [v for v in variants if v.name in used]
     for v in variants:
@@ -374,7 +393,21 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
         backend=args.backend, address=args.address, argv=[PROG, *argv],
     )
     config.run_dir = args.run_dir or DEFAULT_RUNS_DIR / settings_key(config)
-    return config
+    return config, the_plan
+
+
+def _table_flags(args: argparse.Namespace) -> list[str]:
+    """The default table's flags that were given (usage errors without the table)."""
+    return [flag for flag, given in (("--opponent", bool(args.opponent)),
+                                     ("--no-exploitability", not args.exploitability),
+                                     ("--lbr-hands", args.lbr_hands is not None)) if given]
+
+
+def _table_wanted(args: argparse.Namespace) -> bool:
+    """The default table (:mod:`evaluation.match.decision`) is built for played runs
+    without ``--pair`` and without ``--opponent none``."""
+    return (args.estimator == "played" and not args.pair
+            and [o.strip().lower() for o in args.opponent] != ["none"])
 
 
 EXACT_EXCLUDES = ("hands", "matches", "seed", "transport", "workers", "address", "run_dir",
@@ -387,6 +420,7 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     given = [f"--{n.replace('_', '-')}" for n in EXACT_EXCLUDES if getattr(args, n) is not None]
     if args.backend != "local":
         given.append("--backend")
+    given += _table_flags(args)
     if args.estimator != "played":
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: expected either --exact or --estimator, got both (--exact "
@@ -454,6 +488,7 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
              if getattr(args, n) is not None]
     if args.backend != "local":
         given.append("--backend")
+    given += _table_flags(args)
     if given:
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: {', '.join(given)} apply to played matches, not to "
@@ -563,7 +598,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.plot is not None:
             check_plot_target(args.plot)  # before any match is played
-        config = _config_from_args(args, argv)
+        if args.estimator != "played" or args.pair:
+            flags = _table_flags(args)
+            if flags:
+                raise CliError(f"expected {', '.join(flags)} only with the default table "
+                               f"(played runs without --pair), got --estimator "
+                               f"{args.estimator}" + (" with --pair" if args.pair else ""))
+        config, the_plan = _config_from_args(args, argv)
         if args.estimator == "aivat" and config.game.num_players != 2:
             raise CliError(f"expected a heads-up game with --estimator aivat, got "
                            f"{config.game.num_players} players")
@@ -582,6 +623,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = to_json(result.summary, result.failures)
         if args.estimator == "aivat":
             report["aivat"] = _aivat(config, args.quiet)
+        if the_plan is not None and result.complete:
+            from evaluation.match.decision import table_of_run
+
+            def say(text: str) -> None:
+                if not args.quiet:
+                    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+            text, report["decision"] = table_of_run(
+                the_plan, config, result.summary, exploit=args.exploitability,
+                lbr_hands=args.lbr_hands or DEFAULT_LBR_HANDS, fresh=result.played > 0,
+                note=say)
+            sys.stdout.write("\n" + text)
+            sys.stdout.flush()
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -119,7 +119,8 @@ def main() -> None:
                    "and --estimator exact-agents) on DEALS deals per group, each repeat")
     args = p.parse_args()
     setup = default_setup()
-    texts = args.variant or list(setup.variants)
+    # the default run's two variants against builtin:random (what the kernel walks)
+    texts = args.variant or [*setup.variants[:2], "random=builtin:random"]
     game_spec = args.game or setup.game
     game = load_game(game_spec)
     variants = [parse_variant(t) for t in texts]

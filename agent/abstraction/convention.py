@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from agent.abstraction.actions import ALL_IN, Node
 from agent.abstraction.translation import MappingFn, bracket
-from agent.acpc.betsize import pot_fraction, raise_to_from_pot_fraction, round_raise_to
+from agent.acpc.betsize import clamped_raise_to, pot_fraction
 from agent.acpc.betting import ActionKind, BettingState
 from agent.acpc.errors import AbstractionError
 
@@ -80,14 +80,10 @@ def realise_raise_to(state: BettingState, fraction: float) -> int | None:
     bound. ``None`` when no raise is legal. The agent realises its own raises with it
     (:func:`agent.decision.realise`).
     """
-    bounds = state.raise_bounds()
-    if bounds is None:
-        return None
-    lo, hi = bounds
     if fraction == ALL_IN:
-        return hi
-    to = round_raise_to(raise_to_from_pot_fraction(state, fraction))
-    return min(max(to, lo), hi)
+        bounds = state.raise_bounds()
+        return None if bounds is None else bounds[1]
+    return clamped_raise_to(state, fraction)
 
 
 @dataclass(frozen=True, slots=True)

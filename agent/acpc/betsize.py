@@ -91,3 +91,16 @@ def round_raise_to(value: float) -> int:
     if not math.isfinite(value):
         raise UsageError(f"expected a finite raise-to amount, got {value!r}")
     return math.floor(value + 0.5)
+
+
+def clamped_raise_to(state: BettingState, x: float) -> int | None:
+    """The legal raise-to nearest a raise of pot fraction ``x`` at ``state``: rounded to
+    whole chips (:func:`round_raise_to`) and clamped to the raise bounds; ``None`` when no
+    raise is legal. The agent realises its abstract raises with it
+    (:func:`agent.abstraction.convention.realise_raise_to`), and ``builtin:offtree`` steers
+    clear of those sizes with it."""
+    bounds = state.raise_bounds()
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    return min(max(round_raise_to(raise_to_from_pot_fraction(state, x)), lo), hi)

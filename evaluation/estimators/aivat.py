@@ -928,15 +928,17 @@ def models_of(game: Game, variants: Iterable[Any]) -> dict[str, Model]:
 
 def match_rows(game: Game, variants: Sequence[Any], groups: Sequence[tuple[str, ...]],
                stored: Sequence[Any], run_dir: Any, lines_of: Any, *,
-               imaginary: bool = True, note: Any = None,
+               imaginary: bool = True, note: Any = None, walk_samples: int = WALK_SAMPLES,
                ) -> tuple[list[AivatRow], dict[str, int]]:
     """``acpc-match --estimator aivat``: per group ``(a, b)``, ``a``'s result over the
     duplicate deals of its stored matches (:class:`evaluation.match.store.StoredMatch`,
     logs under ``run_dir`` read by ``lines_of(path)``), raw and by AIVAT; and the
-    seatings valued by each value function."""
+    seatings valued by each value function. ``walk_samples``: the boards of
+    :class:`SampledValue`'s walk."""
     import time
 
-    valuer = Valuer(game, models_of(game, variants), imaginary=imaginary)
+    valuer = Valuer(game, models_of(game, variants), imaginary=imaginary,
+                    walk_samples=walk_samples)
     rows = []
     done = 0
     start = time.process_time()

@@ -50,7 +50,7 @@ from strategies.games.abstract import (
     check_enumerable,
     player_rows,
 )
-from strategies.measure.best_response import expected_values, strategy_table
+from strategies.measure.best_response import best_response, expected_values, strategy_table
 from strategies.measure.best_response import purify_table as purify_layout
 from strategies.measure.translation.full_br import (
     AgentLab,
@@ -185,6 +185,19 @@ class ExactArena:
         for p, player in enumerate(seating):
             table = np.where(player_rows(real, p), self.behaviour(player, p), table)
         return tuple(float(v) for v in expected_values(real, table))
+
+    def exploitability(self, player: Player) -> float:
+        """``player``'s exploitability in the real game, chips per hand (heads-up): the mean
+        over both seats of what a best response wins against it,
+        ``(br0 + br1) / 2`` (:func:`strategies.measure.best_response.best_response` against
+        its behaviour in the other seat; the game's value cancels over the seats)."""
+        if self.game.num_players != 2:
+            raise UsageError(f"expected a heads-up game for an exploitability, got "
+                             f"{self.game.num_players} players")
+        real = self.real
+        table = np.where(player_rows(real, 0), self.behaviour(player, 0),
+                         self.behaviour(player, 1))
+        return sum(best_response(real, table, q).value for q in (0, 1)) / 2
 
     def group_values(self, group: Sequence[Player]) -> list[tuple[float, ...]]:
         """Per variant of ``group``: its value at each of the ``n`` rotations (rotation

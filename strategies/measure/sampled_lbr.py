@@ -100,7 +100,14 @@ from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import view_of
-from agent.builtin import CallPolicy, EquityPolicy, FoldPolicy, MinRaisePolicy, RandomPolicy
+from agent.builtin import (
+    CallPolicy,
+    EquityPolicy,
+    FoldPolicy,
+    MinRaisePolicy,
+    OffTreePolicy,
+    RandomPolicy,
+)
 from agent.decision import (
     NodeKinds,
     Reading,
@@ -577,6 +584,8 @@ def agent_model(policy: Any) -> AgentModel:
         # the model's own instance, asked for every hole: a cache of every hole's equity
         # on the board (its values are a function of the cards, so only speed changes)
         setattr(policy, "CACHE_SIZE", 1 << 16)  # noqa: B010 (shadows the ClassVar)
+        return QueryModel(policy, per_hole=True)
+    if isinstance(policy, OffTreePolicy):  # deterministic, a function of its cards too
         return QueryModel(policy, per_hole=True)
     if isinstance(policy, CallPolicy | FoldPolicy | MinRaisePolicy):
         return QueryModel(policy, per_hole=False)

@@ -58,6 +58,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
 
 def _argv(run_dir: Path, strat: Path, *, hands: int = 40, matches: int = 2) -> list[str]:
     return [sys.executable, "-m", "evaluation.cli", "--game", "leduc.nolimit.2p.game",
+            "--opponent", "none",  # the default table off: these tests are Ray's
             "-v", f"pshar={strat},mapping=rand-pshar", "-v", f"arith={strat},mapping=det-arith",
             "-v", "rnd=builtin:random", "--hands", str(hands), "--matches", str(matches),
             "--transport", "inproc", "--workers", "2", "--run-dir", str(run_dir), "--quiet"]

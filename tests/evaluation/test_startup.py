@@ -14,7 +14,8 @@ STRAT = strategy_path("leduc.nolimit.2p.fcpa.strat")
 
 
 def _argv(run_dir: Path) -> list[str]:
-    return ["--game", "leduc.nolimit.2p.game", "-v", f"a={STRAT},mapping=rand-pshar",
+    return ["--no-exploitability", "--game", "leduc.nolimit.2p.game",
+            "-v", f"a={STRAT},mapping=rand-pshar",
             "-v", f"b={STRAT},mapping=det-arith", "-v", "r=builtin:random", "--hands", "20",
             "--matches", "1", "--transport", "inproc", "--workers", "1", "--run-dir", str(run_dir)]
 
@@ -45,9 +46,11 @@ def test_a_finished_run_reprints_its_table_without_loading_strategies(tmp_path: 
     assert first["status"] == 0 and "numba" in first["heavy"]  # it played: strategies loaded
     again = _run(_argv(tmp_path / "run"))
     assert again["status"] == 0 and again["heavy"] == []
-    assert again["out"] == first["out"]  # the same table, from the store
+    assert again["out"] == first["out"]  # the same tables, from the store
+    assert "which variant to ship" in str(again["out"])  # the default table's, kept too
     assert "hands/s" not in str(again["err"])  # nothing played
-    assert "resumed: 6 of 6 matches were already stored" in str(again["err"])
+    # a-r, b-r and each file against builtin:offtree (a-b, exactly 0, is not played)
+    assert "resumed: 8 of 8 matches were already stored" in str(again["err"])
     assert "0 played now" in str(again["err"])
     assert "resumed" not in str(first["err"])
 
