@@ -149,7 +149,8 @@ def _equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64, k
 
 
 @kernel
-def _board_scores(key5: int, bits5: int, dead5: int, holes: I64, keys: I64, card_bits: I64,
+def _board_scores(key5: int | np.int64, bits5: int | np.int64, dead5: int | np.int64,
+                  holes: I64, keys: I64, card_bits: I64,
                   offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
                   flush_values: npt.NDArray[np.int32], work: I64, less_c: I64,
                   group_c: I64, out: I64) -> None:
@@ -417,16 +418,15 @@ def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[i
         return out
     values = np.zeros(rows.shape[0])
     b = np.array(board, dtype=np.int64)
-    perms, *tables = STRENGTH_TABLES
     if len(board) == 3 and flop_values is not None:
         live = np.flatnonzero(~touching)
         hands = np.concatenate([rows[live], np.tile(b, (live.size, 1))], axis=1)
         values[live] = flop_values[holdem_indexer("board", 1).index_batch(hands, check=False)]
         values[touching] = np.nan
     elif len(board) == 3:
-        _flop_ehs2_kernel(b, rows, cards.flop_rivers_per_turn, perms, *tables, values)
+        _flop_ehs2_kernel(b, rows, cards.flop_rivers_per_turn, *STRENGTH_TABLES, values)
     else:
-        _late_ehs2_kernel(b, rows, *tables, values)
+        _late_ehs2_kernel(b, rows, *STRENGTH_TABLES[1:], values)
     thresholds = np.array(cards.thresholds[round_ - 1], dtype=np.float64)
     out = np.searchsorted(thresholds, values, side="right").astype(np.int64)
     out[touching] = -1
