@@ -675,8 +675,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _leftovers(run_dir: Path, done: int | None) -> None:
-    """After a failed run: remove the run directory this run made if it holds no finished
-    match (``done`` 0, or None: not known, count them), else say what it left."""
+    """After a failed run: remove, silently, the run directory this run made if it holds no
+    finished match (``done`` 0, or None: not known, count them), else say what it left."""
     if not exists(run_dir):
         return
     if done is None:
@@ -690,10 +690,8 @@ def _leftovers(run_dir: Path, done: int | None) -> None:
                 store.close()
         except (AcpcError, OSError):
             done = -1  # unreadable: keep it, say so
-    if done == 0:
+    if done == 0:  # nothing left behind: the error line stays the only line
         shutil.rmtree(run_dir, ignore_errors=True)
-        print(f"{PROG}: removed the run directory {run_dir} (no match finished)",
-              file=sys.stderr)
         return
     what = "finished match(es) are" if done < 0 else f"{done} finished match(es) are"
     print(f"{PROG}: left {run_dir}: its {what} stored there; run the same command again to "

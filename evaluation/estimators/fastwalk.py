@@ -952,7 +952,7 @@ class NumbaWalk:
             from agent.console import compile_notice
 
             with compile_notice("acpc-match", [sampled_values],
-                                hint="about 20 s; later runs load them from numba's cache"):
+                                hint="about 50 s; later runs load them from numba's cache"):
                 start = self._walk(start, holes, boards, pre, flop, blob, at, lengths, t,
                                    out, status)
             self._compiled = True
