@@ -543,16 +543,9 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
         UsageError: for hands a known agent could not have played.
     """
     from evaluation.estimators.aivat import format_aivat_rows, log_lines, match_rows
-    from evaluation.match.schedule import plan_jobs
-    from evaluation.match.store import ResultStore
+    from evaluation.match.store import planned_matches
 
-    jobs = plan_jobs(config.variants, config.groups, master_seed=config.master_seed,
-                     matches=config.matches, hands=config.hands)
-    store = ResultStore(config.run_dir)
-    try:
-        stored = store.matches({j.match_id for j in jobs})
-    finally:
-        store.close()
+    stored = planned_matches(config)
     start = time.process_time()
     def note(text: str) -> None:
         if not quiet:

@@ -338,18 +338,11 @@ def build_table(the_plan: Plan, config: Any, summary: Any, *, exploit: bool,
     :class:`evaluation.match.runner.RunConfig`; ``summary``:
     :class:`evaluation.match.report.Summary`)."""
     from evaluation.estimators.aivat import log_lines, match_rows
-    from evaluation.match.schedule import plan_jobs
-    from evaluation.match.store import ResultStore
+    from evaluation.match.store import planned_matches
 
     pairs = [(f, o) for f in the_plan.files for o in the_plan.opponents]
     groups = pairs + list(the_plan.head_to_head)
-    jobs = plan_jobs(config.variants, config.groups, master_seed=config.master_seed,
-                     matches=config.matches, hands=config.hands)
-    store = ResultStore(config.run_dir)
-    try:
-        stored = store.matches({j.match_id for j in jobs})
-    finally:
-        store.close()
+    stored = planned_matches(config)
     start = time.process_time()
     aivat_rows, kinds = match_rows(config.game, config.variants, groups, stored,
                                    config.run_dir, log_lines, note=note,

@@ -38,7 +38,7 @@ from typing import IO, Any
 
 from agent.acpc.errors import AcpcError
 from agent.fileio import write_atomic
-from evaluation.match.schedule import MatchJob
+from evaluation.match.schedule import MatchJob, plan_jobs
 from evaluation.match.worker import MatchOutcome
 
 SCHEMA_VERSION = 1
@@ -362,3 +362,16 @@ def check_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
                 f"{before.get('checksums')} -> {info.get('checksums')}): use another "
                 f"--run-dir"
             )
+
+
+def planned_matches(config: Any) -> list[StoredMatch]:
+    """The stored matches of the jobs a run plans (``config``:
+    :class:`evaluation.match.runner.RunConfig`: its variants, groups, seed, matches and
+    hands), read from its run directory; what AIVAT and the default table value."""
+    jobs = plan_jobs(config.variants, config.groups, master_seed=config.master_seed,
+                     matches=config.matches, hands=config.hands)
+    store = ResultStore(config.run_dir)
+    try:
+        return store.matches({j.match_id for j in jobs})
+    finally:
+        store.close()
