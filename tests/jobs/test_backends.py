@@ -33,7 +33,9 @@ def linger(path: str, role: str) -> int:
     """``slow``: write this worker's pid to ``path`` and sleep; ``fast``: return once that
     pid is written."""
     if role == "slow":
-        Path(path).write_text(str(os.getpid()))
+        part = Path(path + ".part")  # written whole, then renamed: never seen half-written
+        part.write_text(str(os.getpid()))
+        part.rename(path)
         time.sleep(600)
     for _ in range(6000):
         if Path(path).exists():
