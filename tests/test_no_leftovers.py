@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,7 @@ def test_ctrl_c_on_a_playing_agent_is_one_line_and_130() -> None:
             conn, _ = server.accept()
             with conn:
                 assert conn.recv(64).startswith(b"VERSION:")  # connected, waiting to play
+                time.sleep(0.5)  # past the connection's set-up: the agent waits for a state
                 agent.send_signal(signal.SIGINT)
                 _, err = agent.communicate(timeout=60)
     assert (agent.returncode, err) == (130, "acpc-agent: interrupted (Ctrl-C)\n")

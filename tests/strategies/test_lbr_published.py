@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import signal
-import threading
 from functools import cache
 from pathlib import Path
 
@@ -256,18 +255,25 @@ def test_command_setting_and_its_conflicts(capsys: pytest.CaptureFixture[str]) -
     assert len(err.strip().splitlines()) == 1
 
 
-def test_sigterm_keeps_the_hands_done(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sigterm_keeps_the_hands_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from strategies.cli import main
+    from strategies.measure.sampled_lbr import ChunkPlayer
 
+    play = ChunkPlayer.play
+    started: list[int] = []
+
+    def play_then_stop(self: ChunkPlayer, chunk: int) -> list[list[float]]:
+        started.append(chunk)
+        if len(started) == 2:  # SIGTERM as the second chunk starts: the first one's are done
+            signal.raise_signal(signal.SIGTERM)
+        return play(self, chunk)
+
+    monkeypatch.setattr(ChunkPlayer, "play", play_then_stop)
     out = tmp_path / "lbr.json"
-    timer = threading.Timer(1.0, signal.raise_signal, (signal.SIGTERM,))
-    timer.start()
-    try:
-        status = main(["lbr", "builtin:fold", "--setting", "fc", "--hands", "1000000",
-                       "--out", str(out)])
-    finally:
-        timer.cancel()
-    assert status == 130
+    status = main(["lbr", "builtin:fold", "--setting", "fc", "--hands", "1000000",
+                   "--out", str(out)])
+    assert status == 130 and started == [0, 1]
     data = json.loads(out.read_text())
     assert data["interrupted"] and 0 < data["hands"] < 1_000_000
     assert data["scoring"] == "imaginary" and data["setting"] == "fc"
