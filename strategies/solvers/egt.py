@@ -281,6 +281,20 @@ class Saddle:
                                       np.empty(self.y.size))
         return float(f), float(phi)
 
+    def plans(self, table: F64) -> tuple[F64, F64]:
+        """Both positions' realisation plans of a behaviour strategy in table layout (the
+        inverse of :meth:`table` on the rows the positions reach)."""
+        out = []
+        for tp in (self.x, self.y):
+            behaviour = np.ones(tp.size)
+            behaviour[1:] = np.asarray(table, dtype=np.float64)[tp.table_index[1:]]
+            with np.errstate(divide="ignore"):
+                logb = np.log(behaviour)
+            plan = np.empty(tp.size)
+            treeplex_realise(tp.seq0, tp.k, tp.parent, logb, plan)
+            out.append(plan)
+        return out[0], out[1]
+
     def gap_values(self, x: F64, y: F64, mu_x: float, mu_y: float) -> tuple[float, float]:
         """The two sides of the excessive gap condition at ``(x, y)``
         (:func:`strategies.solvers.kernels.treeplex_gap`)."""
