@@ -128,8 +128,8 @@ def test_solve_recipe_with_egt(tmp_path: Path, capsys: pytest.CaptureFixture[str
     resumed = EGTSolver.load_checkpoint(ckpt, royal)
     assert resumed.iteration == 40
     np.testing.assert_array_equal(resumed.x, solver.x)
-    for solver, extra, said in (("egt", ["--bundle"], "--bundle writes the recipe's own"),
-                                ("cfr", [], "--solver goes with --game")):
+    for name, extra, said in (("egt", ["--bundle"], "--bundle writes the recipe's own"),
+                              ("cfr", [], "--solver goes with --game")):
         with pytest.raises(SystemExit) as info:
-            main(["solve", "--recipe", "royal.nolimit.2p.fcpa", "--solver", solver, *extra])
+            main(["solve", "--recipe", "royal.nolimit.2p.fcpa", "--solver", name, *extra])
         assert info.value.code == 2 and said in capsys.readouterr().err
