@@ -41,6 +41,7 @@ import argparse
 import json
 import math
 import os
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -178,9 +179,10 @@ def plot(games: dict[str, dict[str, Any]], out: Path, prefix: str = "egt") -> li
             ax.set_ylabel("exploitability (chips/hand)")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-        fig.suptitle(f"Exploitability against {label}: EGT's current iterates, the CFR "
-                     f"variants' averages (EGT iteration = one accepted step; CFR iteration "
-                     f"= one pass per player)", fontsize=10)
+        title = (f"Exploitability against {label}: EGT's current iterates, the CFR "
+                 f"variants' averages (EGT iteration = one accepted step; CFR iteration "
+                 f"= one pass per player)")
+        fig.suptitle(textwrap.fill(title, width=int(16 * 6.2 * n)), fontsize=10)
         fig.tight_layout()
         path = out / f"{prefix}_{'iterations' if axis == 'iterations' else 'seconds'}.png"
         fig.savefig(path, dpi=110)

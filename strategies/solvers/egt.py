@@ -1,7 +1,8 @@
 """The excessive gap technique (EGT) on the sequence form of a two-player zero-sum game.
 
 The game (any two-player :class:`~strategies.games.abstract.AbstractGame`: Kuhn, Leduc,
-N-card Kuhn, their abstractions; perfect recall) is the bilinear saddle point
+N-card Kuhn, their abstractions; perfect recall; or Royal's public tree,
+:class:`strategies.solvers.royal.RoyalGame`) is the bilinear saddle point
 ``max_x min_y x' A y`` over the two players' treeplexes (:mod:`strategies.solvers.sequence_form`:
 ``x`` position 0's realisation plan, ``y`` position 1's, ``A`` position 0's payoff). With
 ``f(y) = max_x x'Ay`` and ``phi(x) = min_y x'Ay``, ``f(y) - phi(x)`` is the NashConv of
@@ -22,14 +23,22 @@ Hoda, Pena and Sandholm 2007): start from ``mu_x = mu_y = mu0``, the centre
 from ``xc`` against ``y0``; ``mu0`` starts at ``max |A_ij|`` (the operator norm of ``A``
 from l1 to l-infinity, the strong-convexity moduli taken as 1) and doubles until the
 condition holds at ``(x0, y0)``. Each step then shrinks one ``mu`` by ``1 - tau``
-(:func:`strategies.solvers.kernels.egt_shrink`: two smoothed best responses and one
-Bregman step, three products with ``A`` or ``A'``). The published practical schemes, as
-implemented here:
+(:func:`strategies.solvers.kernels.egt_advance`: two smoothed best responses and one
+Bregman step, three products with ``A`` or ``A'``, then two more for the condition). The
+published practical schemes, as implemented here:
 
 * *aggressive mu*: ``tau`` starts at :attr:`EGTConfig.tau` (0.5) instead of the theoretical
   ``2 / (k + 3)``; whenever the excessive gap condition fails after a step, the step is
   undone and retried with ``tau`` halved (backtracking); ``tau`` is never raised again;
 * *balancing*: each step shrinks the larger of ``mu_x`` and ``mu_y``.
+
+**Where ``A`` comes from** (:class:`Saddle`): the steps are one kernel,
+:func:`strategies.solvers.kernels.egt_advance`, that stops for every product with ``A``.
+:class:`EGTGame` keeps ``A`` as a sparse matrix (the sequence form of the enumerated deals)
+and runs the steps compiled (:func:`strategies.solvers.kernels.egt_run`); Royal's 16 M
+deals make that matrix too big, so :class:`strategies.solvers.royal.RoyalSaddle` answers
+each product by walking the public tree (:meth:`Saddle.run`, the steps driven from
+Python, one walk per product).
 
 The iterates themselves (not an average) converge; :meth:`EGTSolver.average_strategy`
 writes their behaviour strategies in the strategy file's table layout (rows no deal

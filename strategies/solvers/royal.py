@@ -16,9 +16,12 @@ tree once per board, vectorised over the hands that do not touch the board, exac
 
 :class:`RoyalGame` is a game adapter of the one solver: ``Solver(RoyalGame(game, betting),
 "cfr+")`` runs these passes (any other configuration is refused), with the solver's
-checkpoints; :meth:`RoyalGame.exploitability` measures a table's abstract-game best
-responses (:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`). A recipe
-with ``cards="royal"`` names this adapter (:mod:`strategies.solvers.recipe`).
+checkpoints; ``EGTSolver(RoyalGame(game, betting))`` runs the excessive gap technique
+(:mod:`strategies.solvers.egt`) on the same tree, each of its products with the payoff
+matrix one pass of the same walk (:meth:`RoyalGame.walk`, :class:`RoyalSaddle`);
+:meth:`RoyalGame.exploitability` measures a table's abstract-game best responses
+(:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`). A recipe with
+``cards="royal"`` names this adapter (:mod:`strategies.solvers.recipe`).
 
 Imports numpy, numba, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent`.
 """

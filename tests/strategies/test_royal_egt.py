@@ -6,8 +6,9 @@ On a reduced Royal (8 cards, stacks 4), which the project can also enumerate:
 
 * the walk's products ``A y`` and ``A' x`` equal the sparse sequence form's
   (:class:`strategies.solvers.egt.EGTGame` of the enumerated game, sequences matched by their
-  table entries), the treeplexes have the same entropy ranges, the start bounds ``max |A_ij|``;
-  and steps driven from Python with the walk's products give the compiled CSR steps' iterates;
+  table entries), the treeplexes have the same entropy ranges, the start bounds ``max |A_ij|``
+  (also without the JIT: the walk's kernels as plain Python); and steps driven from Python
+  with the walk's products give the compiled CSR steps' iterates;
 * EGT's value and exploitability agree with CFR+'s to tolerance, and its NashConv from the
   walk is the exact abstract best response of its strategy
   (:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`, independent code);
@@ -34,6 +35,7 @@ from strategies.solvers.egt import EGTGame, EGTSolver, Treeplex
 from strategies.solvers.recipe import solve_recipe
 from strategies.solvers.royal import RoyalGame
 from tests.strategies.translation.test_royal_br import SMALL_ROYAL, small_royal
+from tests.support import run_without_jit
 
 _GAMES: dict[str, tuple[RoyalGame, EGTGame]] = {}
 
@@ -56,7 +58,7 @@ def matched(mine: Treeplex, theirs: Treeplex) -> np.ndarray:
     return np.array([where[int(t)] for t in mine.table_index])
 
 
-def test_products_equal_the_sequence_form() -> None:
+def test_small_products_equal_the_sequence_form() -> None:
     royal, sparse = games()
     walk = royal.egt_saddle()
     mx, my = matched(walk.x, sparse.x), matched(walk.y, sparse.y)
@@ -73,7 +75,14 @@ def test_products_equal_the_sequence_form() -> None:
         assert i > 0 or ay[0] > 0.1  # folds before position 0 acts: the empty sequence
         np.testing.assert_allclose(walk.payoff_x(y[my]), ay[mx], rtol=0, atol=1e-13)
         np.testing.assert_allclose(walk.payoff_y(x[mx]), atx[my], rtol=0, atol=1e-13)
-    # steps from the same start: Python with the walk's products, compiled with A in CSR
+
+
+def test_steps_equal_the_compiled_steps() -> None:
+    """Steps from the same start: driven from Python with the walk's products, and compiled
+    with ``A`` in CSR."""
+    royal, sparse = games()
+    walk = royal.egt_saddle()
+    mx, my = matched(walk.x, sparse.x), matched(walk.y, sparse.y)
     start = EGTSolver(sparse.game)
     x0, y0, state = start.x, start.y, start.state
     runs = []
@@ -133,3 +142,7 @@ def test_solve_recipe_with_egt(tmp_path: Path, capsys: pytest.CaptureFixture[str
         with pytest.raises(SystemExit) as info:
             main(["solve", "--recipe", "royal.nolimit.2p.fcpa", "--solver", name, *extra])
         assert info.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_kernels_as_plain_python() -> None:
+    run_without_jit(__file__)
