@@ -164,8 +164,8 @@ def exploitability_note(solver: AnySolver) -> str:
 
 
 def gap_bound_note(solver: AnySolver) -> str:
-    """EGT's bound on the exploitability of its iterates (free: no best response; for games
-    whose best response is slow to compute, Royal's)."""
+    """EGT's own bound on its iterates' exploitability (free: no best response), the
+    progress note of games whose best response is slow (Royal's)."""
     assert isinstance(solver, EGTSolver)
     return f"exploitability <= {solver.gap_bound() / 2:.3g}"
 
