@@ -4,7 +4,8 @@ Usage::
 
     python scripts/egt_curves.py [--out egt-results] [--games leduc,kuhn]
                                  [--solvers egt,cfr,cfr+,lcfr,dcfr,cfr-cs,mccfr-es,pure-cfr]
-                                 [--seconds leduc=30,kuhn=5] [--seed 0] [--replot]
+                                 [--seconds leduc=30,kuhn=5] [--seed 0] [--prefix egt]
+                                 [--replot]
 
 Every solver runs on the same game in the same process, one after the other, for
 ``--seconds`` of its own CPU time (``time.process_time`` around its iterations; the
@@ -15,12 +16,20 @@ geometrically spaced iterations with the exact best response
 (:func:`strategies.measure.best_response.exploitability`, ``(br0 + br1) / 2`` in chips per
 hand): the average strategy of the CFR variants, the current iterates of EGT
 (:mod:`strategies.solvers.egt`). Games: ``leduc`` (limit Leduc, fcpa), ``kuhn`` (the
-two-player Kuhn game of the tests), ``kuhn100`` (100-card Kuhn, :mod:`strategies.games.kuhn100`).
+two-player Kuhn game of the tests), ``kuhn100`` (100-card Kuhn, :mod:`strategies.games.kuhn100`),
+``royal`` (Royal hold'em, the recipe ``royal.nolimit.2p.fcpa``: fold, call, pot, all-in,
+lossless cards, on the public tree, :mod:`strategies.solvers.royal`; solvers ``egt`` and
+``cfr+`` only). Royal's exploitability is the exact abstract-game best response computed by
+the public-tree walk (:meth:`strategies.solvers.royal.RoyalSaddle.best_responses` of the
+strategy's realisation plans; the tests check it against
+:meth:`strategies.measure.translation.royal_br.RoyalLab.abstract`), and its game (the
+cards and boards, about 12 s) is built once, before the solvers, and not counted.
 
 Writes to ``--out``: ``curves.json`` (every point: iteration, CPU seconds, wall seconds,
 exploitability; EGT's backtracks and final smoothing), ``summary.md`` (per game and solver:
 the final figures and the iterations and CPU seconds to reach 1e-3 ... 1e-6), and
-``egt_iterations.png`` / ``egt_seconds.png`` (one panel per game). The load average
+``PREFIX_iterations.png`` / ``PREFIX_seconds.png`` (one panel per game; ``--prefix``,
+default ``egt``). The load average
 (``os.getloadavg``) at the start and end of each game is recorded beside its figures.
 Ctrl-C stops the runs and writes what is done; ``--replot`` rewrites the summary and the
 PNGs from an earlier run's ``curves.json``.
@@ -32,7 +41,9 @@ import argparse
 import json
 import math
 import os
+import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +51,19 @@ from strategies.games.abstract import AbstractGame
 from strategies.measure.best_response import exploitability
 from strategies.solvers.cfr import VARIANTS, Solver
 from strategies.solvers.egt import EGTSolver
+from strategies.solvers.royal import RoyalGame
 
 DEFAULT_SOLVERS = "egt,cfr,cfr+,lcfr,dcfr,cfr-cs,mccfr-es,pure-cfr"
-DEFAULT_SECONDS = "leduc=30,kuhn=5,kuhn100=20"
+DEFAULT_SECONDS = "leduc=30,kuhn=5,kuhn100=20,royal=180"
 THRESHOLDS = (1e-3, 1e-4, 1e-5, 1e-6)
 GAME_TITLES = {"leduc": "limit Leduc hold'em (fcpa, lossless)",
-               "kuhn": "Kuhn poker (3 cards)", "kuhn100": "100-card Kuhn"}
+               "kuhn": "Kuhn poker (3 cards)", "kuhn100": "100-card Kuhn",
+               "royal": "Royal hold'em (fcpa, lossless, public tree)"}
+ROYAL_SOLVERS = ("egt", "cfr+")
+"""The solvers Royal's public tree runs."""
 
 
-def build_game(name: str) -> AbstractGame:
+def build_game(name: str) -> AbstractGame | RoyalGame:
     from agent.abstraction.actions import PRESETS
     from agent.abstraction.buckets import LosslessCards
     from agent.acpc.gamefiles import load_game
@@ -57,14 +72,33 @@ def build_game(name: str) -> AbstractGame:
 
     if name in ("kuhn", "kuhn100"):
         return build_kuhn(3 if name == "kuhn" else 100)  # 3 cards: the ACPC Kuhn game
+    if name == "royal":
+        from strategies.recipes import RECIPES
+
+        recipe = RECIPES["royal.nolimit.2p.fcpa"]
+        return RoyalGame(recipe.load_game(), recipe.betting_abstraction())
     game = load_game("leduc.limit.2p.game")
     return build_abstract_game(game, PRESETS["fcpa"], LosslessCards(game))
 
 
-def converge(g: AbstractGame, name: str, seconds: float, seed: int,
+def measurer(g: AbstractGame | RoyalGame) -> Callable[[Any], float]:
+    """The exact exploitability ``(br0 + br1) / 2`` of a table of ``g``."""
+    if isinstance(g, AbstractGame):
+        return lambda table: exploitability(g, table).exploitability
+    saddle = g.egt_saddle()
+
+    def royal(table: Any) -> float:
+        f, phi = saddle.best_responses(*saddle.plans(table))
+        return (f - phi) / 2
+
+    return royal
+
+
+def converge(g: AbstractGame | RoyalGame, name: str, seconds: float, seed: int,
              ratio: float = 1.2) -> dict[str, Any]:
     """Run solver ``name`` for ``seconds`` of CPU time, measuring at iterations growing by
     ``ratio``."""
+    measure = measurer(g)
     solver: Solver | EGTSolver
     cpu0 = time.process_time()
     solver = EGTSolver(g, seed=seed) if name == "egt" else Solver(g, name, seed=seed)
@@ -77,7 +111,7 @@ def converge(g: AbstractGame, name: str, seconds: float, seed: int,
         t = time.process_time()
         solver.iterate(target - solver.iteration)
         cpu += time.process_time() - t
-        measured = exploitability(g, solver.average_strategy()).exploitability
+        measured = measure(solver.average_strategy())
         points.append((solver.iteration, cpu, solver.seconds, measured))
         rate = solver.iteration / max(cpu, 1e-9)
         left = math.ceil(rate * (seconds - cpu))
@@ -123,7 +157,7 @@ def summary(games: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + f"\n\n{loads} (os.getloadavg, 1 minute).\n"
 
 
-def plot(games: dict[str, dict[str, Any]], out: Path) -> list[Path]:
+def plot(games: dict[str, dict[str, Any]], out: Path, prefix: str = "egt") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -145,11 +179,12 @@ def plot(games: dict[str, dict[str, Any]], out: Path) -> list[Path]:
             ax.set_ylabel("exploitability (chips/hand)")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-        fig.suptitle(f"Exploitability against {label}: EGT's current iterates, the CFR "
-                     f"variants' averages (EGT iteration = one accepted step; CFR iteration "
-                     f"= one pass per player)", fontsize=10)
+        title = (f"Exploitability against {label}: EGT's current iterates, the CFR "
+                 f"variants' averages (EGT iteration = one accepted step; CFR iteration "
+                 f"= one pass per player)")
+        fig.suptitle(textwrap.fill(title, width=int(16 * 6.2 * n)), fontsize=10)
         fig.tight_layout()
-        path = out / f"egt_{'iterations' if axis == 'iterations' else 'seconds'}.png"
+        path = out / f"{prefix}_{'iterations' if axis == 'iterations' else 'seconds'}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
@@ -167,13 +202,15 @@ def parse_seconds(text: str) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="egt-results", help="output directory")
-    p.add_argument("--games", default="leduc,kuhn", help="leduc, kuhn, kuhn100 (default "
-                   "leduc,kuhn)")
+    p.add_argument("--games", default="leduc,kuhn", help="leduc, kuhn, kuhn100, royal "
+                   "(default leduc,kuhn)")
     p.add_argument("--solvers", default=DEFAULT_SOLVERS,
                    help=f"solvers (default {DEFAULT_SOLVERS})")
     p.add_argument("--seconds", default=DEFAULT_SECONDS,
                    help=f"CPU seconds per solver, per game (default {DEFAULT_SECONDS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
+    p.add_argument("--prefix", default="egt", help="PNG names: PREFIX_iterations.png, "
+                   "PREFIX_seconds.png (default egt)")
     p.add_argument("--replot", action="store_true",
                    help="only rewrite summary.md and the PNGs from --out's curves.json")
     args = p.parse_args(argv)
@@ -184,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError) as exc:
             p.error(f"expected {out / 'curves.json'} from an earlier run, got: {exc}")
         (out / "summary.md").write_text(summary(saved))
-        for path in plot(saved, out):
+        for path in plot(saved, out, args.prefix):
             print(f"wrote {path}")
         return 0
     names = [g for g in args.games.split(",") if g]
@@ -199,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         budget = parse_seconds(args.seconds)
     except ValueError:
         p.error(f"expected --seconds like leduc=30,kuhn=5, got {args.seconds!r}")
+    if "royal" in names and set(solvers) - set(ROYAL_SOLVERS):
+        p.error(f"expected --solvers among {', '.join(ROYAL_SOLVERS)} with the game royal, "
+                f"got {args.solvers!r}")
     for g in names:
         if not budget.get(g, 0) > 0:
             p.error(f"expected a positive --seconds entry for {g!r}, got {args.seconds!r}")
@@ -227,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "curves.json").write_text(json.dumps({"games": games}, indent=None))
     (out / "summary.md").write_text(summary(games))
     print(f"wrote {out / 'curves.json'} and {out / 'summary.md'}")
-    for path in plot(games, out):
+    for path in plot(games, out, args.prefix):
         print(f"wrote {path}")
     return 0
 

@@ -236,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     deprecated_alias(s, "--betting", new="--abstraction")
     s.add_argument("--solver", default=None, help="with --game: cfr, cfr+ (default), lcfr, "
                    "dcfr, mccfr-es, cfr-cs, pure-cfr, egt (the excessive gap technique, "
-                   "two players); mccfr-es-pool for hold'em cards")
+                   "two players); mccfr-es-pool for hold'em cards; with --recipe: egt only "
+                   "(enumerated and Royal recipes)")
     s.add_argument("--cards", default=None, metavar="SPEC",
                    help="with --game: 'lossless' (default; deals enumerated) or hold'em "
                    "buckets as JSON, e.g. '{\"kind\": \"holdem\", \"buckets\": [169, 8, 8, "
@@ -395,18 +396,24 @@ def _upgrade(args: argparse.Namespace) -> int:
 
 def _refuse_combinations(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Options that do not apply together are a usage error (status 2), as in every
-    command: ``solve --recipe`` with ``--abstraction``, ``--solver`` or ``--cards`` (a recipe
-    names its own), ``solve --game`` with ``--bundle`` (bundled files have recipes)."""
+    command: ``solve --recipe`` with ``--abstraction``, ``--solver`` (but ``egt``) or
+    ``--cards`` (a recipe names its own), ``solve --recipe --solver egt --bundle`` (the
+    bundled file is the recipe's solver's), ``solve --game`` with ``--bundle`` (bundled files
+    have recipes)."""
     if args.command != "solve":
         return
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     solve = sub.choices["solve"]
     if args.recipe is not None:
         given = [flag for dest, flag in (("betting", "--abstraction"), ("solver", "--solver"),
-                                         ("cards", "--cards")) if getattr(args, dest) is not None]
+                                         ("cards", "--cards")) if getattr(args, dest) is not None
+                 and not (dest == "solver" and args.solver == "egt")]
         if given:
             solve.error(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with "
-                        f"--game, not with --recipe (a recipe names its own)")
+                        f"--game, not with --recipe (a recipe names its own; --solver egt "
+                        f"is the one exception)")
+        if args.solver == "egt" and args.bundle:
+            solve.error("--bundle writes the recipe's own solver's file, not --solver egt's")
     elif args.bundle:
         solve.error("--bundle goes with --recipe (bundled files have recipes)")
 

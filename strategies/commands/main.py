@@ -9,6 +9,7 @@ Commands: :func:`solve`, :func:`inspect`, :func:`exploit`, :func:`cards`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -134,6 +135,8 @@ def solve(args: argparse.Namespace) -> int:
 
     if args.recipe is not None:  # options that do not apply: refused by strategies.cli
         recipe = get_recipe(args.recipe)
+        if args.solver is not None:  # egt, the one solver a recipe may be run with instead
+            recipe = dataclasses.replace(recipe, solver=args.solver)
     else:
         recipe = custom_recipe(args)
     return solve_recipe(recipe, iterations=args.iterations,

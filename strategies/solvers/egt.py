@@ -1,7 +1,8 @@
 """The excessive gap technique (EGT) on the sequence form of a two-player zero-sum game.
 
 The game (any two-player :class:`~strategies.games.abstract.AbstractGame`: Kuhn, Leduc,
-N-card Kuhn, their abstractions; perfect recall) is the bilinear saddle point
+N-card Kuhn, their abstractions; perfect recall; or Royal's public tree,
+:class:`strategies.solvers.royal.RoyalGame`) is the bilinear saddle point
 ``max_x min_y x' A y`` over the two players' treeplexes (:mod:`strategies.solvers.sequence_form`:
 ``x`` position 0's realisation plan, ``y`` position 1's, ``A`` position 0's payoff). With
 ``f(y) = max_x x'Ay`` and ``phi(x) = min_y x'Ay``, ``f(y) - phi(x)`` is the NashConv of
@@ -22,14 +23,22 @@ Hoda, Pena and Sandholm 2007): start from ``mu_x = mu_y = mu0``, the centre
 from ``xc`` against ``y0``; ``mu0`` starts at ``max |A_ij|`` (the operator norm of ``A``
 from l1 to l-infinity, the strong-convexity moduli taken as 1) and doubles until the
 condition holds at ``(x0, y0)``. Each step then shrinks one ``mu`` by ``1 - tau``
-(:func:`strategies.solvers.kernels.egt_shrink`: two smoothed best responses and one
-Bregman step, three products with ``A`` or ``A'``). The published practical schemes, as
-implemented here:
+(:func:`strategies.solvers.kernels.egt_advance`: two smoothed best responses and one
+Bregman step, three products with ``A`` or ``A'``, then two more for the condition). The
+published practical schemes, as implemented here:
 
 * *aggressive mu*: ``tau`` starts at :attr:`EGTConfig.tau` (0.5) instead of the theoretical
   ``2 / (k + 3)``; whenever the excessive gap condition fails after a step, the step is
   undone and retried with ``tau`` halved (backtracking); ``tau`` is never raised again;
 * *balancing*: each step shrinks the larger of ``mu_x`` and ``mu_y``.
+
+**Where ``A`` comes from** (:class:`Saddle`): the steps are one kernel,
+:func:`strategies.solvers.kernels.egt_advance`, that stops for every product with ``A``.
+:class:`EGTGame` keeps ``A`` as a sparse matrix (the sequence form of the enumerated deals)
+and runs the steps compiled (:func:`strategies.solvers.kernels.egt_run`); Royal's 16 M
+deals make that matrix too big, so :class:`strategies.solvers.royal.RoyalSaddle` answers
+each product by walking the public tree (:meth:`Saddle.run`, the steps driven from
+Python, one walk per product).
 
 The iterates themselves (not an average) converge; :meth:`EGTSolver.average_strategy`
 writes their behaviour strategies in the strategy file's table layout (rows no deal
@@ -52,7 +61,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -63,10 +72,16 @@ from strategies.cache import write_npz
 from strategies.games.abstract import AbstractGame, uniform_table
 from strategies.solvers.cfr import CheckpointError
 from strategies.solvers.kernels import (
+    EGT_DONE,
+    EGT_G,
+    EGT_IN,
+    EGT_ROWS,
     csr_matvec,
+    egt_advance,
     egt_gap_values,
     egt_run,
     treeplex_best_response,
+    treeplex_gap,
     treeplex_prox,
     treeplex_realise,
 )
@@ -210,8 +225,129 @@ class CSR:
         return self.indptr, self.indices, self.data
 
 
-class EGTGame:
-    """The saddle point of a two-player abstract game: both treeplexes, ``A`` and ``A'``.
+class Saddle:
+    """The saddle point ``max_x min_y x'Ay`` as :class:`EGTSolver` reads it: both treeplexes
+    (:attr:`x`, :attr:`y`), their entropy ranges, a start for the smoothing (:attr:`scale`)
+    and the two products :meth:`product_a` (``A v``) and :meth:`product_at` (``A' v``).
+    :class:`EGTGame` keeps ``A`` as a sparse matrix; a game too big for that computes the
+    products another way (:class:`strategies.solvers.royal.RoyalSaddle`: by walking a public
+    tree). The steps are :func:`strategies.solvers.kernels.egt_advance` either way."""
+
+    x: Treeplex
+    y: Treeplex
+    scale: float
+    """Where the first smoothing starts (it doubles until the condition holds)."""
+    d_x: float
+    d_y: float
+
+    def product_a(self, v: F64, out: F64) -> None:
+        """``out = A v`` (``v`` a realisation plan of position 1)."""
+        raise NotImplementedError
+
+    def product_at(self, v: F64, out: F64) -> None:
+        """``out = A' v`` (``v`` a realisation plan of position 0)."""
+        raise NotImplementedError
+
+    def uniform_table(self) -> F64:
+        """The uniform strategy in the file's table layout."""
+        raise NotImplementedError
+
+    @staticmethod
+    def entropy_range(tp: Treeplex) -> float:
+        """``D = -min d`` (``max d = 0`` at every pure strategy)."""
+        logb, acc = np.empty(tp.size), np.empty(tp.size)
+        return float(treeplex_prox(*tp.arrays(), np.zeros(tp.size), 1.0, logb, False, logb,
+                                   acc))
+
+    def smoothed_response(self, tp: Treeplex, g: F64, mu: float,
+                          prior: F64 | None = None) -> tuple[F64, F64]:
+        """``argmax <g, q> - mu d(q)`` (plus ``mu <grad d(centre), q>`` with ``prior``, the
+        centre's log behaviour): its realisation plan and log behaviour."""
+        logb, acc, out = np.empty(tp.size), np.empty(tp.size), np.empty(tp.size)
+        treeplex_prox(*tp.arrays(), g, mu, prior if prior is not None else logb,
+                      prior is not None, logb, acc)
+        treeplex_realise(tp.seq0, tp.k, tp.parent, logb, out)
+        return out, logb
+
+    def payoff_y(self, x: F64) -> F64:
+        """``A' x`` (position 0's payoff per sequence of position 1)."""
+        out = np.empty(self.y.size)
+        self.product_at(np.ascontiguousarray(x, dtype=np.float64), out)
+        return out
+
+    def payoff_x(self, y: F64) -> F64:
+        """``A y`` (position 0's payoff per sequence of position 0)."""
+        out = np.empty(self.x.size)
+        self.product_a(np.ascontiguousarray(y, dtype=np.float64), out)
+        return out
+
+    def best_responses(self, x: F64, y: F64) -> tuple[float, float]:
+        """``(f(y), phi(x))``: position 0's best-response value against ``y`` and position
+        0's value when position 1 best-responds to ``x``."""
+        f = treeplex_best_response(self.x.seq0, self.x.k, self.x.parent, self.payoff_x(y),
+                                   np.empty(self.x.size))
+        phi = -treeplex_best_response(self.y.seq0, self.y.k, self.y.parent, -self.payoff_y(x),
+                                      np.empty(self.y.size))
+        return float(f), float(phi)
+
+    def plans(self, table: F64) -> tuple[F64, F64]:
+        """Both positions' realisation plans of a behaviour strategy in table layout (the
+        inverse of :meth:`table` on the rows the positions reach)."""
+        out = []
+        for tp in (self.x, self.y):
+            behaviour = np.ones(tp.size)
+            behaviour[1:] = np.asarray(table, dtype=np.float64)[tp.table_index[1:]]
+            with np.errstate(divide="ignore"):
+                logb = np.log(behaviour)
+            plan = np.empty(tp.size)
+            treeplex_realise(tp.seq0, tp.k, tp.parent, logb, plan)
+            out.append(plan)
+        return out[0], out[1]
+
+    def gap_values(self, x: F64, y: F64, mu_x: float, mu_y: float) -> tuple[float, float]:
+        """The two sides of the excessive gap condition at ``(x, y)``
+        (:func:`strategies.solvers.kernels.treeplex_gap`)."""
+        f, phi = treeplex_gap(*self.x.arrays(), *self.y.arrays(), self.payoff_x(y),
+                              self.payoff_y(x), mu_x, mu_y, self.d_x, self.d_y,
+                              np.empty((2, self.x.size)), np.empty((2, self.y.size)))
+        return float(f), float(phi)
+
+    def run(self, iterations: int, x: F64, y: F64, state: F64, counts: I64) -> int:
+        """``iterations`` accepted steps of :func:`egt_advance` in place, its requests
+        answered by :meth:`product_a` and :meth:`product_at`. Returns 0, or 1 if ``tau``
+        fell below ``tau_min``."""
+        control = np.zeros(3, dtype=np.int64)
+        work_x, work_y = np.empty((EGT_ROWS, self.x.size)), np.empty((EGT_ROWS, self.y.size))
+        args = (*self.x.arrays(), *self.y.arrays())
+        while True:
+            request = egt_advance(iterations, *args, x, y, state, counts, control, work_x,
+                                  work_y)
+            if request == 0:
+                self.product_a(work_y[EGT_IN], work_x[EGT_G])
+            elif request == 1:
+                self.product_at(work_x[EGT_IN], work_y[EGT_G])
+            else:
+                return 0 if request == EGT_DONE else 1
+
+    def table(self, x: F64, y: F64) -> F64:
+        """Both realisation plans as behaviour strategies in table layout (rows the player
+        never reaches, and rows no deal reaches: uniform)."""
+        table = self.uniform_table()
+        for tp, plan in ((self.x, x), (self.y, y)):
+            n = int(tp.seq0.shape[0])
+            owner = np.repeat(np.arange(n), tp.k)
+            seqs = (np.repeat(tp.seq0 - np.cumsum(tp.k) + tp.k, tp.k)
+                    + np.arange(int(tp.k.sum())))
+            total = np.bincount(owner, weights=plan[seqs], minlength=n)
+            keep = (plan[tp.parent] > 0.0) & (total > 0.0)
+            rows = keep[owner]
+            table[tp.table_index[seqs[rows]]] = plan[seqs[rows]] / total[owner[rows]]
+        return table
+
+
+class EGTGame(Saddle):
+    """The saddle point of a two-player abstract game: both treeplexes, ``A`` and ``A'``
+    (sparse).
 
     Raises:
         SequenceFormError: without perfect recall.
@@ -236,62 +372,39 @@ class EGTGame:
         self.d_x = self.entropy_range(self.x)
         self.d_y = self.entropy_range(self.y)
 
-    @staticmethod
-    def entropy_range(tp: Treeplex) -> float:
-        """``D = -min d`` (``max d = 0`` at every pure strategy)."""
-        logb, acc = np.empty(tp.size), np.empty(tp.size)
-        return float(treeplex_prox(*tp.arrays(), np.zeros(tp.size), 1.0, logb, False, logb,
-                                   acc))
-
     def kernel_args(self) -> tuple[I64, I64, I64, F64, I64, I64, I64, F64, I64, I64, F64, I64,
                                    I64, F64]:
         """The game's arrays in :func:`egt_run`'s order."""
         return (*self.x.arrays(), *self.y.arrays(), *self.a.arrays(), *self.at.arrays())
 
-    def smoothed_response(self, tp: Treeplex, g: F64, mu: float,
-                          prior: F64 | None = None) -> tuple[F64, F64]:
-        """``argmax <g, q> - mu d(q)`` (plus ``mu <grad d(centre), q>`` with ``prior``, the
-        centre's log behaviour): its realisation plan and log behaviour."""
-        logb, acc, out = np.empty(tp.size), np.empty(tp.size), np.empty(tp.size)
-        treeplex_prox(*tp.arrays(), g, mu, prior if prior is not None else logb,
-                      prior is not None, logb, acc)
-        treeplex_realise(tp.seq0, tp.k, tp.parent, logb, out)
-        return out, logb
+    def product_a(self, v: F64, out: F64) -> None:
+        csr_matvec(*self.a.arrays(), v, 1.0, out)
 
-    def payoff_y(self, x: F64) -> F64:
-        """``A' x`` (position 0's payoff per sequence of position 1)."""
-        out = np.empty(self.y.size)
-        csr_matvec(*self.at.arrays(), x, 1.0, out)
-        return out
+    def product_at(self, v: F64, out: F64) -> None:
+        csr_matvec(*self.at.arrays(), v, 1.0, out)
 
-    def payoff_x(self, y: F64) -> F64:
-        """``A y`` (position 0's payoff per sequence of position 0)."""
-        out = np.empty(self.x.size)
-        csr_matvec(*self.a.arrays(), y, 1.0, out)
-        return out
+    def uniform_table(self) -> F64:
+        return uniform_table(self.game)
 
-    def best_responses(self, x: F64, y: F64) -> tuple[float, float]:
-        """``(f(y), phi(x))``: position 0's best-response value against ``y`` and position
-        0's value when position 1 best-responds to ``x``."""
-        f = treeplex_best_response(self.x.seq0, self.x.k, self.x.parent, self.payoff_x(y),
-                                   np.empty(self.x.size))
-        phi = -treeplex_best_response(self.y.seq0, self.y.k, self.y.parent, -self.payoff_y(x),
-                                      np.empty(self.y.size))
+    def gap_values(self, x: F64, y: F64, mu_x: float, mu_y: float) -> tuple[float, float]:
+        f, phi = egt_gap_values(*self.kernel_args(), x, y, mu_x, mu_y, self.d_x, self.d_y)
         return float(f), float(phi)
 
-    def table(self, x: F64, y: F64) -> F64:
-        """Both realisation plans as behaviour strategies in table layout (rows the player
-        never reaches, and rows no deal reaches: uniform)."""
-        table = uniform_table(self.game)
-        for tp, plan in ((self.x, x), (self.y, y)):
-            for j in range(tp.seq0.shape[0]):
-                s0, k, par = int(tp.seq0[j]), int(tp.k[j]), int(tp.parent[j])
-                weights = plan[s0 : s0 + k]
-                total = float(weights.sum())
-                if plan[par] > 0.0 and total > 0.0:
-                    start = int(tp.table_index[s0])
-                    table[start : start + k] = weights / total
-        return table
+    def run(self, iterations: int, x: F64, y: F64, state: F64, counts: I64) -> int:
+        """:func:`egt_run`: the same steps, the products in CSR, all compiled."""
+        return int(egt_run(iterations, *self.kernel_args(), x, y, state, counts))
+
+
+class SaddleSource(Protocol):
+    """A game that gives its own saddle point (too big for a sparse ``A``)."""
+
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must match."""
+        ...
+
+    def egt_saddle(self) -> Saddle:
+        """The saddle point :class:`EGTSolver` iterates on."""
+        ...
 
 
 class EGTSolver:
@@ -301,16 +414,20 @@ class EGTSolver:
     :meth:`average_strategy`, :meth:`save_checkpoint` / :meth:`load_checkpoint`,
     :attr:`iteration`, :attr:`seconds`, :attr:`seed`, :attr:`config`.
 
+    ``game`` is an enumerated abstract game (its sequence form: :class:`EGTGame`) or any
+    game that gives its own saddle point (:class:`SaddleSource`, e.g.
+    :class:`strategies.solvers.royal.RoyalGame`, whose products walk Royal's public tree).
+
     Raises:
         SequenceFormError: without perfect recall; UsageError: not two players.
     """
 
-    def __init__(self, game: AbstractGame, config: EGTConfig | None = None, *,
+    def __init__(self, game: AbstractGame | SaddleSource, config: EGTConfig | None = None, *,
                  seed: int = 0) -> None:
         self.game = game
         self.config = config or EGTConfig()
         self.seed = int(seed)
-        self.egt = EGTGame(game)
+        self.egt: Saddle = EGTGame(game) if isinstance(game, AbstractGame) else game.egt_saddle()
         self.iteration = 0
         """Accepted steps so far."""
         self.seconds = 0.0
@@ -332,7 +449,7 @@ class EGTSolver:
         for doublings in range(MAX_INIT_DOUBLINGS):
             y0, _ = g.smoothed_response(g.y, -g.payoff_y(centre), mu)
             x0, _ = g.smoothed_response(g.x, g.payoff_x(y0), mu, centre_log)
-            f, phi = egt_gap_values(*g.kernel_args(), x0, y0, mu, mu, g.d_x, g.d_y)
+            f, phi = g.gap_values(x0, y0, mu, mu)
             if f <= phi + 1e-12 * (1.0 + abs(f) + abs(phi)):
                 self.init_doublings = doublings
                 state = np.array([mu, mu, self.config.tau, g.d_x, g.d_y, self.config.tau_min])
@@ -371,8 +488,7 @@ class EGTSolver:
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels without iterating."""
-        egt_run(0, *self.egt.kernel_args(), self.x.copy(), self.y.copy(), self.state.copy(),
-                self.counts.copy())
+        self.egt.run(0, self.x.copy(), self.y.copy(), self.state.copy(), self.counts.copy())
 
     def iterate(self, iterations: int = 1) -> None:
         """Run ``iterations`` more accepted steps.
@@ -387,8 +503,7 @@ class EGTSolver:
             return
         start = time.perf_counter()
         before = int(self.counts[0])
-        status = egt_run(iterations, *self.egt.kernel_args(), self.x, self.y, self.state,
-                         self.counts)
+        status = self.egt.run(iterations, self.x, self.y, self.state, self.counts)
         self.iteration += int(self.counts[0]) - before
         self.seconds += time.perf_counter() - start
         if status != 0:
@@ -417,7 +532,7 @@ class EGTSolver:
         return target
 
     @classmethod
-    def load_checkpoint(cls, path: str | Path, game: AbstractGame) -> EGTSolver:
+    def load_checkpoint(cls, path: str | Path, game: AbstractGame | SaddleSource) -> EGTSolver:
         """Resume from :meth:`save_checkpoint` for the same game and abstraction.
 
         Raises:
@@ -486,6 +601,8 @@ __all__ = [
     "EGTConfig",
     "EGTGame",
     "EGTSolver",
+    "Saddle",
+    "SaddleSource",
     "Treeplex",
     "is_egt",
     "treeplex",

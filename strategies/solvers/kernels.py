@@ -24,8 +24,10 @@ named tuple of the flat tree, its terminal payoffs and its chance, built by
 * The excessive gap technique (:mod:`strategies.solvers.egt`) over the two treeplexes of
   the sequence form: :func:`treeplex_prox` (the dilated-entropy prox mapping, a softmax
   bottom-up), :func:`treeplex_best_response`, :func:`treeplex_realise`,
-  :func:`csr_matvec` (``A y``, ``A' x``), :func:`egt_gap_values`, :func:`egt_shrink` and
-  :func:`egt_run` (the steps with the aggressive smoothing schedule and backtracking).
+  :func:`csr_matvec` (``A y``, ``A' x``), :func:`treeplex_gap` and :func:`egt_gap_values`
+  (the excessive gap condition), :func:`egt_advance` (the steps with the aggressive
+  smoothing schedule and backtracking, as a machine that stops for each product with ``A``)
+  and :func:`egt_run` (its driver with ``A`` in CSR).
 
 The algorithms, their flags and the oracles that check them are described in
 :mod:`strategies.solvers.cfr`. The kernels walk the tree depth first with an explicit stack
@@ -49,11 +51,39 @@ from strategies.games.abstract import KernelGame
 from strategies.solvers import rng
 
 __all__ = [
-    "NO_FROZEN", "NO_INDEX", "NO_VALUES", "KernelGame", "cfr_pass", "cfr_run", "cs_pass",
-    "cs_run", "csr_matvec", "draw", "draw_deal", "egt_gap_values", "egt_run", "egt_shrink",
-    "es_pass", "es_run", "match_row", "normalise_or_regrets", "post_update",
-    "pure_pass", "pure_run", "regret_matching", "row_sigma", "sample_index",
-    "treeplex_best_response", "treeplex_prox", "treeplex_realise",
+    "EGT_DONE",
+    "EGT_G",
+    "EGT_IN",
+    "EGT_ROWS",
+    "EGT_STUCK",
+    "NO_FROZEN",
+    "NO_INDEX",
+    "NO_VALUES",
+    "KernelGame",
+    "cfr_pass",
+    "cfr_run",
+    "cs_pass",
+    "cs_run",
+    "csr_matvec",
+    "draw",
+    "draw_deal",
+    "egt_advance",
+    "egt_gap_values",
+    "egt_run",
+    "es_pass",
+    "es_run",
+    "match_row",
+    "normalise_or_regrets",
+    "post_update",
+    "pure_pass",
+    "pure_run",
+    "regret_matching",
+    "row_sigma",
+    "sample_index",
+    "treeplex_best_response",
+    "treeplex_gap",
+    "treeplex_prox",
+    "treeplex_realise",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -702,60 +732,163 @@ def csr_matvec(indptr: I64, indices: I64, data: F64, v: F64, scale: float, out: 
 
 
 @kernel
-def egt_gap_values(seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64, k_y: I64,
-                   par_y: I64, w_y: F64, a_ptr: I64, a_idx: I64, a_val: F64, at_ptr: I64,
-                   at_idx: I64, at_val: F64, x: F64, y: F64, mu_x: float, mu_y: float,
-                   d_x: float, d_y: float) -> tuple[float, float]:
-    """The smoothed values of the excessive gap condition ``f(y) <= phi(x)``:
+def treeplex_gap(seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64, k_y: I64,
+                 par_y: I64, w_y: F64, ay: F64, atx: F64, mu_x: float, mu_y: float,
+                 d_x: float, d_y: float, scratch_x: F64, scratch_y: F64) -> tuple[float, float]:
+    """The smoothed values of the excessive gap condition ``f(y) <= phi(x)`` from the two
+    products ``ay = A y`` and ``atx = A' x`` (``atx`` is negated in place):
     ``f = max_x' x'Ay - mu_x dbar_x(x')`` and ``phi = min_y' x'Ay' + mu_y dbar_y(y')`` with
-    ``dbar = d - min d`` (``d_x``, ``d_y`` the ranges ``-min d``)."""
-    nx, ny = x.shape[0], y.shape[0]
-    gx, gy = np.empty(nx), np.empty(ny)
-    lx, ly, ax, ay = np.empty(nx), np.empty(ny), np.empty(nx), np.empty(ny)
-    csr_matvec(a_ptr, a_idx, a_val, y, 1.0, gx)
-    csr_matvec(at_ptr, at_idx, at_val, x, -1.0, gy)
-    f = treeplex_prox(seq0_x, k_x, par_x, w_x, gx, mu_x, lx, False, lx, ax) - mu_x * d_x
-    phi = -(treeplex_prox(seq0_y, k_y, par_y, w_y, gy, mu_y, ly, False, ly, ay) - mu_y * d_y)
+    ``dbar = d - min d`` (``d_x``, ``d_y`` the ranges ``-min d``). ``scratch_*``: ``[2, n]``."""
+    for s in range(atx.shape[0]):
+        atx[s] = -atx[s]
+    f = treeplex_prox(seq0_x, k_x, par_x, w_x, ay, mu_x, scratch_x[0], False, scratch_x[0],
+                      scratch_x[1]) - mu_x * d_x
+    phi = -(treeplex_prox(seq0_y, k_y, par_y, w_y, atx, mu_y, scratch_y[0], False,
+                          scratch_y[0], scratch_y[1]) - mu_y * d_y)
     return f, phi
 
 
 @kernel
-def egt_shrink(seq0_p: I64, k_p: I64, par_p: I64, w_p: F64, m_ptr: I64, m_idx: I64,
-               m_val: F64, m_scale: float, seq0_o: I64, k_o: I64, par_o: I64, w_o: F64,
-               n_ptr: I64, n_idx: I64, n_val: F64, n_scale: float, p: F64, o: F64,
-               mu_p: float, mu_o: float, tau: float, p_out: F64, o_out: F64) -> None:
-    """One step of Nesterov's excessive gap technique that shrinks ``p``'s smoothing.
+def egt_gap_values(seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64, k_y: I64,
+                   par_y: I64, w_y: F64, a_ptr: I64, a_idx: I64, a_val: F64, at_ptr: I64,
+                   at_idx: I64, at_val: F64, x: F64, y: F64, mu_x: float, mu_y: float,
+                   d_x: float, d_y: float) -> tuple[float, float]:
+    """:func:`treeplex_gap` of ``(x, y)`` with ``A`` and ``A'`` in CSR."""
+    nx, ny = x.shape[0], y.shape[0]
+    gx, gy = np.empty(nx), np.empty(ny)
+    csr_matvec(a_ptr, a_idx, a_val, y, 1.0, gx)
+    csr_matvec(at_ptr, at_idx, at_val, x, 1.0, gy)
+    return treeplex_gap(seq0_x, k_x, par_x, w_x, seq0_y, k_y, par_y, w_y, gx, gy, mu_x, mu_y,
+                        d_x, d_y, np.empty((2, nx)), np.empty((2, ny)))
 
-    ``p`` and ``o`` are the two players' realisation plans; a player minimises its loss
-    ``<L, own>`` with ``L_p = m_scale * M o`` and ``L_o = n_scale * N p`` (``M``, ``N`` CSR;
-    for the maximiser x: ``-A y``, for the minimiser y: ``A' x``). With the smoothed best
-    response ``br_q(v, mu) = argmin_q <L_q(v), q> + mu d_q(q)``::
 
-        p1 = br_p(o, mu_p);  ph = (1 - tau) p + tau p1;  oh = br_o(ph, mu_o)
-        p2 = argmin <tau / (1 - tau) L_p(oh), q> + mu_p D_p(q, p1)   (Bregman step from p1)
-        o_out = (1 - tau) o + tau oh;  p_out = (1 - tau) p + tau p2
+EGT_ROWS = 7
+"""Rows of each player's work array of :func:`egt_advance`: ``[G, IN, NEW, P1, LB1, LB2,
+ACC]``."""
+EGT_G, EGT_IN = 0, 1
+"""Rows of :func:`egt_advance`'s work arrays: a product's output and its input."""
+_G, _IN, _NEW, _P1, _LB1, _LB2, _ACC = EGT_G, EGT_IN, 2, 3, 4, 5, 6
+EGT_DONE = -1
+""":func:`egt_advance`: the iterations asked for are done."""
+EGT_STUCK = -2
+""":func:`egt_advance`: ``tau`` fell below ``tau_min`` (the iterates are the last accepted)."""
 
-    and the caller multiplies ``mu_p`` by ``1 - tau``.
+
+@kernel
+def egt_advance(iterations: int, seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y: I64,
+                k_y: I64, par_y: I64, w_y: F64, x: F64, y: F64, state: F64, counts: I64,
+                control: I64, work_x: F64, work_y: F64) -> int:
+    """The excessive gap technique's steps as a machine that stops for every product with
+    ``A``, so that one definition of the step serves every way of computing the products
+    (a sparse matrix: :func:`egt_run`; a walk of a public tree:
+    :mod:`strategies.solvers.royal`).
+
+    Returns a request, 0 or 1, or :data:`EGT_DONE` / :data:`EGT_STUCK`. Request 0: the
+    caller writes ``A v`` into ``work_x[G]`` with ``v = work_y[IN]``; request 1: ``A' v``
+    into ``work_y[G]`` with ``v = work_x[IN]``; then calls again with the same arguments.
+    ``state`` = ``[mu_x, mu_y, tau, d_x, d_y, tau_min]``; ``counts`` = ``[steps,
+    backtracks, shrinks of mu_x, shrinks of mu_y]``; ``control`` = ``[phase, side,
+    steps accepted in this run]`` (zeros to start; zeros again when it returns
+    ``EGT_DONE`` or ``EGT_STUCK``); ``work_*``: ``[EGT_ROWS, n]`` scratch (:data:`EGT_ROWS`).
+
+    One step shrinks the smoothing of the *side* ``p`` with the larger ``mu`` (balancing),
+    ``o`` the other side; a side's gain gradient is ``A y`` for x (the maximiser) and
+    ``-A' x`` for y; ``br_q(g, mu) = argmax <g, q> - mu d_q(q)`` (:func:`treeplex_prox`)::
+
+        p1 = br_p(gain_p(o), mu_p);  ph = (1 - tau) p + tau p1;  oh = br_o(gain_o(ph), mu_o)
+        p2 = argmax <tau / (1 - tau) gain_p(oh), q> - mu_p D_p(q, p1)   (Bregman step)
+        p' = (1 - tau) p + tau p2;  o' = (1 - tau) o + tau oh;  mu_p' = (1 - tau) mu_p
+
+    then the excessive gap condition at ``(x', y')`` (:func:`treeplex_gap`): if it holds the
+    step is accepted, otherwise undone and retried with ``tau`` halved (the aggressive
+    scheme with backtracking; ``tau`` is never raised). Five products per try.
     """
-    np_, no = p.shape[0], o.shape[0]
-    g_p, acc_p, lb1, lb2, p1 = (np.empty(np_), np.empty(np_), np.empty(np_), np.empty(np_),
-                                np.empty(np_))
-    g_o, acc_o, lbo = np.empty(no), np.empty(no), np.empty(no)
-    csr_matvec(m_ptr, m_idx, m_val, o, -m_scale, g_p)
-    treeplex_prox(seq0_p, k_p, par_p, w_p, g_p, mu_p, lb1, False, lb1, acc_p)
-    treeplex_realise(seq0_p, k_p, par_p, lb1, p1)
-    for s in range(np_):
-        p_out[s] = (1.0 - tau) * p[s] + tau * p1[s]  # p_out holds ph for now
-    csr_matvec(n_ptr, n_idx, n_val, p_out, -n_scale, g_o)
-    treeplex_prox(seq0_o, k_o, par_o, w_o, g_o, mu_o, lbo, False, lbo, acc_o)
-    treeplex_realise(seq0_o, k_o, par_o, lbo, o_out)  # o_out holds oh for now
-    csr_matvec(m_ptr, m_idx, m_val, o_out, -m_scale * tau / (1.0 - tau), g_p)
-    treeplex_prox(seq0_p, k_p, par_p, w_p, g_p, mu_p, lb1, True, lb2, acc_p)
-    treeplex_realise(seq0_p, k_p, par_p, lb2, p1)  # p1 now holds p2
-    for s in range(np_):
-        p_out[s] = (1.0 - tau) * p[s] + tau * p1[s]
-    for s in range(no):
-        o_out[s] = (1.0 - tau) * o[s] + tau * o_out[s]
+    while True:
+        phase = int(control[0])
+        side = int(control[1])
+        tau = state[2]
+        if side == 0:
+            seq0_p, k_p, par_p, w_p, p, work_p = seq0_x, k_x, par_x, w_x, x, work_x
+            seq0_o, k_o, par_o, w_o, o, work_o = seq0_y, k_y, par_y, w_y, y, work_y
+        else:
+            seq0_p, k_p, par_p, w_p, p, work_p = seq0_y, k_y, par_y, w_y, y, work_y
+            seq0_o, k_o, par_o, w_o, o, work_o = seq0_x, k_x, par_x, w_x, x, work_x
+        sign_p = 1.0 if side == 0 else -1.0
+        mu_p, mu_o = state[side], state[1 - side]
+        if phase == 0:  # a new try: the gain of p against o
+            if control[2] >= iterations:
+                control[0] = control[1] = control[2] = 0
+                return EGT_DONE
+            side = 0 if state[0] >= state[1] else 1
+            control[1] = side
+            control[0] = 1
+            other = y if side == 0 else x
+            work = work_y if side == 0 else work_x
+            for s in range(other.shape[0]):
+                work[_IN, s] = other[s]
+            return side
+        if phase == 1:  # p1 and ph; the gain of o against ph
+            for s in range(p.shape[0]):
+                work_p[_G, s] *= sign_p
+            treeplex_prox(seq0_p, k_p, par_p, w_p, work_p[_G], mu_p, work_p[_LB1], False,
+                          work_p[_LB1], work_p[_ACC])
+            treeplex_realise(seq0_p, k_p, par_p, work_p[_LB1], work_p[_P1])
+            for s in range(p.shape[0]):
+                work_p[_IN, s] = (1.0 - tau) * p[s] + tau * work_p[_P1, s]
+            control[0] = 2
+            return 1 - side
+        if phase == 2:  # oh; the gain of p against oh
+            for s in range(o.shape[0]):
+                work_o[_G, s] *= -sign_p
+            treeplex_prox(seq0_o, k_o, par_o, w_o, work_o[_G], mu_o, work_o[_LB1], False,
+                          work_o[_LB1], work_o[_ACC])
+            treeplex_realise(seq0_o, k_o, par_o, work_o[_LB1], work_o[_NEW])
+            for s in range(o.shape[0]):
+                work_o[_IN, s] = work_o[_NEW, s]
+            control[0] = 3
+            return side
+        if phase == 3:  # p2, the new iterates; A y'
+            scale = sign_p * tau / (1.0 - tau)
+            for s in range(p.shape[0]):
+                work_p[_G, s] *= scale
+            treeplex_prox(seq0_p, k_p, par_p, w_p, work_p[_G], mu_p, work_p[_LB1], True,
+                          work_p[_LB2], work_p[_ACC])
+            treeplex_realise(seq0_p, k_p, par_p, work_p[_LB2], work_p[_P1])
+            for s in range(p.shape[0]):
+                work_p[_NEW, s] = (1.0 - tau) * p[s] + tau * work_p[_P1, s]
+            for s in range(o.shape[0]):
+                work_o[_NEW, s] = (1.0 - tau) * o[s] + tau * work_o[_NEW, s]
+            for s in range(y.shape[0]):
+                work_y[_IN, s] = work_y[_NEW, s]
+            control[0] = 4
+            return 0
+        if phase == 4:  # A' x'
+            for s in range(x.shape[0]):
+                work_x[_IN, s] = work_x[_NEW, s]
+            control[0] = 5
+            return 1
+        # phase 5: the excessive gap condition at (x', y')
+        mu_x = (1.0 - tau) * state[0] if side == 0 else state[0]
+        mu_y = state[1] if side == 0 else (1.0 - tau) * state[1]
+        f, phi = treeplex_gap(seq0_x, k_x, par_x, w_x, seq0_y, k_y, par_y, w_y, work_x[_G],
+                              work_y[_G], mu_x, mu_y, state[3], state[4], work_x[_LB1:_LB2 + 1],
+                              work_y[_LB1:_LB2 + 1])
+        control[0] = 0
+        if f <= phi + 1e-12 * (1.0 + abs(f) + abs(phi)):
+            for s in range(x.shape[0]):
+                x[s] = work_x[_NEW, s]
+            for s in range(y.shape[0]):
+                y[s] = work_y[_NEW, s]
+            state[0], state[1] = mu_x, mu_y
+            counts[0] += 1
+            counts[2 + side] += 1
+            control[2] += 1
+        else:
+            state[2] = 0.5 * tau
+            counts[1] += 1
+            if state[2] < state[5]:
+                control[0] = control[1] = control[2] = 0
+                return EGT_STUCK
 
 
 @kernel
@@ -763,45 +896,16 @@ def egt_run(iterations: int, seq0_x: I64, k_x: I64, par_x: I64, w_x: F64, seq0_y
             k_y: I64, par_y: I64, w_y: F64, a_ptr: I64, a_idx: I64, a_val: F64,
             at_ptr: I64, at_idx: I64, at_val: F64, x: F64, y: F64, state: F64,
             counts: I64) -> int:
-    """``iterations`` accepted steps of the excessive gap technique, in place.
-
-    ``state`` = ``[mu_x, mu_y, tau, d_x, d_y, tau_min]``; ``counts`` = ``[steps, backtracks,
-    shrinks of mu_x, shrinks of mu_y]``. Each step shrinks the larger of the two smoothing
-    parameters (the balancing heuristic) by the factor ``1 - tau``; when the excessive gap
-    condition fails after the step (:func:`egt_gap_values`), the step is undone and retried
-    with ``tau`` halved (the aggressive scheme with backtracking). Returns 0, or 1 if
-    ``tau`` fell below ``tau_min`` (the state is that of the last accepted step).
-    """
-    nx, ny = x.shape[0], y.shape[0]
-    xn, yn = np.empty(nx), np.empty(ny)
-    for _ in range(iterations):
-        while True:
-            tau = state[2]
-            shrink_x = state[0] >= state[1]
-            if shrink_x:
-                egt_shrink(seq0_x, k_x, par_x, w_x, a_ptr, a_idx, a_val, -1.0, seq0_y, k_y,
-                           par_y, w_y, at_ptr, at_idx, at_val, 1.0, x, y, state[0], state[1],
-                           tau, xn, yn)
-                mu_x, mu_y = (1.0 - tau) * state[0], state[1]
-            else:
-                egt_shrink(seq0_y, k_y, par_y, w_y, at_ptr, at_idx, at_val, 1.0, seq0_x, k_x,
-                           par_x, w_x, a_ptr, a_idx, a_val, -1.0, y, x, state[1], state[0],
-                           tau, yn, xn)
-                mu_x, mu_y = state[0], (1.0 - tau) * state[1]
-            f, phi = egt_gap_values(seq0_x, k_x, par_x, w_x, seq0_y, k_y, par_y, w_y, a_ptr,
-                                    a_idx, a_val, at_ptr, at_idx, at_val, xn, yn, mu_x, mu_y,
-                                    state[3], state[4])
-            if f <= phi + 1e-12 * (1.0 + abs(f) + abs(phi)):
-                break
-            state[2] = 0.5 * tau
-            counts[1] += 1
-            if state[2] < state[5]:
-                return 1
-        for s in range(nx):
-            x[s] = xn[s]
-        for s in range(ny):
-            y[s] = yn[s]
-        state[0], state[1] = mu_x, mu_y
-        counts[0] += 1
-        counts[2 if shrink_x else 3] += 1
-    return 0
+    """``iterations`` accepted steps of :func:`egt_advance` with ``A`` and ``A'`` in CSR, in
+    place. Returns 0, or 1 if ``tau`` fell below ``tau_min``."""
+    control = np.zeros(3, dtype=np.int64)
+    work_x, work_y = np.empty((EGT_ROWS, x.shape[0])), np.empty((EGT_ROWS, y.shape[0]))
+    while True:
+        request = egt_advance(iterations, seq0_x, k_x, par_x, w_x, seq0_y, k_y, par_y, w_y,
+                              x, y, state, counts, control, work_x, work_y)
+        if request == 0:
+            csr_matvec(a_ptr, a_idx, a_val, work_y[_IN], 1.0, work_x[_G])
+        elif request == 1:
+            csr_matvec(at_ptr, at_idx, at_val, work_x[_IN], 1.0, work_y[_G])
+        else:
+            return 0 if request == EGT_DONE else 1

@@ -6,8 +6,9 @@ names its game (:data:`RECIPE_GAMES`, a :class:`RecipeGame`): enumerated (lossle
 abstraction, the flat tree and the deal pool, cached) or Royal's public tree
 (:class:`strategies.solvers.royal.RoyalGame`); whichever, the one
 :class:`strategies.solvers.cfr.Solver` runs on it, through :func:`run_solver` (or, for the
-solver ``egt`` on an enumerated game, :class:`strategies.solvers.egt.EGTSolver`, the excessive
-gap technique, through the same loop, checkpoint and writer):
+solver ``egt`` on an enumerated game or Royal's public tree,
+:class:`strategies.solvers.egt.EGTSolver`, the excessive gap technique, through the same
+loop, checkpoint and writer):
 
 * iterations in chunks of about :data:`CHUNK_SECONDS`, until the target iteration count or
   the deadline;
@@ -160,6 +161,13 @@ def exploitability_note(solver: AnySolver) -> str:
     assert isinstance(game, AbstractGame)
     kind, value = exploitability(game, solver.average_strategy()).headline
     return f"{kind} {value:.3g}"
+
+
+def gap_bound_note(solver: AnySolver) -> str:
+    """EGT's own bound on its iterates' exploitability (free: no best response), the
+    progress note of games whose best response is slow (Royal's)."""
+    assert isinstance(solver, EGTSolver)
+    return f"exploitability <= {solver.gap_bound() / 2:.3g}"
 
 
 def value_note(solver: AnySolver) -> str:
@@ -422,6 +430,8 @@ class RoyalRecipe(RecipeGame):
         self.royal = royal
 
     def solver_meta(self, solver: AnySolver) -> dict[str, Any]:
+        if isinstance(solver, EGTSolver):
+            return {"solver": "egt (public tree)", "solver_config": solver.config.to_json()}
         return {"solver": "cfr+ (public tree, royal_cfr)"}
 
     def finish(self, recipe: Recipe, solver: AnySolver, average: Any,
@@ -480,9 +490,9 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     if bundle and not recipe.bundled:
         raise UsageError(f"recipe {recipe.name!r} is not bundled (its file is over 50 MB): "
                          f"write it with --out F")
-    if is_egt(recipe.solver) and not recipe.enumerated:
-        raise UsageError(f"expected an enumerated game (lossless cards) for --solver egt, "
-                         f"got cards {recipe.cards!r}")
+    if is_egt(recipe.solver) and recipe.cards not in ("lossless", "royal"):
+        raise UsageError(f"expected an enumerated game (lossless cards) or a Royal recipe "
+                         f"(public tree) for --solver egt, got cards {recipe.cards!r}")
     rg = recipe_game(recipe, workers=workers)
     out_path, ckpt = recipe.solve_paths(out, bundle, checkpoint, resume)
     deadline = None if minutes is None else time.monotonic() + 60.0 * minutes
@@ -494,9 +504,10 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     solver: AnySolver
     with console.compile_notice(PROG, [kernels.cfr_run, kernels.es_run, kernels.cs_run,
                                        kernels.pure_run, kernels.egt_run]):
-        if isinstance(rg, EnumeratedRecipe) and is_egt(recipe.solver):
-            solver = (EGTSolver.load_checkpoint(ckpt, rg.abstract) if resume
-                      else EGTSolver(rg.abstract, seed=recipe.seed))
+        if isinstance(rg, EnumeratedRecipe | RoyalRecipe) and is_egt(recipe.solver):
+            source = rg.abstract if isinstance(rg, EnumeratedRecipe) else rg.royal
+            solver = (EGTSolver.load_checkpoint(ckpt, source) if resume
+                      else EGTSolver(source, seed=recipe.seed))
         elif resume:
             solver = Solver.load_checkpoint(ckpt, rg.solver_game)
         else:
@@ -505,11 +516,14 @@ def solve_recipe(recipe: Recipe, *, iterations: int | None, minutes: float | Non
     budget = f"{target} iterations" if target is not None else f"{minutes:g} minutes"
     extra = {"recipe": recipe.name}
     described = rg.solver_meta(solver)
+    note = rg.note
+    if note is None and isinstance(solver, EGTSolver):
+        note = gap_bound_note
     stopped = run_solver(
         solver, target, deadline, progress=progress,
         banner=f"{PROG}: solving {recipe.name} with {described['solver']} from iteration "
         f"{solver.iteration} ({budget}; Ctrl-C writes a checkpoint)",
-        note=rg.note, checkpoint=ckpt, extra=extra,
+        note=note, checkpoint=ckpt, extra=extra,
         checkpoint_every=rg.checkpoint_every(checkpoint_minutes),
     )
     if stopped or checkpoint is not None:

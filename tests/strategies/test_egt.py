@@ -29,9 +29,12 @@ from strategies.measure.best_response import exploitability
 from strategies.solvers.cfr import CheckpointError, Solver
 from strategies.solvers.egt import EGTConfig, EGTGame, EGTSolver, Treeplex
 from strategies.solvers.kernels import (
+    EGT_G,
+    EGT_IN,
+    EGT_ROWS,
     csr_matvec,
+    egt_advance,
     egt_gap_values,
-    egt_shrink,
     treeplex_best_response,
     treeplex_prox,
     treeplex_realise,
@@ -200,25 +203,44 @@ def test_small_best_response_products_and_nash_conv() -> None:
     assert br == pytest.approx(f) and br <= smooth <= br + 1e-6 * egt.d_x + 1e-12
 
 
+def advance_one_try(egt: EGTGame, x: F, y: F, mu: tuple[float, float],
+                    tau: float) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Drive :func:`egt_advance` through one try of a step with dense products; the new
+    iterates it proposes (before the excessive gap condition decides) and its requests."""
+    dense = np.zeros((egt.x.size, egt.y.size))
+    for i in range(egt.x.size):
+        lo, hi = int(egt.a.indptr[i]), int(egt.a.indptr[i + 1])
+        dense[i, egt.a.indices[lo:hi]] = egt.a.data[lo:hi]
+    state = np.array([mu[0], mu[1], tau, egt.d_x, egt.d_y, 1e-14])
+    counts, control = np.zeros(4, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    work_x, work_y = np.empty((EGT_ROWS, egt.x.size)), np.empty((EGT_ROWS, egt.y.size))
+    xs, ys = np.array(x), np.array(y)
+    requests = []
+    while control[0] != 4:  # phase 4: the step is proposed, the condition comes next
+        request = egt_advance(1, *egt.x.arrays(), *egt.y.arrays(), xs, ys, state, counts,
+                              control, work_x, work_y)
+        requests.append(int(request))
+        if request == 0:
+            work_x[EGT_G] = dense @ work_y[EGT_IN]
+        else:
+            work_y[EGT_G] = dense.T @ work_x[EGT_IN]
+    np.testing.assert_array_equal(xs, x)  # nothing accepted yet
+    return work_x[2].copy(), work_y[2].copy(), requests
+
+
 @pytest.mark.parametrize("own", [0, 1])
 def test_small_step_equals_oracle(own: int) -> None:
+    """One step of :func:`egt_advance` shrinks the larger ``mu`` (``own``'s) as the oracle
+    does, with three products, then asks for ``A y'``."""
     g = abstract("kuhn2")
     egt = EGTGame(g)
     rng = np.random.default_rng(11)
     x = realise(egt.x, random_behaviour(egt.x, rng))
     y = realise(egt.y, random_behaviour(egt.y, rng))
-    mu, tau = (0.7, 0.4), 0.3
+    mu, tau = ((0.7, 0.4) if own == 0 else (0.4, 0.7)), 0.3
     want_x, want_y = oracle_step(egt, own, x, y, mu, tau)
-    xn, yn = np.empty(egt.x.size), np.empty(egt.y.size)
-    tx, ty, a, at = egt.x, egt.y, egt.a, egt.at
-    if own == 0:
-        egt_shrink(tx.seq0, tx.k, tx.parent, tx.weight, a.indptr, a.indices, a.data, -1.0,
-                   ty.seq0, ty.k, ty.parent, ty.weight, at.indptr, at.indices, at.data, 1.0,
-                   np.array(x), np.array(y), mu[0], mu[1], tau, xn, yn)
-    else:
-        egt_shrink(ty.seq0, ty.k, ty.parent, ty.weight, at.indptr, at.indices, at.data, 1.0,
-                   tx.seq0, tx.k, tx.parent, tx.weight, a.indptr, a.indices, a.data, -1.0,
-                   np.array(y), np.array(x), mu[1], mu[0], tau, yn, xn)
+    xn, yn, requests = advance_one_try(egt, x, y, mu, tau)
+    assert requests == [own, 1 - own, own, 0]
     np.testing.assert_allclose(xn, want_x, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(yn, want_y, rtol=1e-10, atol=1e-14)
 

@@ -67,6 +67,7 @@ PLAIN_PYTHON: dict[str, tuple[tuple[str, ...], ...]] = {
         ("tests/strategies/test_egt.py", ("-k", "small"), ()),
         ("tests/strategies/test_holdem_solver.py", ("-k", "small"), ()),
         ("tests/strategies/test_lbr_cards.py", ("-k", "small"), ()),
+        ("tests/strategies/test_royal_egt.py", ("-k", "small"), ()),
         ("tests/strategies/test_sizing.py", ("-k", "small"), ()),
         ("tests/strategies/translation/test_lab.py", ("-k", "small"), ()),
     ]
