@@ -99,8 +99,8 @@ def strategies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize(
     ("key", "game_file", "hands", "players"),
     [
-        ("nl2", "holdem.nolimit.2p.reverse_blinds.game", 3_000, 2),
-        ("nl3", "holdem.nolimit.3p.game", 2_000, 3),
+        ("nl2", "holdem.nolimit.2p.reverse_blinds.game", 1_000, 2),
+        ("nl3", "holdem.nolimit.3p.game", 1_000, 3),
         ("leduc", "leduc.limit.2p.game", 2_000, 2),
     ],
 )
