@@ -75,16 +75,20 @@ def stated_fractions(abstraction: BettingAbstraction,
     return tuple(sorted(out))
 
 
-def stated_actions(state: BettingState, fractions: Sequence[float]) -> list[Action]:
+def stated_actions(state: BettingState, fractions: Sequence[float],
+                   max_raises: int | None = None) -> list[Action]:
     """The subgame's actions at ``state``: fold (facing a bet), call, a raise to each
-    fraction realised in chips, the all-in; distinct, in that order (raises ascending)."""
+    fraction realised in chips, the all-in; distinct, in that order (raises ascending).
+    Once the round holds ``max_raises`` raises, the all-in is the only raise."""
     out: list[Action] = []
     if state.can_fold():
         out.append(FOLD)
     out.append(CALL)
     if state.raise_bounds() is None:
         return out
-    tos = {realise_raise_to(state, f) for f in fractions}
+    capped = max_raises is not None and sum(
+        a.kind is ActionKind.RAISE for a in state.actions[state.round]) >= max_raises
+    tos = set() if capped else {realise_raise_to(state, f) for f in fractions}
     tos.add(realise_raise_to(state, ALL_IN))
     out.extend(Action(ActionKind.RAISE, to) for to in sorted(t for t in tos if t is not None))
     return out
@@ -244,10 +248,12 @@ class PublicTree:
 
 def build_tree(game: Game, root: BettingState, board: Sequence[int],
                fractions: Sequence[float], path: Sequence[Action] = (),
-               hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES) -> PublicTree:
+               hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES,
+               max_raises: int | None = None) -> PublicTree:
     """The public tree from ``root`` (board ``board`` dealt) with the stated actions and the
     real ``path`` (actions from ``root``; board cards of later rounds are taken from
-    ``board`` where it has them).
+    ``board`` where it has them); ``max_raises``: :func:`stated_actions`' cap per round
+    (the path's own raises are always in).
 
     Raises:
         AbstractionError: for a path action that is illegal, or a tree above ``max_nodes``.
@@ -297,7 +303,7 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
                 stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow))
             continue
         kinds.append(DECISION)
-        acts = stated_actions(state, fractions)
+        acts = stated_actions(state, fractions, max_raises)
         nxt = path[pos] if 0 <= pos < len(path) else None
         if nxt is not None and nxt not in acts:
             try:
