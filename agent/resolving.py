@@ -57,7 +57,6 @@ Imports numpy and numba (through :mod:`agent.resolve`), :mod:`agent.policy`.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -82,24 +81,15 @@ NOT_LEGAL = "not legal: translation"
 EARLIER = "earlier in the hand"
 """The hand fell back at an earlier decision: translation plays to its end."""
 
-MAX_DEALS = 10_000
-"""The largest (private hands per player) x (boards by the last round) ``--resolve`` plays."""
-
-
 def resolve_support(game: Game) -> str | None:
-    """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (module
-    docstring: two players, no-limit, hands x boards at most :data:`MAX_DEALS`)."""
+    """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (two-player
+    no-limit games; hold'em and Royal are re-solved on their last round only:
+    :attr:`agent.resolve.Resolver.last_round_only`)."""
     if game.num_players != 2 or not game.is_nolimit:
         return (f"expected a two-player no-limit game for --resolve, got "
                 f"{game.num_players} players, {'no-limit' if game.is_nolimit else 'limit'}")
-    deck = game.num_suits * game.num_ranks
-    hole = game.num_hole_cards
-    hands = math.comb(deck, hole)
-    boards = math.comb(deck - hole, game.board_cards_through(game.num_rounds - 1))
-    if hands * boards > MAX_DEALS:
-        return (f"expected a game whose private hands x boards is at most {MAX_DEALS:,} for "
-                f"--resolve (no-limit Leduc; hold'em river re-solving is not done yet), got "
-                f"{hands:,} x {boards:,}")
+    if game.num_hole_cards > 2:
+        return (f"expected at most 2 hole cards for --resolve, got {game.num_hole_cards}")
     return None
 
 
@@ -112,7 +102,9 @@ class ResolvingStats(PolicyStats):
     plan_decisions: int = 0
     """Decisions read from an earlier re-solve of the hand (source ``plan``)."""
     blueprint_decisions: int = 0
-    """Decisions read from the round-0 plan (source ``blueprint``)."""
+    """Decisions read from the round-0 plan (source ``blueprint``), or translated in a
+    round that is not re-solved (hold'em before the river; the river in mode
+    ``off-tree`` while the opponent kept to the blueprint's actions)."""
     time_budget_fallbacks: int = 0
     """Hands that fell back to translation because a re-solve overran the time budget."""
     failed_fallbacks: int = 0
@@ -190,15 +182,24 @@ class ResolvingPolicy(StrategyPolicy):
         """
         from dataclasses import replace
 
-        from agent.acpc.betting import BettingState
+        from agent.acpc.betting import CALL, BettingState
+        from agent.acpc.cards import deck_for
 
         game = self.resolver.game
-        for seat in (0, 1):
-            self.resolver.blueprint_plan(seat)
         probe = self.resolver.with_config(replace(self.config, mode="always", iterations=1,
                                                   seconds=None))
         state = BettingState.initial(game)
-        probe.new_hand(state.player).decide(state, ())
+        board: tuple[int, ...] = ()
+        if self.resolver.last_round_only:
+            # a river reached by checks and calls, on the deck's last cards
+            while state.round < game.num_rounds - 1:
+                state = state.apply(CALL)
+            deck = deck_for(game)
+            board = tuple(deck[len(deck) - game.total_board_cards:])
+        else:
+            for seat in (0, 1):
+                self.resolver.blueprint_plan(seat)
+        probe.new_hand(state.player).decide(state, board)
 
     # ----------------------------------------------------------------- deciding
 
@@ -215,6 +216,15 @@ class ResolvingPolicy(StrategyPolicy):
             return self._translate(ms, began, {"fallback": EARLIER})
         state = ms.state
         visible = ms.board[: state.game.board_cards_through(state.round)]
+        if not self.resolver.resolves(state.round) or (
+                self.config.mode == "off-tree" and self.resolver.last_round_only and
+                hand.resolver.plan is None and
+                not self.resolver.off_tree(ms.position, state, visible)):
+            # not re-solved here: translation is the blueprint (counted as such)
+            self.stats.blueprint_decisions += 1
+            return self.translate(ms, began=began, extra=(
+                {"resolve": {"mode": self.config.mode, "source": "blueprint"}}
+                if self.trace is not None else None))
         budget = self.config.seconds
         try:
             decision = hand.resolver.decide(state, visible)

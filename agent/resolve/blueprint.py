@@ -44,6 +44,9 @@ from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import Purification
 
 F64 = npt.NDArray[np.float64]
+BucketCache = dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]]
+"""Every hand's bucket per (round, board): shared by the walks of one resolver."""
+MAX_BUCKET_CACHE = 256
 
 
 class _Reader:
@@ -52,7 +55,7 @@ class _Reader:
 
     def __init__(self, blueprint: Strategy, cards: CardAbstraction, seat: int,
                  mapping: MappingFn, purification: Purification, sizes_in: str,
-                 hands: Sequence[Sequence[int]]) -> None:
+                 hands: Sequence[Sequence[int]], buckets: BucketCache | None = None) -> None:
         self.atree = blueprint.tree
         self.blueprint = blueprint
         self.cards = cards
@@ -61,7 +64,7 @@ class _Reader:
         self.purification = purification
         self.sizes_in = sizes_in
         self.hands = hands
-        self.buckets: dict[tuple[int, tuple[int, ...]], npt.NDArray[np.int64]] = {}
+        self.buckets: BucketCache = {} if buckets is None else buckets
         self.rows: dict[tuple[int, int], list[float]] = {}
         self.kinds_of: dict[int, NodeKinds] = {}
 
@@ -72,6 +75,8 @@ class _Reader:
             used = set(board)
             got = np.array([self.cards.bucket(round_, hole, board)
                             if used.isdisjoint(hole) else -1 for hole in self.hands], np.int64)
+            if len(self.buckets) >= MAX_BUCKET_CACHE:
+                self.buckets.clear()
             self.buckets[(round_, board)] = got
         return got
 
@@ -161,10 +166,12 @@ class _Reader:
 def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, seat: int,
               mapping: MappingFn, purification: Purification, sizes_in: str,
               overrides: Mapping[int, F64] | None = None,
-              start: Mapping[int, F64] | None = None) -> F64:
+              start: Mapping[int, F64] | None = None,
+              buckets: BucketCache | None = None) -> F64:
     """The translating agent in ``seat``: ``[hand, edge]`` probabilities at its nodes
     (uniform where it never arrives with a hand; other players' nodes hold 0).
 
+    ``buckets``: a cache shared between walks (:data:`BucketCache`).
     ``overrides``: decision nodes of ``seat`` whose behaviour is given (``[hand, k]``
     rows: what the agent really played there); the walk follows them instead of the
     blueprint. ``start``: the agent's abstract histories at the tree's root (per abstract
@@ -178,7 +185,7 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
     if start is None and (tree.states[0].round != 0 or tree.states[0].betting):
         raise AbstractionError("expected a public tree rooted at the start of the hand")
     reader = _Reader(blueprint, cards, seat, mapping, purification, sizes_in,
-                     tree.hands.cards)
+                     tree.hands.cards, buckets)
     n_hands = len(tree.hands)
     out = np.zeros((n_hands, tree.num_edges))
     held: list[dict[int, F64]] = [dict() for _ in range(tree.num_nodes)]
@@ -224,7 +231,8 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
 def path_states(game: Game, blueprint: Strategy, cards: CardAbstraction, seat: int,
                 mapping: MappingFn, purification: Purification, sizes_in: str,
                 hands: Sequence[Sequence[int]], actions: Sequence[Action],
-                board: Sequence[int]) -> tuple[dict[int, F64], bool]:
+                board: Sequence[int], buckets: BucketCache | None = None
+                ) -> tuple[dict[int, F64], bool]:
     """The translating agent in ``seat`` along one real history: its abstract histories
     after ``actions`` (both players', from the start of the hand; ``board``: the board
     cards dealt by then), per abstract state the reach of every hand in ``hands`` (Bayes
@@ -237,7 +245,7 @@ def path_states(game: Game, blueprint: Strategy, cards: CardAbstraction, seat: i
     Raises:
         AbstractionError: for an illegal action.
     """
-    reader = _Reader(blueprint, cards, seat, mapping, purification, sizes_in, hands)
+    reader = _Reader(blueprint, cards, seat, mapping, purification, sizes_in, hands, buckets)
     states: dict[int, F64] = {0: np.ones(len(hands))}
     state = BettingState.initial(game)
     dealt = tuple(int(c) for c in board)

@@ -191,10 +191,6 @@ def test_bad_resolve_flags_are_one_line(argv: list[str], code: int, message: str
 @pytest.mark.parametrize(
     ("game", "message"),
     [
-        ("holdem.nolimit.2p.reverse_blinds.game",
-         "acpc-agent: error: expected a game whose private hands x boards is at most 10,000 "
-         "for --resolve (no-limit Leduc; hold'em river re-solving is not done yet), got "
-         "1,326 x 2,118,760\n"),
         ("leduc.limit.2p.game", "acpc-agent: error: expected a two-player no-limit game for "
          "--resolve, got 2 players, limit\n"),
     ],
@@ -204,7 +200,8 @@ def test_unsupported_games_are_refused_in_one_line(
 ) -> None:
     assert main([game, HOST, "9", "--strategy", FCPA, "--resolve", "round"]) == 1
     assert capsys.readouterr().err == message
-    assert resolve_support(load_game("royal.nolimit.2p.game")) is not None
+    assert resolve_support(load_game("royal.nolimit.2p.game")) is None  # its last round
+    assert resolve_support(load_game("holdem.nolimit.2p.reverse_blinds.game")) is None
     assert resolve_support(load_game("leduc.nolimit.2p.stack400.game")) is None
 
 
