@@ -102,9 +102,11 @@ class ResolvingStats(PolicyStats):
     plan_decisions: int = 0
     """Decisions read from an earlier re-solve of the hand (source ``plan``)."""
     blueprint_decisions: int = 0
-    """Decisions read from the round-0 plan (source ``blueprint``), or translated in a
-    round that is not re-solved (hold'em before the river; the river in mode
-    ``off-tree`` while the opponent kept to the blueprint's actions)."""
+    """Decisions read from the round-0 plan (source ``blueprint``)."""
+    translated_rounds: int = 0
+    """Decisions translated because their round is not re-solved (source
+    ``translation``: hold'em and Royal before their last round; in mode ``off-tree``, the
+    last round while every opponent action has been one of the blueprint's)."""
     time_budget_fallbacks: int = 0
     """Hands that fell back to translation because a re-solve overran the time budget."""
     failed_fallbacks: int = 0
@@ -121,7 +123,8 @@ class ResolvingStats(PolicyStats):
     def describe(self) -> str:
         """The summary line's part: ``re-solves N (plan P, blueprint B), fallbacks ...``."""
         return (f"re-solves {self.resolves} (plan {self.plan_decisions}, blueprint "
-                f"{self.blueprint_decisions}), re-solve fallbacks time-budget "
+                f"{self.blueprint_decisions}, translated rounds {self.translated_rounds}), "
+                f"re-solve fallbacks time-budget "
                 f"{self.time_budget_fallbacks} failed {self.failed_fallbacks} illegal "
                 f"{self.illegal_fallbacks} (translated decisions "
                 f"{self.translated_decisions}), resolvers built {self.resolver_builds}")
@@ -220,10 +223,10 @@ class ResolvingPolicy(StrategyPolicy):
                 self.config.mode == "off-tree" and self.resolver.last_round_only and
                 hand.resolver.plan is None and
                 not self.resolver.off_tree(ms.position, state, visible)):
-            # not re-solved here: translation is the blueprint (counted as such)
-            self.stats.blueprint_decisions += 1
+            # not re-solved here: translation plays (counted apart from the fallbacks)
+            self.stats.translated_rounds += 1
             return self.translate(ms, began=began, extra=(
-                {"resolve": {"mode": self.config.mode, "source": "blueprint"}}
+                {"resolve": {"mode": self.config.mode, "source": "translation"}}
                 if self.trace is not None else None))
         budget = self.config.seconds
         try:

@@ -115,6 +115,7 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
         "resolve_ms": [percentile(resolve_ms, q) for q in (0.5, 0.99, 1.0)],
         "resolves": stats.get("resolves"), "plan": stats.get("plan_decisions"),
         "blueprint": stats.get("blueprint_decisions"),
+        "translated_rounds": stats.get("translated_rounds"),
         "fallbacks": {k: stats.get(k) for k in ("time_budget_fallbacks", "failed_fallbacks",
                                                 "illegal_fallbacks", "timeouts")},
         "invalid_warnings": warnings, "chips_per_hand": chips / hands if hands else 0.0,
@@ -131,7 +132,8 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
     print(f"  re-solving decisions played ({len(resolve_ms)}) ms p50 / p99 / max: "
           f"{trio(row['resolve_ms'])}")
     print(f"  sources: re-solve {row['resolves']}, plan {row['plan']}, blueprint "
-          f"{row['blueprint']}; fallbacks {row['fallbacks']}")
+          f"{row['blueprint']}, translated rounds {row['translated_rounds']}; fallbacks "
+          f"{row['fallbacks']}")
     print(f"  load average before / after: {loads[0]:.2f} / {loads[1]:.2f}")
     return row
 

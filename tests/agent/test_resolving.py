@@ -92,6 +92,47 @@ async def test_a_resolving_agent_plays_our_dealer_with_resolves_in_its_trace(
     assert "30 CFR+ iterations" in out.getvalue() and "exploitability" in out.getvalue()
 
 
+async def test_a_holdem_agent_resolves_the_river_over_the_protocol(tmp_path: Path) -> None:
+    """Hold'em (the bundled file, ``--resolve round``) against a caller on ``acpc-dealer``:
+    every hand reaches the river; before it the agent translates (source
+    ``translation``), on it the first decision re-solves the river with every hole pair
+    (1,326 hands, those the board blocks out of the gadget), later ones read the plan
+    or re-solve; 0 invalid actions, and ``explain`` tells both kinds."""
+    game = "holdem.nolimit.2p.reverse_blinds.game"
+    trace = tmp_path / "t.jsonl"
+    stats = tmp_path / "stats.json"
+    ours = ["--strategy", "holdem.nolimit.2p.strat", "--resolve", "round",
+            "--resolve-iterations", "4", "--seed", "3", "--trace", str(trace),
+            "--stats", str(stats)]
+    err, agent_errs, codes = await run_match(
+        tmp_path, game, 3, [ours, ["--strategy", "builtin:call"]])
+    assert "WARNING" not in err, err[:2000]
+    assert codes == [0, 0], agent_errs
+    counters = json.loads(stats.read_text())
+    assert counters["failed_fallbacks"] == 0 and counters["illegal_fallbacks"] == 0
+    decisions = [json.loads(x) for x in trace.read_text().splitlines()]
+    decisions = [r for r in decisions if r["event"] == "decision"]
+    river = [r for r in decisions if r["betting"].count("/") == 3]
+    before = [r for r in decisions if r["betting"].count("/") < 3]
+    assert before and all(r["resolve"]["source"] == "translation" for r in before)
+    assert "bucket" in before[0]  # the translating record, as without --resolve
+    assert counters["translated_rounds"] == len(before)
+    assert len({r["hand"] for r in river}) == 3  # the caller takes every hand to the river
+    first = {}
+    for r in river:
+        first.setdefault(r["hand"], r)
+    for r in first.values():
+        info = r["resolve"]
+        assert info["source"] == "resolve" and info["hands"] == 1326
+        assert info["live_hands"] <= 1081 and info["iterations"] == 4
+        assert r["played"] in info["actions"] and r["fallback"] is None
+    assert counters["resolves"] >= 3
+    out, errs = io.StringIO(), io.StringIO()
+    assert explain_main([str(trace)], out, errs) == 0, errs.getvalue()
+    assert "translated: not a re-solved round" in out.getvalue()
+    assert "re-solved (round mode, gadget reach-maxmargin): subgame of" in out.getvalue()
+
+
 def test_fallbacks_to_translation_are_counted_with_their_reason(leduc: Game) -> None:
     """A subgame above the node bound fails (translation plays the rest of the hand); a
     re-solve that cannot run its iterations within the time budget falls back too."""
