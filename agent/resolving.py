@@ -32,16 +32,20 @@ give), when
 decision of the hand after a hot-swap (:mod:`agent.strategy.hotswap`): a new file means a
 new blueprint (its ranges, counterfactual values and round-0 plan).
 
-**Which games** (:func:`resolve_support`): two-player no-limit games whose private hands
-times boards is at most :data:`MAX_DEALS` (the re-solver walks every board of the earlier
-rounds for its ranges: no-limit Leduc and Kuhn; hold'em and Royal are refused with one
-line: the re-solver has no hold'em river roots yet).
+**Which games** (:func:`resolve_support`): two-player no-limit games with at most two
+hole cards. Leduc and Kuhn are re-solved in every round; hold'em and Royal on their last
+round only (:attr:`agent.resolve.Resolver.last_round_only`): their earlier decisions are
+translated (source ``translation``, counted as :attr:`ResolvingStats.translated_rounds`),
+and in mode ``off-tree`` so is the last round until some opponent action of the hand is
+off the blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
 
 **The trace** (``--trace``): a re-solving decision's record has the translating record's
 common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``legal``,
 ``real``, ``played``, ``fallback``, ``seconds``, ``strategy``) and ``resolve``, an object:
 ``mode``, ``source`` (``blueprint``: the round-0 plan read from the blueprint; ``plan``:
-an earlier re-solve of the hand covers the state; ``resolve``: re-solved now), ``gadget``,
+an earlier re-solve of the hand covers the state; ``resolve``: re-solved now;
+``translation``: a round that is not re-solved, the translating record with only ``mode``
+and ``source`` here), ``gadget``,
 ``nodes`` (public nodes of the subgame), ``hands`` (private hands per player),
 ``live_hands`` (opponent hands in the gadget), ``iterations``, ``solve_seconds`` (the CFR+
 time), ``exploitability`` (the gadget game's exploitability, chips per hand: the accuracy
