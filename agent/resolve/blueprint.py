@@ -66,6 +66,7 @@ class _Reader:
         self.hands = hands
         self.buckets: BucketCache = {} if buckets is None else buckets
         self.rows: dict[tuple[int, int], list[float]] = {}
+        self.tables: dict[int, F64] = {}
         self.kinds_of: dict[int, NodeKinds] = {}
 
     def bucket_of(self, round_: int, board: tuple[int, ...]) -> npt.NDArray[np.int64]:
@@ -86,6 +87,19 @@ class _Reader:
             got = self.purification.apply([float(p) for p in
                                            self.blueprint.row(node_id, bucket)])
             self.rows[(node_id, bucket)] = got
+        return got
+
+    def table(self, node_id: int, round_: int) -> F64:
+        """``[bucket, k]``: the node's purified rows for every bucket of ``round_``, and a
+        last row of zeros (indexed by the bucket -1 of a blocked hand)."""
+        got = self.tables.get(node_id)
+        if got is None:
+            n = int(self.cards.buckets[round_])
+            rows = [self.row(node_id, b) for b in range(n)]
+            got = np.zeros((n + 1, len(rows[0]) if rows else 0))
+            if rows:
+                got[:n] = rows
+            self.tables[node_id] = got
         return got
 
     def step(self, states: Mapping[int, F64], real: BettingState, board: tuple[int, ...],
@@ -151,8 +165,7 @@ class _Reader:
                                                    f"at {real.betting!r} to be in the "
                                                    f"subgame")
                         continue
-                    probs = np.array([self.row(anode.id, int(b))[k] if b >= 0 else 0.0
-                                      for b in bk])
+                    probs = self.table(anode.id, real.round)[bk, k]
                     add(i, achild, w * probs)
                     block[:, i] += w * probs
                 continue
