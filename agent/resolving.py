@@ -45,7 +45,8 @@ common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``lega
 ``mode``, ``source`` (``blueprint``: the round-0 plan read from the blueprint; ``plan``:
 an earlier re-solve of the hand covers the state; ``resolve``: re-solved now;
 ``translation``: a round that is not re-solved, the translating record with only ``mode``
-and ``source`` here), ``gadget``,
+and ``source`` here), ``reason`` (a re-solve's: :data:`agent.resolve.REASONS`),
+``gadget``,
 ``nodes`` (public nodes of the subgame), ``hands`` (private hands per player),
 ``live_hands`` (opponent hands in the gadget), ``iterations``, ``solve_seconds`` (the CFR+
 time), ``exploitability`` (the gadget game's exploitability, chips per hand: the accuracy
@@ -102,7 +103,13 @@ class ResolvingStats(PolicyStats):
     """:class:`~agent.policy.PolicyStats` and the re-solving agent's counters."""
 
     resolves: int = 0
-    """Decisions that re-solved a subgame."""
+    """Decisions that re-solved a subgame (and played it)."""
+    resolves_new_round: int = 0
+    """Of those: the round's first re-solve (:data:`agent.resolve.REASONS`)."""
+    resolves_off_plan: int = 0
+    """Of those: the opponent's action left the current plan's tree."""
+    resolves_always: int = 0
+    """Of those: mode ``always``."""
     plan_decisions: int = 0
     """Decisions read from an earlier re-solve of the hand (source ``plan``)."""
     blueprint_decisions: int = 0
@@ -126,7 +133,9 @@ class ResolvingStats(PolicyStats):
 
     def describe(self) -> str:
         """The summary line's part: ``re-solves N (plan P, blueprint B), fallbacks ...``."""
-        return (f"re-solves {self.resolves} (plan {self.plan_decisions}, blueprint "
+        return (f"re-solves {self.resolves} (new round {self.resolves_new_round}, off plan "
+                f"{self.resolves_off_plan}, always {self.resolves_always}; plan "
+                f"{self.plan_decisions}, blueprint "
                 f"{self.blueprint_decisions}, translated rounds {self.translated_rounds}), "
                 f"re-solve fallbacks time-budget "
                 f"{self.time_budget_fallbacks} failed {self.failed_fallbacks} illegal "
@@ -259,6 +268,12 @@ class ResolvingPolicy(StrategyPolicy):
                                                    action=str(action)))
         if st.source == "resolve":
             self.stats.resolves += 1
+            if st.reason == "new round":
+                self.stats.resolves_new_round += 1
+            elif st.reason == "off plan":
+                self.stats.resolves_off_plan += 1
+            else:
+                self.stats.resolves_always += 1
             self.stats.resolve_seconds_max = max(self.stats.resolve_seconds_max,
                                                  time.perf_counter() - began)
         elif st.source == "plan":
@@ -285,7 +300,7 @@ class ResolvingPolicy(StrategyPolicy):
                                "budget_ms": (None if self.config.seconds is None else
                                              round(self.config.seconds * 1000.0, 3))}
         if st.source == "resolve":
-            out.update(gadget=st.gadget, nodes=st.nodes, hands=st.hands,
+            out.update(reason=st.reason, gadget=st.gadget, nodes=st.nodes, hands=st.hands,
                        live_hands=st.live_hands, iterations=st.iterations,
                        solve_seconds=round(st.seconds, 6),
                        exploitability=float(f"{st.exploitability:.6g}"),

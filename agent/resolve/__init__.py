@@ -14,7 +14,8 @@ randomness, except an optional time budget whose iterations are counted and repo
     decision.probs                            # [hand, action] for every private hand
     decision.for_hole(hole)                   # {Action: probability} for the agent's cards
     decision.stats                            # ResolveStats: source, gadget, nodes, hands,
-                                              # iterations, seconds, exploitability, ...
+                                              # iterations, seconds, exploitability,
+                                              # reason (REASONS), ...
 
 * ``Resolver(blueprint: Strategy, config: ResolveConfig | None = None, *, mapping: str |
   MappingFn = "rand-pshar", purification: str | Purification = "none", sizes_in: str =
@@ -111,6 +112,7 @@ from __future__ import annotations
 from agent.resolve.gadgets import GADGETS, Solution, Subgame, parse_gadget, solve
 from agent.resolve.resolver import (
     MODES,
+    REASONS,
     Decision,
     HandResolver,
     ResolveConfig,
@@ -118,5 +120,5 @@ from agent.resolve.resolver import (
     ResolveStats,
 )
 
-__all__ = ["GADGETS", "MODES", "Decision", "HandResolver", "ResolveConfig", "ResolveStats",
-           "Resolver", "Solution", "Subgame", "parse_gadget", "solve"]
+__all__ = ["GADGETS", "MODES", "REASONS", "Decision", "HandResolver", "ResolveConfig",
+           "ResolveStats", "Resolver", "Solution", "Subgame", "parse_gadget", "solve"]

@@ -98,6 +98,14 @@ class ResolveStats:
     relative_exploitability: float = 0.0
     """The same per visit of the subgame's root."""
     min_margin: float = 0.0
+    reason: str = ""
+    """Why a re-solve ran (:data:`REASONS`); empty for a plan read."""
+
+
+REASONS: tuple[str, ...] = ("new round", "off plan", "always")
+"""Why a decision re-solved: the first re-solve of a round (no plan covers it: mode
+``round`` in a later round, or hold'em's river), the opponent's action left the current
+plan's tree (a blueprint plan or an earlier re-solve), or mode ``always``."""
 
 
 @dataclass(frozen=True)
@@ -441,7 +449,15 @@ class HandResolver:
             assert self.plan is not None
             decision = self._from_plan(self.plan, node, source)
         else:
-            decision = self._resolve(state, board)
+            mode = res.config.mode
+            if mode == "always":
+                reason = "always"
+            elif self.plan is None or (mode == "round" and
+                                       self.plan.root_round != state.round):
+                reason = "new round"
+            else:
+                reason = "off plan"
+            decision = self._resolve(state, board, reason)
         self.own[state.betting] = (decision.actions, decision.probs)
         self.decisions += 1
         return decision
@@ -550,7 +566,8 @@ class HandResolver:
         return Decision(tuple(tree.edge_actions(node)), plan.strategy[:, s: s + m].copy(),
                         tree.hands, ResolveStats(source))
 
-    def _resolve(self, state: BettingState, board: tuple[int, ...]) -> Decision:
+    def _resolve(self, state: BettingState, board: tuple[int, ...],
+                 reason: str = "") -> Decision:
         res = self.resolver
         cfg = res.config
         game = res.game
@@ -606,7 +623,8 @@ class HandResolver:
         m = int(tree.num_children[node])
         stats = ResolveStats("resolve", cfg.gadget, tree.num_nodes, len(res.hands),
                              int(sub.live().sum()), sol.iterations, sol.seconds,
-                             sol.exploitability, sol.relative_exploitability, sol.min_margin)
+                             sol.exploitability, sol.relative_exploitability, sol.min_margin,
+                             reason)
         return Decision(tuple(tree.edge_actions(node)), sol.strategy[:, s: s + m].copy(),
                         res.hands, stats)
 

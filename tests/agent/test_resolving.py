@@ -80,6 +80,8 @@ async def test_a_resolving_agent_plays_our_dealer_with_resolves_in_its_trace(
     assert len(decisions) == counters["decisions"]
     resolved = [r for r in decisions if r["resolve"]["source"] == "resolve"]
     assert len(resolved) == counters["resolves"] == len(decisions)  # mode always
+    assert counters["resolves_always"] == counters["resolves"]
+    assert {r["resolve"]["reason"] for r in resolved} == {"always"}
     for r in resolved:
         info = r["resolve"]
         assert info["iterations"] == 30 and info["gadget"] == "reach-maxmargin"
@@ -124,9 +126,11 @@ async def test_a_holdem_agent_resolves_the_river_over_the_protocol(tmp_path: Pat
     for r in first.values():
         info = r["resolve"]
         assert info["source"] == "resolve" and info["hands"] == 1326
+        assert info["reason"] == "new round"
         assert info["live_hands"] <= 1081 and info["iterations"] == 4
         assert r["played"] in info["actions"] and r["fallback"] is None
-    assert counters["resolves"] >= 3
+    assert counters["resolves_new_round"] == 3 and counters["resolves_always"] == 0
+    assert counters["resolves"] == 3 + counters["resolves_off_plan"]
     out, errs = io.StringIO(), io.StringIO()
     assert explain_main([str(trace)], out, errs) == 0, errs.getvalue()
     assert "translated: not a re-solved round" in out.getvalue()
