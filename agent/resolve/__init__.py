@@ -32,7 +32,7 @@ randomness, except an optional time budget whose iterations are counted and repo
   earlier decision of the agent in the hand must be recorded one way or the other);
   ``HandResolver.copy()`` for evaluators that branch.
 * ``ResolveConfig(gadget="reach-maxmargin", mode="round", iterations=200, seconds=None,
-  extra_fractions=(), max_nodes=200_000)``; gadgets :data:`GADGETS` (``unsafe``,
+  extra_fractions=(), max_nodes=200_000, max_raises=None)``; gadgets :data:`GADGETS` (``unsafe``,
   ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`.
 * Lower level: :func:`agent.resolve.tree.build_tree`, :class:`agent.resolve.gadgets.Subgame`
   and :func:`agent.resolve.gadgets.solve` (one subgame, one gadget), and
