@@ -188,6 +188,9 @@ SOURCES = {
     "blueprint": "from the blueprint's round-0 plan (translation expanded over the "
                  "subgame's actions)",
     "plan": "from this hand's current re-solve (the state is in its subgame)",
+    "translation": "translated: not a re-solved round (hold'em and Royal re-solve their "
+                   "last round only; in off-tree mode, the last round while the opponent "
+                   "has kept to the blueprint's actions)",
 }
 """How a re-solving decision that did not re-solve is told, by its ``source``."""
 

@@ -32,16 +32,21 @@ give), when
 decision of the hand after a hot-swap (:mod:`agent.strategy.hotswap`): a new file means a
 new blueprint (its ranges, counterfactual values and round-0 plan).
 
-**Which games** (:func:`resolve_support`): two-player no-limit games whose private hands
-times boards is at most :data:`MAX_DEALS` (the re-solver walks every board of the earlier
-rounds for its ranges: no-limit Leduc and Kuhn; hold'em and Royal are refused with one
-line: the re-solver has no hold'em river roots yet).
+**Which games** (:func:`resolve_support`): two-player no-limit games with at most two
+hole cards. Leduc and Kuhn are re-solved in every round; hold'em and Royal on their last
+round only (:attr:`agent.resolve.Resolver.last_round_only`): their earlier decisions are
+translated (source ``translation``, counted as :attr:`ResolvingStats.translated_rounds`),
+and in mode ``off-tree`` so is the last round until some opponent action of the hand is
+off the blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
 
 **The trace** (``--trace``): a re-solving decision's record has the translating record's
 common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``legal``,
 ``real``, ``played``, ``fallback``, ``seconds``, ``strategy``) and ``resolve``, an object:
 ``mode``, ``source`` (``blueprint``: the round-0 plan read from the blueprint; ``plan``:
-an earlier re-solve of the hand covers the state; ``resolve``: re-solved now), ``gadget``,
+an earlier re-solve of the hand covers the state; ``resolve``: re-solved now;
+``translation``: a round that is not re-solved, the translating record with only ``mode``
+and ``source`` here), ``reason`` (a re-solve's: :data:`agent.resolve.REASONS`),
+``gadget``,
 ``nodes`` (public nodes of the subgame), ``hands`` (private hands per player),
 ``live_hands`` (opponent hands in the gadget), ``iterations``, ``solve_seconds`` (the CFR+
 time), ``exploitability`` (the gadget game's exploitability, chips per hand: the accuracy
@@ -57,7 +62,6 @@ Imports numpy and numba (through :mod:`agent.resolve`), :mod:`agent.policy`.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -82,24 +86,15 @@ NOT_LEGAL = "not legal: translation"
 EARLIER = "earlier in the hand"
 """The hand fell back at an earlier decision: translation plays to its end."""
 
-MAX_DEALS = 10_000
-"""The largest (private hands per player) x (boards by the last round) ``--resolve`` plays."""
-
-
 def resolve_support(game: Game) -> str | None:
-    """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (module
-    docstring: two players, no-limit, hands x boards at most :data:`MAX_DEALS`)."""
+    """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (two-player
+    no-limit games; hold'em and Royal are re-solved on their last round only:
+    :attr:`agent.resolve.Resolver.last_round_only`)."""
     if game.num_players != 2 or not game.is_nolimit:
         return (f"expected a two-player no-limit game for --resolve, got "
                 f"{game.num_players} players, {'no-limit' if game.is_nolimit else 'limit'}")
-    deck = game.num_suits * game.num_ranks
-    hole = game.num_hole_cards
-    hands = math.comb(deck, hole)
-    boards = math.comb(deck - hole, game.board_cards_through(game.num_rounds - 1))
-    if hands * boards > MAX_DEALS:
-        return (f"expected a game whose private hands x boards is at most {MAX_DEALS:,} for "
-                f"--resolve (no-limit Leduc; hold'em river re-solving is not done yet), got "
-                f"{hands:,} x {boards:,}")
+    if game.num_hole_cards > 2:
+        return (f"expected at most 2 hole cards for --resolve, got {game.num_hole_cards}")
     return None
 
 
@@ -108,11 +103,21 @@ class ResolvingStats(PolicyStats):
     """:class:`~agent.policy.PolicyStats` and the re-solving agent's counters."""
 
     resolves: int = 0
-    """Decisions that re-solved a subgame."""
+    """Decisions that re-solved a subgame (and played it)."""
+    resolves_new_round: int = 0
+    """Of those: the round's first re-solve (:data:`agent.resolve.REASONS`)."""
+    resolves_off_plan: int = 0
+    """Of those: the opponent's action left the current plan's tree."""
+    resolves_always: int = 0
+    """Of those: mode ``always``."""
     plan_decisions: int = 0
     """Decisions read from an earlier re-solve of the hand (source ``plan``)."""
     blueprint_decisions: int = 0
     """Decisions read from the round-0 plan (source ``blueprint``)."""
+    translated_rounds: int = 0
+    """Decisions translated because their round is not re-solved (source
+    ``translation``: hold'em and Royal before their last round; in mode ``off-tree``, the
+    last round while every opponent action has been one of the blueprint's)."""
     time_budget_fallbacks: int = 0
     """Hands that fell back to translation because a re-solve overran the time budget."""
     failed_fallbacks: int = 0
@@ -128,8 +133,11 @@ class ResolvingStats(PolicyStats):
 
     def describe(self) -> str:
         """The summary line's part: ``re-solves N (plan P, blueprint B), fallbacks ...``."""
-        return (f"re-solves {self.resolves} (plan {self.plan_decisions}, blueprint "
-                f"{self.blueprint_decisions}), re-solve fallbacks time-budget "
+        return (f"re-solves {self.resolves} (new round {self.resolves_new_round}, off plan "
+                f"{self.resolves_off_plan}, always {self.resolves_always}; plan "
+                f"{self.plan_decisions}, blueprint "
+                f"{self.blueprint_decisions}, translated rounds {self.translated_rounds}), "
+                f"re-solve fallbacks time-budget "
                 f"{self.time_budget_fallbacks} failed {self.failed_fallbacks} illegal "
                 f"{self.illegal_fallbacks} (translated decisions "
                 f"{self.translated_decisions}), resolvers built {self.resolver_builds}")
@@ -190,15 +198,24 @@ class ResolvingPolicy(StrategyPolicy):
         """
         from dataclasses import replace
 
-        from agent.acpc.betting import BettingState
+        from agent.acpc.betting import CALL, BettingState
+        from agent.acpc.cards import deck_for
 
         game = self.resolver.game
-        for seat in (0, 1):
-            self.resolver.blueprint_plan(seat)
         probe = self.resolver.with_config(replace(self.config, mode="always", iterations=1,
                                                   seconds=None))
         state = BettingState.initial(game)
-        probe.new_hand(state.player).decide(state, ())
+        board: tuple[int, ...] = ()
+        if self.resolver.last_round_only:
+            # a river reached by checks and calls, on the deck's last cards
+            while state.round < game.num_rounds - 1:
+                state = state.apply(CALL)
+            deck = deck_for(game)
+            board = tuple(deck[len(deck) - game.total_board_cards:])
+        else:
+            for seat in (0, 1):
+                self.resolver.blueprint_plan(seat)
+        probe.new_hand(state.player).decide(state, board)
 
     # ----------------------------------------------------------------- deciding
 
@@ -215,6 +232,15 @@ class ResolvingPolicy(StrategyPolicy):
             return self._translate(ms, began, {"fallback": EARLIER})
         state = ms.state
         visible = ms.board[: state.game.board_cards_through(state.round)]
+        if not self.resolver.resolves(state.round) or (
+                self.config.mode == "off-tree" and self.resolver.last_round_only and
+                hand.resolver.plan is None and
+                not self.resolver.off_tree(ms.position, state, visible)):
+            # not re-solved here: translation plays (counted apart from the fallbacks)
+            self.stats.translated_rounds += 1
+            return self.translate(ms, began=began, extra=(
+                {"resolve": {"mode": self.config.mode, "source": "translation"}}
+                if self.trace is not None else None))
         budget = self.config.seconds
         try:
             decision = hand.resolver.decide(state, visible)
@@ -242,6 +268,12 @@ class ResolvingPolicy(StrategyPolicy):
                                                    action=str(action)))
         if st.source == "resolve":
             self.stats.resolves += 1
+            if st.reason == "new round":
+                self.stats.resolves_new_round += 1
+            elif st.reason == "off plan":
+                self.stats.resolves_off_plan += 1
+            else:
+                self.stats.resolves_always += 1
             self.stats.resolve_seconds_max = max(self.stats.resolve_seconds_max,
                                                  time.perf_counter() - began)
         elif st.source == "plan":
@@ -268,7 +300,7 @@ class ResolvingPolicy(StrategyPolicy):
                                "budget_ms": (None if self.config.seconds is None else
                                              round(self.config.seconds * 1000.0, 3))}
         if st.source == "resolve":
-            out.update(gadget=st.gadget, nodes=st.nodes, hands=st.hands,
+            out.update(reason=st.reason, gadget=st.gadget, nodes=st.nodes, hands=st.hands,
                        live_hands=st.live_hands, iterations=st.iterations,
                        solve_seconds=round(st.seconds, 6),
                        exploitability=float(f"{st.exploitability:.6g}"),

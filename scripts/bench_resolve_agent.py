@@ -1,7 +1,8 @@
 """Benchmark the re-solving agent (``acpc-agent --resolve``) over the protocol: decision
 time per action and per hand (p50/p99/max), invalid actions, re-solves and fallbacks.
 
-Plays no-limit Leduc matches: ``acpc-agent --strategy FILE --resolve MODE`` (with its
+Plays matches (no-limit Leduc by default; hold'em with ``--game`` and ``--strategy``, whose
+re-solver works on the river only): ``acpc-agent --strategy FILE --resolve MODE`` (with its
 trace and ``--stats``) against ``--opponent`` (default ``builtin:random``), on our dealer
 (``acpc-dealer``) and, with ``--reference-dealer PATH`` (the reference ACPC ``dealer``
 binary), on the reference dealer too, the same match (game, hands, seed). Per dealer it
@@ -19,6 +20,9 @@ the match; the dealers run with those defaults here, so a match that breaks one 
     .venv/bin/python scripts/bench_resolve_agent.py --hands 3000 --mode always \\
         --reference-dealer /path/to/acpc-reference/bin/dealer
     .venv/bin/python scripts/bench_resolve_agent.py --resolve-ms 50 --gadget resolve
+    .venv/bin/python scripts/bench_resolve_agent.py --game holdem.nolimit.2p.reverse_blinds.game \
+        --strategy holdem.nolimit.2p.strat --hands 3000 --resolve-iterations 50 \
+        --reference-dealer /path/to/acpc-reference/bin/dealer --only-reference
     .venv/bin/python scripts/bench_resolve_agent.py --replot OUT   # the PNG again
 
 It writes ``summary.json``, the traces and ``decision_times.png`` (per action and per
@@ -111,6 +115,7 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
         "resolve_ms": [percentile(resolve_ms, q) for q in (0.5, 0.99, 1.0)],
         "resolves": stats.get("resolves"), "plan": stats.get("plan_decisions"),
         "blueprint": stats.get("blueprint_decisions"),
+        "translated_rounds": stats.get("translated_rounds"),
         "fallbacks": {k: stats.get(k) for k in ("time_budget_fallbacks", "failed_fallbacks",
                                                 "illegal_fallbacks", "timeouts")},
         "invalid_warnings": warnings, "chips_per_hand": chips / hands if hands else 0.0,
@@ -127,7 +132,8 @@ def report(name: str, trace: Path, stats: dict[str, Any], dealer_out: str,
     print(f"  re-solving decisions played ({len(resolve_ms)}) ms p50 / p99 / max: "
           f"{trio(row['resolve_ms'])}")
     print(f"  sources: re-solve {row['resolves']}, plan {row['plan']}, blueprint "
-          f"{row['blueprint']}; fallbacks {row['fallbacks']}")
+          f"{row['blueprint']}, translated rounds {row['translated_rounds']}; fallbacks "
+          f"{row['fallbacks']}")
     print(f"  load average before / after: {loads[0]:.2f} / {loads[1]:.2f}")
     return row
 
@@ -187,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--opponent", default="builtin:random")
     p.add_argument("--reference-dealer", type=Path, default=None, metavar="PATH",
                    help="the reference ACPC dealer binary: play the same match on it too")
+    p.add_argument("--only-reference", action="store_true",
+                   help="with --reference-dealer: play the match on the reference dealer only")
     p.add_argument("--out", type=Path, default=None,
                    help="keep traces and a JSON summary here (default: a temporary folder)")
     p.add_argument("--replot", type=Path, default=None, metavar="DIR",
@@ -204,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.reference_dealer.is_file():
             p.error(f"expected the reference dealer binary, got {str(args.reference_dealer)!r}")
         dealers.append(("reference dealer", [str(args.reference_dealer)]))
+        if args.only_reference:
+            dealers = dealers[1:]
+    elif args.only_reference:
+        p.error("expected --reference-dealer PATH with --only-reference")
     out_dir = args.out or Path(tempfile.mkdtemp(prefix="bench-resolve-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"{args.hands} hands of {game_path.name}, {args.strategy} --resolve {args.mode} "

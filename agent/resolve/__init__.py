@@ -14,7 +14,8 @@ randomness, except an optional time budget whose iterations are counted and repo
     decision.probs                            # [hand, action] for every private hand
     decision.for_hole(hole)                   # {Action: probability} for the agent's cards
     decision.stats                            # ResolveStats: source, gadget, nodes, hands,
-                                              # iterations, seconds, exploitability, ...
+                                              # iterations, seconds, exploitability,
+                                              # reason (REASONS), ...
 
 * ``Resolver(blueprint: Strategy, config: ResolveConfig | None = None, *, mapping: str |
   MappingFn = "rand-pshar", purification: str | Purification = "none", sizes_in: str =
@@ -31,7 +32,7 @@ randomness, except an optional time budget whose iterations are counted and repo
   earlier decision of the agent in the hand must be recorded one way or the other);
   ``HandResolver.copy()`` for evaluators that branch.
 * ``ResolveConfig(gadget="reach-maxmargin", mode="round", iterations=200, seconds=None,
-  extra_fractions=(), max_nodes=200_000)``; gadgets :data:`GADGETS` (``unsafe``,
+  extra_fractions=(), max_nodes=200_000, max_raises=None)``; gadgets :data:`GADGETS` (``unsafe``,
   ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`.
 * Lower level: :func:`agent.resolve.tree.build_tree`, :class:`agent.resolve.gadgets.Subgame`
   and :func:`agent.resolve.gadgets.solve` (one subgame, one gadget), and
@@ -47,7 +48,8 @@ so far are added where they are not among those (the opponent's off-tree bet is 
 tree: *nested* solving). The agent's own earlier decisions in the round are held at what it
 really played (for every hand), so the new strategy stays consistent with its past. Cards
 are lossless: every private hand of the game (with card blocking), so Leduc's subgames and
-a hold'em river are exact; terminal values are dense over pairs of hands.
+a hold'em river are exact; terminal values take time linear in the hands
+(:mod:`agent.resolve.kernels`).
 
 **The root.** The history tree (the stated abstraction from the start of the hand, the real
 path up to the round's start, every board) is walked with the blueprint through the
@@ -72,10 +74,28 @@ tree holds that root (ranges, CBVs and gifts against the previous re-solve's str
 re-solve later in the same round keeps the round's root; otherwise (the plan is the
 blueprint's) the root comes from the history tree above.
 
+**Hold'em (and Royal): the last round only.** A game whose private hands times boards
+exceeds :data:`agent.resolve.resolver.MAX_WHOLE_DEALS` (``Resolver.last_round_only``) is
+re-solved on its last round only (``Resolver.resolves(round)``; ``decide`` refuses earlier
+rounds, which the live agent translates). The root is walked along the *real* history
+only (``Resolver.path_root``, :func:`agent.resolve.blueprint.path_states`): each player's
+range is its reach under the translating blueprint over every hole pair the board allows
+(Bayes through the card abstraction, the translation draws split with the agent's own
+mapping); the opponent's CBVs are its best response, over the round's stated tree without
+the round's real actions, to the agent's blueprint play from its abstract histories at
+the root; there are no gifts (those of earlier rounds need the values of actions not
+taken, over boards this root does not enumerate: ``reach-maxmargin`` is ``maxmargin``
+there). The subgame: the river with the real board, cards lossless (1,326 hole pairs, the
+board's 245 blocked), showdowns by hand rank; its stated betting abstraction is capped at
+the blueprint's raises for the round (``ResolveConfig.max_raises``; after the cap the
+all-in is the only raise; the real actions are always in). The agent's river decisions
+taken before the first re-solve (translation) are held at the blueprint's rows. In
+Leduc, the path root equals the history tree's (tested).
+
 **Limits.** The history tree enumerates every board: right for Leduc (and any game whose
-boards before the current round are few), not for hold'em, whose river re-solving needs the
-root's ranges and CBVs walked along the real path only (not done yet). Public trees are
-bounded by ``max_nodes``; terminal values are dense ``O(hands^2)`` per terminal.
+boards before the current round are few). A subgame's ``compat`` is dense per board, fine
+for one river board, not for a turn subgame over its 48 rivers; the turn (depth-limited,
+leaves valued by the blueprint) is not done. Public trees are bounded by ``max_nodes``.
 
 **Solving.** CFR+ vectorised over hands (numba kernels, :mod:`agent.resolve.kernels`;
 regret matching is :func:`agent.strategy.kernels.match_row`), alternating updates, linear
@@ -92,6 +112,7 @@ from __future__ import annotations
 from agent.resolve.gadgets import GADGETS, Solution, Subgame, parse_gadget, solve
 from agent.resolve.resolver import (
     MODES,
+    REASONS,
     Decision,
     HandResolver,
     ResolveConfig,
@@ -99,5 +120,5 @@ from agent.resolve.resolver import (
     ResolveStats,
 )
 
-__all__ = ["GADGETS", "MODES", "Decision", "HandResolver", "ResolveConfig", "ResolveStats",
-           "Resolver", "Solution", "Subgame", "parse_gadget", "solve"]
+__all__ = ["GADGETS", "MODES", "REASONS", "Decision", "HandResolver", "ResolveConfig",
+           "ResolveStats", "Resolver", "Solution", "Subgame", "parse_gadget", "solve"]

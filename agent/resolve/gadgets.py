@@ -143,13 +143,6 @@ class Solution:
         return self.exploitability / self.root_mass if self.root_mass > 0 else 0.0
 
 
-class _Arrays:
-    def __init__(self, tree: PublicTree) -> None:
-        self.args = (tree.kind, tree.player, tree.child_start, tree.num_children,
-                     tree.children, tree.board_of, tree.valid)
-        self.term = (tree.spent, tree.folder, tree.chance_weight, tree.compat, tree.sign)
-
-
 def evaluate(tree: PublicTree, u: int, best: bool, strategy: F64, root_reach: tuple[F64, F64],
              scale: float, frozen: npt.NDArray[np.bool_] | None = None) -> F64:
     """``values[node, hand]``: player ``u``'s counterfactual values (best responding at its
@@ -166,8 +159,8 @@ def evaluate(tree: PublicTree, u: int, best: bool, strategy: F64, root_reach: tu
         frozen = np.zeros(tree.num_nodes, np.bool_)
     K.backward(u, best, tree.kind, tree.player, tree.child_start, tree.num_children,
                tree.children, tree.board_of, tree.valid, tree.spent, tree.folder,
-               tree.chance_weight, tree.compat, tree.sign, float(scale), frozen, strategy,
-               reach, values)
+               tree.chance_weight, tree.hole, tree.strength, tree.order, float(scale), frozen,
+               strategy, reach, values)
     return values
 
 
@@ -237,7 +230,8 @@ def solve(sub: Subgame, gadget: str, iterations: int, seconds: float | None = No
         count = min(iterations - done, CHUNK if seconds is not None else iterations)
         K.cfr_plus(done, count, agent, code, tree.kind, tree.player, tree.child_start,
                    tree.num_children, tree.children, tree.board_of, tree.valid, tree.spent,
-                   tree.folder, tree.chance_weight, tree.compat, tree.sign, float(sub.scale),
+                   tree.folder, tree.chance_weight, tree.hole, tree.strength, tree.order,
+                   float(sub.scale),
                    frozen, sub.agent_reach, opp_fixed, alternative, live, strategy, regrets,
                    average, g_regrets, g_average, reach, values, opp_root)
         done += count

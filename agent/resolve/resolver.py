@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -16,7 +17,7 @@ from agent.abstraction.translation import MappingFn, get_mapping
 from agent.acpc.betting import Action, BettingState
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
-from agent.resolve.blueprint import behaviour
+from agent.resolve.blueprint import BucketCache, behaviour, path_states
 from agent.resolve.gadgets import Solution, Subgame, evaluate, parse_gadget, reaches, solve
 from agent.resolve.tree import (
     CHANCE,
@@ -35,6 +36,11 @@ F64 = npt.NDArray[np.float64]
 MODES: tuple[str, ...] = ("round", "off-tree", "always")
 """When the agent re-solves (:mod:`agent.resolve`)."""
 MAX_ROOT_CACHE = 4096
+MAX_WHOLE_DEALS = 10_000
+"""The largest (private hands) x (boards by the last round) whose every round is re-solved
+from a history tree over every board (Leduc, Kuhn); above it (hold'em, Royal) only the last
+round is re-solved, from a root walked along the real history
+(:meth:`Resolver.last_round_only`)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,11 @@ class ResolveConfig:
     extra_fractions: tuple[float, ...] = ()
     """Pot fractions added to the blueprint's inside every subgame (both players)."""
     max_nodes: int = MAX_SUBGAME_NODES
+    max_raises: int | None = None
+    """Raises per round inside a subgame off the real path, after which the all-in is the
+    only raise (:func:`agent.resolve.tree.stated_actions`); None: the blueprint's cap for
+    the round (:meth:`~agent.abstraction.actions.BettingAbstraction.raise_cap`) in a game
+    re-solved on its last round only, no cap otherwise."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gadget", parse_gadget(self.gadget))
@@ -59,6 +70,9 @@ class ResolveConfig:
         if not isinstance(self.iterations, int) or self.iterations < 1:
             raise UsageError(f"expected a positive number of iterations, got "
                              f"{self.iterations!r}")
+        if self.max_raises is not None and (not isinstance(self.max_raises, int) or
+                                            self.max_raises < 0):
+            raise UsageError(f"expected a non-negative raise cap, got {self.max_raises!r}")
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,14 @@ class ResolveStats:
     relative_exploitability: float = 0.0
     """The same per visit of the subgame's root."""
     min_margin: float = 0.0
+    reason: str = ""
+    """Why a re-solve ran (:data:`REASONS`); empty for a plan read."""
+
+
+REASONS: tuple[str, ...] = ("new round", "off plan", "always")
+"""Why a decision re-solved: the first re-solve of a round (no plan covers it: mode
+``round`` in a later round, or hold'em's river), the opponent's action left the current
+plan's tree (a blueprint plan or an earlier re-solve), or mode ``always``."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +175,11 @@ class Resolver:
         self.fractions = stated_fractions(blueprint.betting, self.config.extra_fractions)
         self._blueprint_plans: dict[int, _Plan] = {}
         self._roots: dict[tuple[object, ...], dict[tuple[int, ...], _RootInfo]] = {}
+        self._path_roots: dict[tuple[object, ...], tuple[_RootInfo, dict[int, F64]]] = {}
+        self._buckets: BucketCache = {}
+        self.last_round_only = whole_deals(game) > MAX_WHOLE_DEALS
+        """Only the last round is re-solved (:data:`MAX_WHOLE_DEALS`): its root's ranges
+        and counterfactual values are walked along the real history only."""
         self.solves = 0
         """Re-solves run by this resolver (all hands)."""
 
@@ -161,6 +188,17 @@ class Resolver:
         return Resolver(self.blueprint, config, mapping=self.mapping,
                         purification=self.purification, sizes_in=self.sizes_in,
                         cards=self.cards)
+
+    def resolves(self, round_: int) -> bool:
+        """True when decisions in ``round_`` are re-solved (every round, or the last one
+        when :attr:`last_round_only`)."""
+        return not self.last_round_only or round_ == self.game.num_rounds - 1
+
+    def raise_cap(self, round_: int) -> int | None:
+        """The subgame's raise cap in ``round_`` (:attr:`ResolveConfig.max_raises`)."""
+        if self.config.max_raises is not None:
+            return self.config.max_raises
+        return self.blueprint.betting.raise_cap(round_) if self.last_round_only else None
 
     def new_hand(self, seat: int) -> HandResolver:
         """The re-solving state of one hand with the agent in ``seat``."""
@@ -268,6 +306,78 @@ class Resolver:
         return out
 
 
+    def path_root(self, seat: int, state: BettingState, board: Sequence[int]
+                  ) -> tuple[_RootInfo, dict[int, F64]]:
+        """The root at the start of ``state``'s round walked along the real history only
+        (:attr:`last_round_only`): both ranges by :func:`agent.resolve.blueprint.
+        path_states` (the agent's: its translating decisions, which is what it played
+        before the round), the opponent's counterfactual best-response values against the
+        blueprint over the round's stated tree (no real action of the round in it), no gift
+        (the gifts of earlier rounds need the values of the actions not taken, over boards
+        this root does not enumerate: reach-maxmargin is maxmargin here). Also the agent's
+        abstract histories at the root (to read the blueprint inside the subgame).
+
+        Raises:
+            UsageError: for a board that does not cover the round.
+        """
+        game = self.game
+        start = round_start(state)
+        r = start.round
+        need = game.board_cards_through(r)
+        bd = tuple(int(c) for c in board[:need])
+        if len(bd) < need or len(set(bd)) < need:
+            raise UsageError(f"expected {need} distinct board cards at {state.betting!r}, got "
+                             f"{list(board)!r}")
+        key = (seat, start.betting, bd)
+        got = self._path_roots.get(key)
+        if got is not None:
+            return got
+        prior = [a for rnd in state.actions[:r] for a in rnd]
+        cards = self.hands.cards
+        mine, _ = path_states(game, self.blueprint, self.cards, seat, self.mapping,
+                              self.purification, self.sizes_in, cards, prior, bd,
+                              self._buckets)
+        theirs, _ = path_states(game, self.blueprint, self.cards, 1 - seat, self.mapping,
+                                self.purification, self.sizes_in, cards, prior, bd,
+                                self._buckets)
+        tree = build_tree(game, start, bd, self.fractions, hands=self.hands,
+                          max_nodes=self.config.max_nodes, max_raises=self.raise_cap(r))
+        b = int(tree.board_of[0])
+        valid = tree.valid[b]
+        agent_reach = sum(mine.values(), np.zeros(len(self.hands))) * valid
+        opp_reach = sum(theirs.values(), np.zeros(len(self.hands))) * valid
+        if not opp_reach.any():  # the blueprint never plays this way: no information
+            opp_reach = valid.copy()
+        strategy = behaviour(tree, self.blueprint, self.cards, seat, self.mapping,
+                             self.purification, self.sizes_in, start=mine,
+                             buckets=self._buckets)
+        scale = 1.0 / float(tree.compat[b].sum())
+        pair = (agent_reach, valid) if seat == 0 else (valid, agent_reach)
+        cbv = evaluate(tree, 1 - seat, True, strategy, pair, scale)[0] * valid
+        info = _RootInfo(agent_reach, opp_reach, cbv, np.zeros(len(self.hands)), scale)
+        if len(self._path_roots) >= MAX_ROOT_CACHE:
+            self._path_roots.clear()
+        self._path_roots[key] = (info, mine)
+        return info, mine
+
+    def off_tree(self, seat: int, state: BettingState, board: Sequence[int]) -> bool:
+        """True when some opponent action of ``state``'s history is off the blueprint's
+        abstraction as the agent reads it (:func:`agent.resolve.blueprint.path_states`)."""
+        actions = [a for rnd in state.actions for a in rnd]
+        _, off = path_states(self.game, self.blueprint, self.cards, 1 - seat, self.mapping,
+                             self.purification, self.sizes_in, self.hands.cards, actions,
+                             board, self._buckets)
+        return off
+
+
+def whole_deals(game: Game) -> int:
+    """Private hands times the boards dealt by the last round."""
+    deck = game.num_suits * game.num_ranks
+    hole = game.num_hole_cards
+    return math.comb(deck, hole) * math.comb(deck - hole,
+                                             game.board_cards_through(game.num_rounds - 1))
+
+
 def round_start(state: BettingState) -> BettingState:
     """The betting state at the start of ``state``'s round."""
     st = BettingState.initial(state.game)
@@ -330,13 +440,24 @@ class HandResolver:
         if len(board) < need:
             raise UsageError(f"expected {need} board cards at {state.betting!r}, got "
                              f"{list(board)!r}")
+        if not res.resolves(state.round):
+            raise UsageError(f"expected a decision in the last round (this game is "
+                             f"re-solved on its last round only), got {state.betting!r}")
         plan = self._usable_plan(state, board)
         if plan is not None:
             node, source = plan
             assert self.plan is not None
             decision = self._from_plan(self.plan, node, source)
         else:
-            decision = self._resolve(state, board)
+            mode = res.config.mode
+            if mode == "always":
+                reason = "always"
+            elif self.plan is None or (mode == "round" and
+                                       self.plan.root_round != state.round):
+                reason = "new round"
+            else:
+                reason = "off plan"
+            decision = self._resolve(state, board, reason)
         self.own[state.betting] = (decision.actions, decision.probs)
         self.decisions += 1
         return decision
@@ -367,7 +488,7 @@ class HandResolver:
         if mode == "always":
             return None
         if self.plan is None:
-            if state.round > 0 and mode == "round":
+            if (state.round > 0 and mode == "round") or res.last_round_only:
                 return None
             self.plan = res.blueprint_plan(self.seat)
             self.plan_board = ()
@@ -445,16 +566,20 @@ class HandResolver:
         return Decision(tuple(tree.edge_actions(node)), plan.strategy[:, s: s + m].copy(),
                         tree.hands, ResolveStats(source))
 
-    def _resolve(self, state: BettingState, board: tuple[int, ...]) -> Decision:
+    def _resolve(self, state: BettingState, board: tuple[int, ...],
+                 reason: str = "") -> Decision:
         res = self.resolver
         cfg = res.config
         game = res.game
         start = round_start(state)
         plan = self.plan
         info: _RootInfo | None
+        mine: dict[int, F64] | None = None
         if plan is not None and plan.root is not None and plan.root_betting == start.betting \
                 and self.plan_board == board:
             info = plan.root  # a later re-solve in the same round: the same root
+        elif res.last_round_only:
+            info, mine = res.path_root(self.seat, state, board)
         else:
             info = self._nested_root(state, start, board)
         if info is None:
@@ -462,16 +587,29 @@ class HandResolver:
         in_round = list(state.actions[state.round])
         sub_board = board if state.round > 0 else ()
         tree = build_tree(game, start, sub_board, res.fractions, in_round, hands=res.hands,
-                          max_nodes=cfg.max_nodes)
+                          max_nodes=cfg.max_nodes, max_raises=res.raise_cap(state.round))
         frozen = {}
+        blue: F64 | None = None
         for n in tree.path_nodes[:-1]:
             st = tree.states[n]
             if tree.kind[n] == DECISION and st.player == self.seat:
-                if st.betting not in self.own:
+                if st.betting in self.own:
+                    acts, rows = self.own[st.betting]
+                    frozen[n] = _align(tree, n, acts, rows)
+                elif res.last_round_only:
+                    # the agent translated here (no re-solve yet in the round): the
+                    # blueprint's rows, as the root's range assumes
+                    if blue is None:
+                        if mine is None:
+                            mine = res.path_root(self.seat, state, board)[1]
+                        blue = behaviour(tree, res.blueprint, res.cards, self.seat,
+                                         res.mapping, res.purification, res.sizes_in,
+                                         start=mine, buckets=res._buckets)
+                    s0 = int(tree.child_start[n])
+                    frozen[n] = blue[:, s0: s0 + int(tree.num_children[n])].copy()
+                else:
                     raise UsageError(f"expected the agent's decision at {st.betting!r} "
                                      f"(decide() or played()) before {state.betting!r}")
-                acts, rows = self.own[st.betting]
-                frozen[n] = _align(tree, n, acts, rows)
         sub = Subgame(tree, self.seat, info.agent_reach, info.opp_reach, info.cbv, info.gift,
                       info.scale, frozen)
         sol: Solution = solve(sub, cfg.gadget, cfg.iterations, cfg.seconds)
@@ -485,7 +623,8 @@ class HandResolver:
         m = int(tree.num_children[node])
         stats = ResolveStats("resolve", cfg.gadget, tree.num_nodes, len(res.hands),
                              int(sub.live().sum()), sol.iterations, sol.seconds,
-                             sol.exploitability, sol.relative_exploitability, sol.min_margin)
+                             sol.exploitability, sol.relative_exploitability, sol.min_margin,
+                             reason)
         return Decision(tuple(tree.edge_actions(node)), sol.strategy[:, s: s + m].copy(),
                         res.hands, stats)
 

@@ -17,12 +17,13 @@ that array is the *edge* a strategy array is indexed by (``strategy[hand, e]``).
 
 *Hands* are every combination of ``numHoleCards`` cards of the deck (Leduc: 6; hold'em: 1,326),
 each with a card mask; ``valid[board, hand]`` is 0 for a hand that shares a card with the
-board. Terminal values are dense per board: ``compat[board, i, j]`` (hands ``i`` and ``j``
-share no card with each other or the board) and ``sign[board, i, j]`` (+1 when ``i`` beats
-``j`` at showdown, -1 when it loses, 0 for a tie), from
-:func:`agent.acpc.evaluator.rank_hand_fast` -- the rule every project evaluator uses. Dense
-matrices are right for Leduc and affordable for one hold'em river board (1,081 x 1,081);
-the O(n log n) sort of hands by strength is the planned replacement for larger boards.
+board. Terminal values come from ``compat[board, i, j]`` (hands ``i`` and ``j`` share no
+card with each other or the board) and, on a complete board, ``strength[board, hand]`` (the
+showdown rank, :func:`agent.acpc.evaluator.rank_hand_fast` -- the rule every project
+evaluator uses) with ``order[board]`` (the hands sorted by it): the kernels value a showdown
+by one sweep over the sorted hands, not over pairs. ``compat`` is dense (``boards x hands
+x hands``): one hold'em river board is 1,081 x 1,081; a subgame over many hold'em boards
+would need it replaced by the per-card sums the kernels already use.
 
 Imports numpy, :mod:`agent.acpc` and :mod:`agent.abstraction`.
 """
@@ -74,16 +75,20 @@ def stated_fractions(abstraction: BettingAbstraction,
     return tuple(sorted(out))
 
 
-def stated_actions(state: BettingState, fractions: Sequence[float]) -> list[Action]:
+def stated_actions(state: BettingState, fractions: Sequence[float],
+                   max_raises: int | None = None) -> list[Action]:
     """The subgame's actions at ``state``: fold (facing a bet), call, a raise to each
-    fraction realised in chips, the all-in; distinct, in that order (raises ascending)."""
+    fraction realised in chips, the all-in; distinct, in that order (raises ascending).
+    Once the round holds ``max_raises`` raises, the all-in is the only raise."""
     out: list[Action] = []
     if state.can_fold():
         out.append(FOLD)
     out.append(CALL)
     if state.raise_bounds() is None:
         return out
-    tos = {realise_raise_to(state, f) for f in fractions}
+    capped = max_raises is not None and sum(
+        a.kind is ActionKind.RAISE for a in state.actions[state.round]) >= max_raises
+    tos = set() if capped else {realise_raise_to(state, f) for f in fractions}
     tos.add(realise_raise_to(state, ALL_IN))
     out.extend(Action(ActionKind.RAISE, to) for to in sorted(t for t in tos if t is not None))
     return out
@@ -101,6 +106,9 @@ class Hands:
     @classmethod
     def of(cls, game: Game) -> Hands:
         deck = deck_for(game)
+        if game.num_hole_cards > 2:
+            raise UsageError(f"expected at most 2 hole cards for re-solving, got "
+                             f"{game.num_hole_cards}")
         combos = tuple(tuple(sorted(c)) for c in itertools.combinations(deck,
                                                                           game.num_hole_cards))
         if len(combos) > MAX_HANDS:
@@ -110,6 +118,13 @@ class Hands:
 
     def __len__(self) -> int:
         return len(self.cards)
+
+    def hole(self) -> I64:
+        """``[hand, 2]``: every hand's cards, -1 where a game deals one hole card."""
+        out = np.full((len(self.cards), 2), -1, np.int64)
+        for i, c in enumerate(self.cards):
+            out[i, : len(c)] = c
+        return out
 
     def find(self, hole: Sequence[int]) -> int:
         """The index of the hand ``hole`` (any order).
@@ -161,8 +176,14 @@ class PublicTree:
     """``[board, hand]``: 1 when the hand shares no card with the board."""
     compat: F64
     """``[board, i, j]``."""
-    sign: F64
-    """``[board, i, j]`` (showdown boards only; else 0)."""
+    hole: I64
+    """``[hand, k]``: the hand's cards (-1 pads a game with one hole card)."""
+    strength: I64
+    """``[board, hand]``: the hand's showdown rank on a complete board
+    (:func:`agent.acpc.evaluator.rank_hand_fast`); -1 when the board blocks it or is not
+    complete."""
+    order: I64
+    """``[board, k]``: the hands sorted by :attr:`strength` (ascending, stable)."""
 
     @property
     def num_nodes(self) -> int:
@@ -227,10 +248,12 @@ class PublicTree:
 
 def build_tree(game: Game, root: BettingState, board: Sequence[int],
                fractions: Sequence[float], path: Sequence[Action] = (),
-               hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES) -> PublicTree:
+               hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES,
+               max_raises: int | None = None) -> PublicTree:
     """The public tree from ``root`` (board ``board`` dealt) with the stated actions and the
     real ``path`` (actions from ``root``; board cards of later rounds are taken from
-    ``board`` where it has them).
+    ``board`` where it has them); ``max_raises``: :func:`stated_actions`' cap per round
+    (the path's own raises are always in).
 
     Raises:
         AbstractionError: for a path action that is illegal, or a tree above ``max_nodes``.
@@ -280,7 +303,7 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
                 stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow))
             continue
         kinds.append(DECISION)
-        acts = stated_actions(state, fractions)
+        acts = stated_actions(state, fractions, max_raises)
         nxt = path[pos] if 0 <= pos < len(path) else None
         if nxt is not None and nxt not in acts:
             try:
@@ -324,7 +347,7 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
             left = len(deck) - len(node_board[n]) - game.num_players * game.num_hole_cards
             need = game.board_cards_through(st.round) - len(node_board[n])
             chance_weight[n] = 1.0 / math.comb(left, need)
-    valid, compat, sign = card_tables(game, hands, boards)
+    valid, compat, strength = card_tables(game, hands, boards)
     return PublicTree(
         game=game, hands=hands, states=states, boards=boards, actions=labels,
         kind=np.array(kinds, np.int8), player=player, child_start=child_start,
@@ -332,7 +355,9 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
         parent=np.array(parents, np.int64), end=end,
         board_of=np.array([board_index[b] for b in node_board], np.int64), spent=spent,
         folder=folder, chance_weight=chance_weight, on_path=np.array(on_path, np.bool_),
-        path_nodes=path_nodes, valid=valid, compat=compat, sign=sign)
+        path_nodes=path_nodes, valid=valid, compat=compat, hole=hands.hole(),
+        strength=strength,
+        order=np.argsort(strength, axis=1, kind="stable").astype(np.int64))
 
 
 def _order(a: Action) -> tuple[int, int]:
@@ -341,14 +366,14 @@ def _order(a: Action) -> tuple[int, int]:
 
 
 def card_tables(game: Game, hands: Hands,
-                boards: Sequence[tuple[int, ...]]) -> tuple[F64, F64, F64]:
-    """``valid[board, hand]``, ``compat[board, i, j]`` and ``sign[board, i, j]`` (module
-    docstring; ``sign`` only for complete boards)."""
+                boards: Sequence[tuple[int, ...]]) -> tuple[F64, F64, I64]:
+    """``valid[board, hand]``, ``compat[board, i, j]`` and ``strength[board, hand]`` (module
+    docstring; ``strength`` only for complete boards, else -1)."""
     h = len(hands)
     full = game.total_board_cards
     valid = np.zeros((len(boards), h))
     compat = np.zeros((len(boards), h, h))
-    sign = np.zeros((len(boards), h, h))
+    strength = np.full((len(boards), h), -1, np.int64)
     overlap = (hands.mask[:, None] & hands.mask[None, :]) != 0
     for b, bd in enumerate(boards):
         bm = board_mask(bd)
@@ -356,7 +381,6 @@ def card_tables(game: Game, hands: Hands,
         valid[b] = ok
         compat[b] = ok[:, None] & ok[None, :] & ~overlap
         if len(bd) == full:
-            strength = np.array([rank_hand_fast(list(c) + list(bd)) if ok[i] else -1
-                                 for i, c in enumerate(hands.cards)], np.int64)
-            sign[b] = np.sign(strength[:, None] - strength[None, :]) * compat[b]
-    return valid, compat, sign
+            strength[b] = [rank_hand_fast(list(c) + list(bd)) if ok[i] else -1
+                           for i, c in enumerate(hands.cards)]
+    return valid, compat, strength

@@ -80,6 +80,8 @@ async def test_a_resolving_agent_plays_our_dealer_with_resolves_in_its_trace(
     assert len(decisions) == counters["decisions"]
     resolved = [r for r in decisions if r["resolve"]["source"] == "resolve"]
     assert len(resolved) == counters["resolves"] == len(decisions)  # mode always
+    assert counters["resolves_always"] == counters["resolves"]
+    assert {r["resolve"]["reason"] for r in resolved} == {"always"}
     for r in resolved:
         info = r["resolve"]
         assert info["iterations"] == 30 and info["gadget"] == "reach-maxmargin"
@@ -90,6 +92,49 @@ async def test_a_resolving_agent_plays_our_dealer_with_resolves_in_its_trace(
     assert explain_main([str(trace), "--limit", "3"], out, errs) == 0, errs.getvalue()
     assert "re-solved (always mode, gadget reach-maxmargin): subgame of" in out.getvalue()
     assert "30 CFR+ iterations" in out.getvalue() and "exploitability" in out.getvalue()
+
+
+async def test_a_holdem_agent_resolves_the_river_over_the_protocol(tmp_path: Path) -> None:
+    """Hold'em (the bundled file, ``--resolve round``) against a caller on ``acpc-dealer``:
+    every hand reaches the river; before it the agent translates (source
+    ``translation``), on it the first decision re-solves the river with every hole pair
+    (1,326 hands, those the board blocks out of the gadget), later ones read the plan
+    or re-solve; 0 invalid actions, and ``explain`` tells both kinds."""
+    game = "holdem.nolimit.2p.reverse_blinds.game"
+    trace = tmp_path / "t.jsonl"
+    stats = tmp_path / "stats.json"
+    ours = ["--strategy", "holdem.nolimit.2p.strat", "--resolve", "round",
+            "--resolve-iterations", "4", "--seed", "3", "--trace", str(trace),
+            "--stats", str(stats)]
+    err, agent_errs, codes = await run_match(
+        tmp_path, game, 3, [ours, ["--strategy", "builtin:call"]])
+    assert "WARNING" not in err, err[:2000]
+    assert codes == [0, 0], agent_errs
+    counters = json.loads(stats.read_text())
+    assert counters["failed_fallbacks"] == 0 and counters["illegal_fallbacks"] == 0
+    decisions = [json.loads(x) for x in trace.read_text().splitlines()]
+    decisions = [r for r in decisions if r["event"] == "decision"]
+    river = [r for r in decisions if r["betting"].count("/") == 3]
+    before = [r for r in decisions if r["betting"].count("/") < 3]
+    assert before and all(r["resolve"]["source"] == "translation" for r in before)
+    assert "bucket" in before[0]  # the translating record, as without --resolve
+    assert counters["translated_rounds"] == len(before)
+    assert len({r["hand"] for r in river}) == 3  # the caller takes every hand to the river
+    first = {}
+    for r in river:
+        first.setdefault(r["hand"], r)
+    for r in first.values():
+        info = r["resolve"]
+        assert info["source"] == "resolve" and info["hands"] == 1326
+        assert info["reason"] == "new round"
+        assert info["live_hands"] <= 1081 and info["iterations"] == 4
+        assert r["played"] in info["actions"] and r["fallback"] is None
+    assert counters["resolves_new_round"] == 3 and counters["resolves_always"] == 0
+    assert counters["resolves"] == 3 + counters["resolves_off_plan"]
+    out, errs = io.StringIO(), io.StringIO()
+    assert explain_main([str(trace)], out, errs) == 0, errs.getvalue()
+    assert "translated: not a re-solved round" in out.getvalue()
+    assert "re-solved (round mode, gadget reach-maxmargin): subgame of" in out.getvalue()
 
 
 def test_fallbacks_to_translation_are_counted_with_their_reason(leduc: Game) -> None:
@@ -191,10 +236,6 @@ def test_bad_resolve_flags_are_one_line(argv: list[str], code: int, message: str
 @pytest.mark.parametrize(
     ("game", "message"),
     [
-        ("holdem.nolimit.2p.reverse_blinds.game",
-         "acpc-agent: error: expected a game whose private hands x boards is at most 10,000 "
-         "for --resolve (no-limit Leduc; hold'em river re-solving is not done yet), got "
-         "1,326 x 2,118,760\n"),
         ("leduc.limit.2p.game", "acpc-agent: error: expected a two-player no-limit game for "
          "--resolve, got 2 players, limit\n"),
     ],
@@ -204,7 +245,8 @@ def test_unsupported_games_are_refused_in_one_line(
 ) -> None:
     assert main([game, HOST, "9", "--strategy", FCPA, "--resolve", "round"]) == 1
     assert capsys.readouterr().err == message
-    assert resolve_support(load_game("royal.nolimit.2p.game")) is not None
+    assert resolve_support(load_game("royal.nolimit.2p.game")) is None  # its last round
+    assert resolve_support(load_game("holdem.nolimit.2p.reverse_blinds.game")) is None
     assert resolve_support(load_game("leduc.nolimit.2p.stack400.game")) is None
 
 

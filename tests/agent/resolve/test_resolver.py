@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent.abstraction.buckets import card_abstraction_from_spec
-from agent.acpc.betting import CALL, Action, ActionKind, BettingState
+from agent.acpc.betting import CALL, Action, ActionKind, BettingState, parse_betting
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.data import strategy_path
@@ -100,3 +100,24 @@ def test_a_fallback_action_is_recorded(fcpa: Strategy) -> None:
     assert decision.stats.source == "resolve"
     with pytest.raises(UsageError, match="expected a legal action"):
         hand.played(start, Action(ActionKind.RAISE, 99))
+
+
+@pytest.mark.parametrize(("actions", "seat"), [("cr4c", 0), ("r3c", 1), ("cc", 1),
+                                               ("cr3r8c", 1)])
+def test_a_root_walked_along_the_real_history_matches_the_history_tree(
+        fcpa: Strategy, actions: str, seat: int) -> None:
+    """The last-round root of a big game (hold'em) is walked along the real history only
+    (:meth:`Resolver.path_root`); in Leduc, where the history tree over every board is
+    affordable, both give the same ranges and counterfactual values (per unit of their
+    scale): checks, an on-tree bet, off-tree ones the mapping splits, a re-raise."""
+    game = fcpa.game
+    resolver = Resolver(fcpa, ResolveConfig(iterations=20))
+    state = parse_betting(game, actions)
+    assert state.round == 1
+    board = (deck_for(game)[2],)
+    want = resolver.root_info(seat, state, board, {})
+    got, _ = resolver.path_root(seat, state, board)
+    assert want.agent_reach.max() > 0 and np.abs(want.cbv).max() > 0
+    np.testing.assert_allclose(got.agent_reach, want.agent_reach, atol=1e-12)
+    np.testing.assert_allclose(got.opp_reach, want.opp_reach, atol=1e-12)
+    np.testing.assert_allclose(got.cbv / got.scale, want.cbv / want.scale, atol=1e-9)
