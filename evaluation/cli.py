@@ -389,7 +389,7 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
     if unit == "hand" and adapting:
         raise CliError(f"expected --unit seed with variants that exploit their opponent "
                        f"({', '.join(adapting)}: they adapt between hands, so a match's "
-                       f"hands are not independent units), got --unit hand")
+                       f"hands are not independent units), got unit hand")
     for v in variants:
         check_variant(v, game_spec, transport, deep=False)
     match_timeout = args.match_timeout or 120.0 + 0.1 * hands
