@@ -51,7 +51,7 @@ from agent.builtin import (
 from agent.data import bundled_strategies, strategy_path
 
 if TYPE_CHECKING:
-    from agent.exploit import ExploitConfig
+    from agent.exploitconfig import ExploitConfig
     from agent.resolve import ResolveConfig
 
 BUILTIN_PREFIX = "builtin:"

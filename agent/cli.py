@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent import exploitconfig
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
 from agent.acpc.describe import cards_text
 from agent.acpc.errors import AcpcError, UsageError
@@ -89,7 +90,7 @@ from agent.human import HumanPlayer, PlayerLeft
 from agent.kernelstamp import kernels_known_warm, mark_kernels_warm
 
 if TYPE_CHECKING:
-    from agent.exploit import ExploitConfig
+    from agent.exploitconfig import ExploitConfig
     from agent.resolve import ResolveConfig
 
 VERIFY_MODES = ("auto", "full")
@@ -100,10 +101,9 @@ GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
 """``--gadget``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
 RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget")
 """The options that only apply with ``--resolve``."""
-EXPLOIT_MODES = ("dbbr", "safe")
-"""``--exploit``: :data:`agent.exploit.MODES` (not imported: numpy)."""
-EXPLOIT_FLAGS = ("exploit_prior_weight", "exploit_every", "exploit_warmup", "exploit_epsilon")
-"""The options that only apply with ``--exploit``."""
+EXPLOIT_FLAGS = tuple(exploitconfig.key(name) for name in exploitconfig.OPTIONS)
+"""The options that only apply with ``--exploit``: their ``dest`` (``exploit_every``...),
+which is also their key in ``acpc-match``'s variants (:mod:`agent.exploitconfig`)."""
 
 PROG = "acpc-agent"
 
@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: no budget)")
     p.add_argument("--gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
-    p.add_argument("--exploit", default=None, choices=EXPLOIT_MODES, metavar="MODE",
+    p.add_argument("--exploit", default=None, choices=exploitconfig.MODES, metavar="MODE",
                    help="exploit the opponent (two-player Kuhn or Leduc): dbbr (best respond "
                    "to a model of it built from its actions, the equilibrium as prior), "
                    "safe (exploit only as much as it has provably given away, plus "
@@ -387,13 +387,13 @@ def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:
     Raises:
         UsageError: for a bad value or a game :func:`agent.exploit.exploit_support` refuses.
     """
-    from agent.exploit import ExploitConfig, exploit_support
+    from agent.exploit import exploit_support
+    from agent.exploitconfig import OPTIONS, ExploitConfig
 
     why = exploit_support(game)
     if why is not None:
         raise UsageError(why)
-    given = {name: getattr(args, f"exploit_{name}")
-             for name in ("prior_weight", "every", "warmup", "epsilon")
+    given = {name: getattr(args, f"exploit_{name}") for name in OPTIONS
              if getattr(args, f"exploit_{name}") is not None}
     return ExploitConfig(mode=args.exploit, **given)
 

@@ -66,7 +66,7 @@ from agent.agents import BotSpecError, builtin_specs
 from agent.console import deprecated_alias, positive_float, positive_int
 from agent.data import manifest_path, strategy_path
 from evaluation.match.decision import DEFAULT_LBR_HANDS, DEFAULT_OPPONENTS
-from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, exists
+from evaluation.match.variants import RUN_SETTINGS, TRANSPORTS, UNITS, VariantUsageError, exists
 from jobs import BACKENDS
 
 PROG = "acpc-match"
@@ -189,9 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Duplicate matches between agent variants, with confidence intervals.",
         epilog=f"Variant SPEC: a strategy file, {', '.join(builtin_specs())} or module:Class "
         f"(your bot), with options "
-        ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S; or cmd=COMMAND "
-        "ARGS (started with "
-        "HOST PORT appended).",
+        ",mapping=M ,purify=none|full|threshold:T ,sizes=abstract|real ,seed=S "
+        ",exploit=dbbr|safe (with ,exploit_prior_weight=N ,exploit_every=N "
+        ",exploit_warmup=M ,exploit_epsilon=CHIPS: acpc-agent's --exploit-* options); or "
+        "cmd=COMMAND ARGS (started with HOST PORT appended).",
     )
     p.add_argument("--variant", "-v", action="append", default=[], metavar="NAME=SPEC",
                    help="an agent variant (repeatable)")
@@ -281,6 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no progress output")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
+
+
+def _status(exc: BaseException) -> int:
+    """The exit status of an error: 2 for a usage error (a bot's spec, a ``-v`` or
+    ``--opponent`` that cannot be parsed, an option the game refuses), 1 for the rest."""
+    return 2 if isinstance(exc, BotSpecError | VariantUsageError) else 1
 
 
 def _resolve_game_spec(spec: str) -> str:
@@ -378,6 +385,11 @@ def _config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> Any:
             variants, groups = the_plan.variants, the_plan.groups
     used = {name for g in groups for name in g}
     variants = [v for v in variants if v.name in used]
+    adapting = [v.name for v in variants if v.exploit is not None]
+    if unit == "hand" and adapting:
+        raise CliError(f"expected --unit seed with variants that exploit their opponent "
+                       f"({', '.join(adapting)}: they adapt between hands, so a match's "
+                       f"hands are not independent units), got unit hand")
     for v in variants:
         check_variant(v, game_spec, transport, deep=False)
     match_timeout = args.match_timeout or 120.0 + 0.1 * hands
@@ -446,6 +458,10 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 raise CliError(f"expected strategy files or built-ins with --exact (an "
                                f"external command or a bot cannot be valued exactly: "
                                f"--estimator exact-agents can), got {v.spec!r}")
+            if v.exploit is not None:
+                raise CliError(f"expected agents that play one fixed strategy with --exact, "
+                               f"got {v.spec!r} (exploit= changes its strategy as it plays: "
+                               f"duplicate matches measure it)")
         from evaluation.estimators.exact import Player, exact_results
 
         players = [Player(v.name, v.strategy or "", v.mapping, v.purify, v.sizes)
@@ -456,7 +472,7 @@ def _exact(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
+        return _status(exc)
     width = max(len(",".join(r.group)) for r in results)
     lines = [f"{'group':<{width}}  {'variant':<10} {'mbb/h':>10}  {'chips/hand':>11}  "
              f"per rotation (chips/hand)"]
@@ -521,7 +537,7 @@ def _estimate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.debug:
             traceback.print_exc()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
+        return _status(exc)
     sys.stdout.write(format_rows(rows, sample))
     if not args.quiet:
         print(f"{PROG}: {hands * matches} deals per group in both seatings, "
@@ -644,7 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         if config is not None and fresh:
             _leftovers(config.run_dir, None)
-        return 2 if isinstance(exc, BotSpecError) else 1  # a bot's spec: a usage error
+        return _status(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: error: interrupted; finished matches are stored, run the same "
               "command again to resume", file=sys.stderr)

@@ -52,6 +52,7 @@ AGENT_LEVELS = {
     "agent.fileio": 1,
     "agent.console": 1,
     "agent.kernelstamp": 1,
+    "agent.exploitconfig": 1,
     "agent.abstraction": 2,
     "agent.strategy": 3,
     "agent.decision": 4,

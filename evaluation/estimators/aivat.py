@@ -918,12 +918,14 @@ def player_row(label: str, result: PlayerResult, big_blind: int) -> AivatRow:
 
 def models_of(game: Game, variants: Iterable[Any]) -> dict[str, Model]:
     """The known agents among ``variants`` (:class:`evaluation.match.variants.Variant`:
-    strategy files and built-ins; an external command is not known), by name."""
+    strategy files and built-ins; an external command is not known, nor an agent that
+    exploits its opponent, whose strategy changes as it plays), by name."""
     from evaluation.estimators.estimator import make_model
 
     shared: dict[tuple[str, str | None], Any] = {}
     return {v.name: make_model(v, game, expand_random=True, shared=shared)
-            for v in variants if v.kind != "cmd" and v.strategy is not None}
+            for v in variants if v.kind != "cmd" and v.strategy is not None
+            and v.exploit is None}
 
 
 def match_rows(game: Game, variants: Sequence[Any], groups: Sequence[tuple[str, ...]],

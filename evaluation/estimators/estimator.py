@@ -505,12 +505,18 @@ def make_model(variant: Variant, game: Game, *, expand_random: bool = False,
     file that differ in mapping or purification load it once.
 
     Raises:
-        UsageError: for an external command (``cmd=``), which cannot be modelled.
+        UsageError: for an external command (``cmd=``) or an exploiting agent
+            (``exploit=``), which cannot be modelled.
     """
     if variant.kind == "cmd" or variant.strategy is None:
         raise UsageError(f"expected strategy files or built-ins with --estimator "
                          f"exact-agents or sampled-agents, got variant {variant.name!r} = "
                          f"{variant.spec!r}")
+    if variant.exploit is not None:
+        raise UsageError(f"expected agents that play one fixed strategy with --estimator "
+                         f"exact-agents or sampled-agents, got variant {variant.name!r} with "
+                         f"exploit={variant.exploit} (it changes its strategy as it plays: "
+                         f"duplicate matches, --estimator played, measure it)")
     from evaluation.match.variants import make_seat_policy
 
     if variant.kind == "file":

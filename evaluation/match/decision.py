@@ -113,8 +113,8 @@ def opponent_variant(text: str, taken: set[str]) -> Variant:
 def silent_reason(a: Variant, b: Variant) -> str | None:
     """Why ``a`` against ``b`` is exactly 0 in expectation (None if it may not be): the
     same strategy file, purification and size convention (mapping and seed may differ)."""
-    if a.kind != "file" or b.kind != "file":
-        return None
+    if a.kind != "file" or b.kind != "file" or a.exploit is not None or b.exploit is not None:
+        return None  # an exploiting agent's strategy changes as it plays
     assert a.strategy is not None and b.strategy is not None
     path = Path(a.strategy).resolve()
     if path != Path(b.strategy).resolve():
@@ -240,6 +240,8 @@ def exploitabilities(game: Game, game_spec: str, variants: Sequence[Variant],
                      lbr_hands: int, seed: int, note: Note | None = None
                      ) -> dict[str, Exploit]:
     """Each variant's exploitability (module docstring); empty when the game allows none.
+    A variant that exploits its opponent (``exploit=``) has none: its strategy changes as
+    it plays.
 
     Raises:
         UsageError: for a file the measure cannot read (e.g. another game).
@@ -247,6 +249,7 @@ def exploitabilities(game: Game, game_spec: str, variants: Sequence[Variant],
     method = exploitability_method(game)
     out: dict[str, Exploit] = {}
     big = game.big_blind or 1
+    variants = [v for v in variants if v.exploit is None]  # no one strategy to best respond to
     if method == "exact":
         from evaluation.estimators.exact import ExactArena, Player
 
@@ -430,6 +433,10 @@ def format_table(table: DecisionTable, timing: str | None = None) -> str:
     else:
         lines.append("(exploitability: none for this game: not enumerable, and LBR needs "
                      "a no-limit game)")
+    unmeasured = sorted({r.variant for r in table.rows if r.variant not in table.exploit})
+    if table.exploit_method in ("exact", "lbr") and unmeasured:
+        lines.append(f"(no exploitability for {', '.join(unmeasured)}: an agent that exploits "
+                     f"its opponent changes its strategy as it plays)")
     if timing is not None:  # the columns come from those matches: the same caveat
         lines += ["", timing]
     return "\n".join(lines) + "\n"

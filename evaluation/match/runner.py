@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import __version__
+from agent import __version__, exploitconfig
 from agent.acpc.gamedef import Game
 from agent.agents import policy_kernels
 from agent.console import compile_notice
@@ -130,6 +130,10 @@ def variant_cli_spec(v: Variant) -> str:
         value = getattr(v, key)
         if value is not None:
             text += f",{key}={value}"
+    if v.exploit is not None:
+        text += f",{exploitconfig.key('mode')}={v.exploit}"
+        for name, number in v.exploit_options:
+            text += f",{exploitconfig.key(name)}={number!r}"
     return text
 
 
@@ -373,6 +377,10 @@ def run(config: RunConfig, progress: Progress) -> RunResult:
         playing = [v for v in config.variants if v.name in {n for j in pending for n in j.group}]
         kernels = [k for v in playing if v.strategy
                    for k in policy_kernels(v.strategy, config.game)]
+        if any(v.exploit is not None for v in playing):
+            from agent.strategy import best_response
+
+            kernels += best_response.KERNELS
         with compile_notice("acpc-match", kernels):  # strategies load only if a match is left
             for v in playing:
                 check_variant(v, config.settings.game_spec, config.settings.transport)

@@ -3,10 +3,13 @@
 A variant is a name and one of
 
 * a strategy for ``acpc-agent``: a strategy file (with optional ``mapping``, ``purify``,
-  ``sizes`` -- the size convention, ``abstract`` or ``real``, acpc-agent's ``--sizes-in`` --
-  and ``seed``) or a built-in of :data:`agent.agents.BUILTINS` (``builtin:random``,
-  ``builtin:call``, ``builtin:fold``, ``builtin:minraise``, ``builtin:equity``; fold and
-  min-raise make results whose values are known exactly) or the user's own bot,
+  ``sizes`` -- the size convention, ``abstract`` or ``real``, acpc-agent's ``--sizes-in`` --,
+  ``seed``, and ``exploit`` -- ``dbbr`` or ``safe``, acpc-agent's ``--exploit``, with
+  ``exploit_prior_weight``, ``exploit_every``, ``exploit_warmup`` and ``exploit_epsilon``,
+  its ``--exploit-*`` options, spelled and checked by :mod:`agent.exploitconfig`) or a
+  built-in of :data:`agent.agents.BUILTINS` (``builtin:random``, ``builtin:call``,
+  ``builtin:fold``, ``builtin:minraise``, ``builtin:equity``; fold and min-raise make
+  results whose values are known exactly) or the user's own bot,
   ``module:Class`` (:mod:`agent.bot`), imported from the base directory (the current
   directory, or the TOML file's directory; a path that exists is a file first);
 * an external command (``cmd=PATH ARGS...``), started with ``HOST PORT`` appended, like the
@@ -14,7 +17,10 @@ A variant is a name and one of
   runs in its base directory (the current directory, or the TOML file's directory).
 
 Command line: ``NAME=builtin:call``, ``NAME=path/x.strat,mapping=rand-pshar,purify=full,
-sizes=real,seed=7``, ``NAME=mybot:MyBot,seed=3``, ``NAME=cmd=./startme.sh --opt``. TOML::
+sizes=real,seed=7``, ``NAME=x.strat,exploit=dbbr,exploit_warmup=100``,
+``NAME=mybot:MyBot,seed=3``, ``NAME=cmd=./startme.sh --opt``. A command-line spec that
+cannot be parsed is a usage error (:class:`VariantUsageError`: exit status 2); a file's
+content that cannot, an error of the file (:class:`VariantError`: 1). TOML::
 
     game = "leduc.limit.2p.game"        # optional run settings (see SETTINGS_KEYS)
     hands = 500
@@ -23,6 +29,10 @@ sizes=real,seed=7``, ``NAME=mybot:MyBot,seed=3``, ``NAME=cmd=./startme.sh --opt`
     [variants.bob]
     strategy = "bob.strat"                # relative to the TOML file
     mapping = "rand-pshar"
+    [variants.bobx]
+    strategy = "bob.strat"
+    exploit = "safe"                      # bob.strat, exploiting its opponent safely
+    exploit_warmup = 200                  # numbers as TOML numbers
     [variants.mine]
     strategy = "mybot:MyBot"              # mybot.py beside the TOML file
     [variants.ext]
@@ -37,9 +47,9 @@ messages; a TOML value must have the TOML type: ``hands = "5"``, ``matches = 2.5
 Messages quote at most :data:`agent.acpc.limits.EXCERPT_CHARS` characters of a value
 (:func:`agent.acpc.limits.excerpt`).
 
-Imports only the stdlib, :mod:`agent.acpc.errors` and :mod:`agent.acpc.limits` (agent code
-is imported lazily: :mod:`agent.agents`, which loads no numpy, to tell a bot's spec, and the
-policies by :func:`check_variant`).
+Imports only the stdlib, :mod:`agent.acpc.errors`, :mod:`agent.acpc.limits` and
+:mod:`agent.exploitconfig` (stdlib only); agent code is imported lazily (:mod:`agent.agents`,
+which loads no numpy, to tell a bot's spec, and the policies by :func:`check_variant`).
 """
 
 from __future__ import annotations
@@ -57,14 +67,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from agent.acpc.errors import AcpcError
+from agent import exploitconfig
+from agent.acpc.errors import AcpcError, UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.limits import excerpt, read_text_file
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """Variant names: they become dealer player names and parts of file names."""
 
-OPTION_KEYS = ("mapping", "purify", "sizes", "seed")
+EXPLOIT_KEYS = tuple(exploitconfig.key(name) for name in ("mode", *exploitconfig.OPTIONS))
+"""``exploit`` and its options' keys (:mod:`agent.exploitconfig`: acpc-agent's flags)."""
+OPTION_KEYS = ("mapping", "purify", "sizes", "seed", *EXPLOIT_KEYS)
 
 MAX_TOML_BYTES = 1 << 20
 """A ``--variants`` file is at most 1 MiB (a run configuration is a few hundred bytes)."""
@@ -86,6 +99,11 @@ SEED_MAX = 2**63 - 1
 
 class VariantError(AcpcError, ValueError):
     """A variant cannot be used; the message names it."""
+
+
+class VariantUsageError(VariantError, UsageError):
+    """A variant given on the command line (``-v``, ``--opponent``) that cannot be parsed,
+    or an option that does not apply to the game: a usage error (exit status 2)."""
 
 
 T = TypeVar("T")
@@ -235,6 +253,26 @@ class Variant:
     """Where an external command runs (absolute)."""
     spec: str = ""
     """The variant as the user wrote it (for messages and the manifest)."""
+    exploit: str | None = None
+    """``dbbr`` or ``safe``: the agent exploits its opponent (acpc-agent's ``--exploit``;
+    None: it does not)."""
+    exploit_options: tuple[tuple[str, float], ...] = ()
+    """The exploiter's options given (:data:`agent.exploitconfig.OPTIONS` names, in that
+    order, with their values); the others keep their defaults."""
+
+    def exploit_config(self) -> exploitconfig.ExploitConfig | None:
+        """The exploiter's configuration (None without ``exploit``)."""
+        if self.exploit is None:
+            return None
+        options: dict[str, Any] = dict(self.exploit_options)
+        return exploitconfig.ExploitConfig(self.exploit, **options)
+
+    def exploit_flags(self) -> list[str]:
+        """acpc-agent's ``--exploit MODE`` and the options given (none without ``exploit``)."""
+        config = self.exploit_config()
+        if config is None:
+            return []
+        return config.flags(tuple(name for name, _ in self.exploit_options))
 
     @property
     def kind(self) -> str:
@@ -261,6 +299,8 @@ class Variant:
             "cmd": list(self.cmd),
             "cwd": self.cwd,
             "spec": self.spec,
+            "exploit": self.exploit,
+            "exploit_options": [list(x) for x in self.exploit_options],
         }
 
     @classmethod
@@ -276,13 +316,15 @@ class Variant:
             cmd=tuple(str(x) for x in data.get("cmd", ())),
             cwd=str(data.get("cwd", ".")),
             spec=str(data.get("spec", "")),
+            exploit=data.get("exploit"),
+            exploit_options=tuple((str(k), v) for k, v in data.get("exploit_options", ())),
         )
 
     def identity(self) -> dict[str, Any]:
         """What defines the variant's play (for comparing a run with its manifest).
 
-        ``sizes`` appears only when given, so runs made before the option keep their
-        identity."""
+        ``sizes`` and ``exploit`` appear only when given, so runs made before the options
+        keep their identity."""
         out: dict[str, Any] = {
             "strategy": self.strategy,
             "mapping": self.mapping,
@@ -292,6 +334,8 @@ class Variant:
         }
         if self.sizes is not None:
             out["sizes"] = self.sizes
+        if self.exploit is not None:
+            out["exploit"] = {"mode": self.exploit, **dict(self.exploit_options)}
         return out
 
 
@@ -315,6 +359,32 @@ def _option(where: str, key: str, setting: Setting[T], value: object, toml: bool
         return setting(str(value))
     except argparse.ArgumentTypeError as exc:
         raise VariantError(f"{where}: {key}: {exc}") from None
+
+
+def _exploit(where: str, options: dict[str, Any], toml: bool, given: str
+             ) -> tuple[str | None, tuple[tuple[str, float], ...]]:
+    """``exploit`` and its options from a variant's options (text from a spec, TOML values
+    from a file), checked by :mod:`agent.exploitconfig` and named as the variant spells
+    them."""
+    spell = exploitconfig.key
+    named = [n for n in exploitconfig.OPTIONS if options.get(spell(n)) is not None]
+    mode = options.get(spell("mode"))
+    if mode is None:
+        if named:
+            raise VariantError(f"{where}: {', '.join(spell(n) + '=' for n in named)} "
+                               f"{'applies' if len(named) == 1 else 'apply'} "
+                               f"only with exploit=MODE ({', '.join(exploitconfig.MODES)})"
+                               f"{given}")
+        return None, ()
+    try:
+        mode = exploitconfig.check_mode(mode, spell)
+        values = tuple(
+            (n, exploitconfig.check_option(n, options[spell(n)], spell) if toml
+             else exploitconfig.parse_option(n, str(options[spell(n)]), spell))
+            for n in named)
+    except UsageError as exc:
+        raise VariantError(f"{where}: {exc}") from None
+    return mode, values
 
 
 def _make(
@@ -354,6 +424,7 @@ def _make(
         )
     seed = None if options.get("seed") is None else _option(where, "seed", SEED,
                                                             options["seed"], toml)
+    exploit, exploit_options = _exploit(where, options, toml, given)
     mapping, purify, sizes = (
         None if options.get(key) is None else _option(where, key, TEXT, options[key], toml)
         for key in ("mapping", "purify", "sizes"))
@@ -380,6 +451,9 @@ def _make(
             f"{where}: mapping=, purify= and sizes= apply to strategy files, not "
             f"{'the bot ' if bot else ''}{excerpt(strategy)}"
         )
+    elif exploit is not None:
+        raise VariantError(f"{where}: exploit= applies to strategy files, not "
+                           f"{'the bot ' if bot else ''}{excerpt(strategy)}")
     return Variant(
         name,
         strategy=strategy,
@@ -389,25 +463,37 @@ def _make(
         seed=seed,
         cwd=str(base.resolve()),
         spec=spec,
+        exploit=exploit,
+        exploit_options=exploit_options,
     )
 
 
 def parse_variant(text: str, base: Path | None = None) -> Variant:
-    """Parse ``NAME=STRATEGY[,mapping=..][,purify=..][,sizes=..][,seed=..]`` or
-    ``NAME=cmd=COMMAND``.
+    """Parse ``NAME=STRATEGY[,mapping=..][,purify=..][,sizes=..][,seed=..][,exploit=..]``
+    (and the exploiter's options) or ``NAME=cmd=COMMAND``.
 
     Relative paths are taken from ``base`` (default: the current directory).
 
     Raises:
-        VariantError: naming the variant and what is wrong.
+        VariantUsageError: naming the variant and what is wrong (a command-line argument:
+            :func:`load_toml` turns it into the file's :class:`VariantError`).
     """
-    base = Path.cwd() if base is None else base
+    try:
+        return _parse_variant(text, Path.cwd() if base is None else base)
+    except VariantUsageError:
+        raise
+    except VariantError as exc:
+        raise VariantUsageError(str(exc)) from None
+
+
+def _parse_variant(text: str, base: Path) -> Variant:
+    """:func:`parse_variant`'s work."""
     name, eq, rest = text.partition("=")
     name = name.strip()
     if not eq or not name:
         raise VariantError(
-            f"expected a variant as NAME=STRATEGY[,mapping=M][,purify=P][,sizes=Z][,seed=S] or "
-            f"NAME=cmd=COMMAND, got {excerpt(text)}"
+            f"expected a variant as NAME=STRATEGY[,mapping=M][,purify=P][,sizes=Z][,seed=S]"
+            f"[,exploit=dbbr|safe] or NAME=cmd=COMMAND, got {excerpt(text)}"
         )
     _check_name(name, text)
     rest = rest.strip()
@@ -666,21 +752,35 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
     from agent.acpc.gamefiles import load_game
     from agent.agents import BotSpecError, make_policy
 
+    why = None
     try:
         game = load_game(game_spec)
-        make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
-                    purify=variant.purify, sizes_in=variant.sizes,
-                    bot_path=variant.cwd if kind == "bot" else None)
+        if variant.exploit is not None:
+            from agent.exploit import exploit_support
+
+            why = exploit_support(game)
+        if why is None:
+            make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
+                        purify=variant.purify, sizes_in=variant.sizes,
+                        bot_path=variant.cwd if kind == "bot" else None,
+                        exploit=variant.exploit_config())
     except BotSpecError as exc:  # exit status 2, as for acpc-agent
         raise BotSpecError(f"variant {name!r}: {exc}") from None
     except (AcpcError, ValueError, OSError) as exc:
         raise VariantError(f"variant {name!r}: {exc}") from None
+    if why is not None:  # the option does not apply to the game: a usage error (exit 2)
+        raise VariantUsageError(f"variant {name!r}: exploit={variant.exploit}: {why}")
 
 
 _POLICY_CACHE: OrderedDict[tuple[str, str | None, str | None, str | None], Any] = OrderedDict()
 _POLICY_CACHE_SIZE = 4
 """Base policies kept per process (least recently used dropped): a round robin of a few
 file variants switches between them without loading a file again."""
+_EXPLOIT_CACHE: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+"""Per exploiting variant (:attr:`Variant.identity` but the seed): the base policy and the
+fresh exploiter of a policy that never plays; each seat gets a new base policy over its
+strategy and a clone of the exploiter (:meth:`agent.exploit.Exploiter.clone`), as if
+``acpc-agent --exploit`` had started anew."""
 
 
 def make_seat_policy(
@@ -700,6 +800,8 @@ def make_seat_policy(
 
     assert variant.strategy is not None
     guard = time_guard
+    if variant.exploit is not None:
+        return _exploiting_seat_policy(variant, game, seed, guard)
     if variant.kind != "file":
         return make_policy(variant.strategy, game, seed=seed, time_guard=guard,
                            bot_path=variant.cwd if variant.kind == "bot" else None)
@@ -719,3 +821,34 @@ def make_seat_policy(
         base.loaded, base.mapping, base.purification, seed=seed,
         mapping_name=base.mapping_name, time_guard=guard, sizes_in=base.sizes_in,
     )
+
+
+def _exploiting_seat_policy(variant: Variant, game: Game, seed: int,
+                            time_guard: float | None) -> Any:
+    """:func:`make_seat_policy` for a variant with ``exploit``: the policy
+    ``acpc-agent --exploit`` plays (:class:`agent.exploiting.ExploitingPolicy`, built by
+    :func:`agent.agents.make_policy` once per process), fresh for every seat."""
+    from agent.agents import make_policy
+    from agent.exploiting import ExploitingPolicy
+    from agent.policy import StrategyPolicy
+
+    assert variant.strategy is not None
+    key = (variant.strategy, variant.mapping, variant.purify, variant.sizes,
+           variant.exploit, variant.exploit_options)
+    entry = _EXPLOIT_CACHE.get(key)
+    if entry is None:
+        first = make_policy(variant.strategy, game, seed=seed, mapping=variant.mapping,
+                            purify=variant.purify, sizes_in=variant.sizes,
+                            exploit=variant.exploit_config())
+        assert isinstance(first, ExploitingPolicy)
+        entry = _EXPLOIT_CACHE[key] = (first.base, first.exploiter)
+        while len(_EXPLOIT_CACHE) > _POLICY_CACHE_SIZE:
+            _EXPLOIT_CACHE.popitem(last=False)
+    else:
+        _EXPLOIT_CACHE.move_to_end(key)
+    base, exploiter = entry
+    return ExploitingPolicy(
+        StrategyPolicy(base.loaded, base.mapping, base.purification, seed=seed,
+                       mapping_name=base.mapping_name, time_guard=time_guard,
+                       sizes_in=base.sizes_in),
+        exploiter.clone())

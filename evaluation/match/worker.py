@@ -330,6 +330,7 @@ def agent_command(
         cmd += ["--purify", variant.purify]
     if variant.sizes:
         cmd += ["--sizes-in", variant.sizes]
+    cmd += variant.exploit_flags()
     return cmd, variant.cwd if kind == "bot" else None  # a bot imports from its base
 
 
@@ -545,6 +546,10 @@ def play_inproc(
     log: list[str] = []
     stderr: list[str] = []
     acts: list[Callable[[MatchState], Action]] = [p.act for p in policies]
+    # told every finished hand, as the live client does (agent.client): an exploiting
+    # policy learns from it
+    hand_overs: list[Callable[[MatchState], None] | None] = [
+        getattr(p, "hand_over", None) for p in policies]
     steps = job.hands * (game.num_rounds * 64 * game.num_players + 8) + 16
     for _ in range(steps):
         out = match.drain()
@@ -561,16 +566,22 @@ def play_inproc(
                 event = client.next_event()
                 if event is NEED_DATA:
                     break
-                if isinstance(event, StateReceived) and client.is_to_act:
-                    try:
-                        action = acts[s](event.state)
-                        reply = client.send_action(action)
-                    except Exception as exc:
-                        name = job.seats[s]
-                        raise MatchFailure(
-                            f"variant {name!r} (seat {s + 1}): {type(exc).__name__}: {exc}",
-                            name,
-                        ) from None
+                if not isinstance(event, StateReceived):
+                    continue
+                over = hand_overs[s]
+                reply = None
+                try:
+                    if client.is_to_act:
+                        reply = client.send_action(acts[s](event.state))
+                    elif over is not None and event.state.state.finished:
+                        over(event.state)
+                except Exception as exc:
+                    name = job.seats[s]
+                    raise MatchFailure(
+                        f"variant {name!r} (seat {s + 1}): {type(exc).__name__}: {exc}",
+                        name,
+                    ) from None
+                if reply is not None:
                     match.receive(s, reply)
     else:
         raise MatchFailure(f"the in-process match did not end within {steps} steps")
