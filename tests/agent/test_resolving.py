@@ -279,7 +279,7 @@ async def test_hot_swap_over_the_protocol_with_resolve(tmp_path: Path, leduc: Ga
     trace = tmp_path / "t.jsonl"
 
     async def swap() -> None:
-        deadline = asyncio.get_running_loop().time() + 60
+        deadline = asyncio.get_running_loop().time() + 300  # a loaded machine compiles slowly
         while asyncio.get_running_loop().time() < deadline:
             lines = trace.read_text().splitlines() if trace.exists() else []
             if lines and lines[-1].endswith("}") and json.loads(lines[-1])["hand"] >= 30:
@@ -292,7 +292,7 @@ async def test_hot_swap_over_the_protocol_with_resolve(tmp_path: Path, leduc: Ga
     ours = ["--strategy", str(live), "--resolve", "round", "--resolve-iterations", "20",
             "--reload", "--trace", str(trace), "--seed", "1"]
     err, agent_errs, codes = await run_match(
-        tmp_path, GAME, 150, [ours, ["--strategy", "builtin:call"]], during=swap())
+        tmp_path, GAME, 400, [ours, ["--strategy", "builtin:call"]], during=swap())
     assert "WARNING" not in err and codes == [0, 0], agent_errs
     assert "resolvers built 2" in agent_errs[0] and "swaps 1," in agent_errs[0]
     records = [json.loads(x) for x in trace.read_text().splitlines()]
