@@ -47,8 +47,13 @@ def test_ctrl_c_on_a_playing_agent_is_one_line_and_130() -> None:
         server.listen()
         port = server.getsockname()[1]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # as from a terminal: SIGINT handled even if this run was started in the background
+        # by a shell, whose children inherit SIGINT ignored (the agent honours that)
+        terminal = ("import runpy, signal; signal.signal(signal.SIGINT, "
+                    "signal.default_int_handler); runpy.run_module('agent.cli', "
+                    "run_name='__main__', alter_sys=True)")
         with subprocess.Popen(
-                [sys.executable, "-m", "agent.cli", "leduc.limit.2p.game", "127.0.0.1",
+                [sys.executable, "-c", terminal, "leduc.limit.2p.game", "127.0.0.1",
                  str(port), "--strategy", "builtin:call"], cwd=ROOT, env=env,
                 stderr=subprocess.PIPE, text=True) as agent:
             server.settimeout(60)
