@@ -92,6 +92,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.holdem_buckets import HoldemCards
+from agent.abstraction.holdem_pa import PotentialAwareCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_after_call
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
@@ -920,12 +921,12 @@ class ChunkPlayer:
         self.cache: BucketCache | None = None
         self.flop_table_path: str | None = None
         """The strength table the flop is read from (fast path), or None."""
-        if isinstance(self.model, StrategyModel) and \
-                isinstance(self.model.loaded.cards, HoldemCards):
+        cards = self.model.loaded.cards if isinstance(self.model, StrategyModel) else None
+        if isinstance(cards, HoldemCards) or \
+                (config.fast and isinstance(cards, PotentialAwareCards)):
             flop_values = None
-            if config.fast and config.flop_table:
-                flop_values, self.flop_table_path = flop_strength(
-                    self.model.loaded.cards.flop_rivers_per_turn)
+            if config.fast and config.flop_table and isinstance(cards, HoldemCards):
+                flop_values, self.flop_table_path = flop_strength(cards.flop_rivers_per_turn)
             self.cache = BucketCache(self.holes, fast=config.fast, flop_values=flop_values)
 
     def policy(self, seed: int) -> Any:
