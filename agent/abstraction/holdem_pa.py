@@ -50,6 +50,10 @@ River: one exact score and the thresholds. An LRU of 4096 entries caches ``bucke
 :meth:`PotentialAwareCards.bucket_deals` does many deals at once (numba, parallel) with the
 turn table ``turn[canonical 4-card board, hole pair]`` (from the build, or recomputed
 from the centroids on first use: same kernel and same numbers as the build).
+:meth:`PotentialAwareCards.board_buckets` gives every hole's bucket on one board at once
+(sampled LBR's fast path): on the turn each river card's scores of every hole come from
+one sort (:func:`_river_scores_kernel`), then each hole's histogram and nearest centroid,
+the numbers of :meth:`~PotentialAwareCards.bucket`.
 
 Spec (JSON-able; stored in a strategy file as ``cards``)::
 
