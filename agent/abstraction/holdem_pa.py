@@ -50,6 +50,10 @@ River: one exact score and the thresholds. An LRU of 4096 entries caches ``bucke
 :meth:`PotentialAwareCards.bucket_deals` does many deals at once (numba, parallel) with the
 turn table ``turn[canonical 4-card board, hole pair]`` (from the build, or recomputed
 from the centroids on first use: same kernel and same numbers as the build).
+:meth:`PotentialAwareCards.board_buckets` gives every hole's bucket on one board at once
+(sampled LBR's fast path): on the turn each river card's scores of every hole come from
+one sort (:func:`_river_scores_kernel`), then each hole's histogram and nearest centroid,
+the numbers of :meth:`~PotentialAwareCards.bucket`.
 
 Spec (JSON-able; stored in a strategy file as ``cards``)::
 
@@ -662,6 +666,101 @@ def _bucket_deals_kernel(
                     out[i, r] = clusters[r]
 
 
+@kernel
+def _board_clusters_kernel(
+    board: Int64Array,
+    n_board: Int,
+    rows: npt.NDArray[np.bool_],
+    bins: Int,
+    preflop: Int64Array,
+    canon3: Int64Array,
+    perm3: Int64Array,
+    cid3: Int64Array,
+    flop: npt.NDArray[Any],
+    perms: Int64Array,
+    sums: Int64Array,
+    weights: Int64Array,
+    gaps: Float64Array,
+    means: Float64Array,
+    thresholds: Int64Array,
+    keys: Int64Array,
+    card_bits: Int64Array,
+    offsets: Int32Array,
+    values: Int32Array,
+    flush_values: Int32Array,
+    out: Int64Array,
+) -> None:
+    """``out[r, pair id]``: the cluster in round ``r`` of every hole pair that misses the
+    ``n_board`` (0, 3, 4 or 5) cards of ``board``, for the rounds ``r`` with ``rows[r]``
+    (the others, and the pairs touching the board, untouched): every hole at once, the
+    very numbers of :meth:`PotentialAwareCards.bucket`. The turn's clusters come from the
+    scores of every pair on each river card (:func:`_river_scores_kernel`, one sort per
+    river, instead of :func:`river_score` per hole and river), binned and compared with
+    the centroids as :func:`_turn_cluster_kernel` does; the river's from one such pass."""
+    dead = np.int64(0)
+    for i in range(n_board):
+        dead |= np.int64(1) << board[i]
+    scratch = np.zeros(5, np.int64)
+    if rows[0] or rows[1]:
+        for b in range(52):
+            for a in range(b):
+                if (dead >> a) & 1 or (dead >> b) & 1:
+                    continue
+                pid = b * (b - 1) // 2 + a
+                if rows[0]:
+                    out[0, pid] = preflop[preflop_class_kernel(a, b, 13)]
+                if rows[1]:
+                    c, p = canonical_pair(a, b, board, 3, canon3, perm3, cid3, perms, scratch)
+                    out[1, pid] = flop[c, p]
+    live = 47
+    m = live * (live - 1) // 2
+    packed = np.empty(m, np.int64)
+    pair_a = np.empty(m, np.int64)
+    pair_b = np.empty(m, np.int64)
+    less = np.empty(52, np.int64)
+    equal = np.empty(52, np.int64)
+    scores = np.zeros(1326, np.int64)
+    board5 = np.zeros(5, np.int64)
+    if rows[2]:
+        dead4 = np.int64(0)
+        for i in range(4):
+            board5[i] = board[i]
+            dead4 |= np.int64(1) << board[i]
+        hist = np.zeros((1326, bins), np.int64)
+        for river in range(52):
+            if (dead4 >> river) & 1:
+                continue
+            board5[4] = river
+            _river_scores_kernel(board5, 52, keys, card_bits, offsets, values, flush_values,
+                                 packed, pair_a, pair_b, less, equal, scores)
+            for b in range(52):
+                for a in range(b):
+                    if (dead >> a) & 1 or (dead >> b) & 1 or a == river or b == river:
+                        continue
+                    s = scores[b * (b - 1) // 2 + a]
+                    hist[b * (b - 1) // 2 + a, min(s * bins // 1980, bins - 1)] += 1
+        cdf = np.zeros(bins - 1, np.int64)
+        for b in range(52):
+            for a in range(b):
+                if (dead >> a) & 1 or (dead >> b) & 1:
+                    continue
+                pid = b * (b - 1) // 2 + a
+                acc = 0
+                for x in range(bins - 1):
+                    acc += hist[pid, x]
+                    cdf[x] = acc
+                out[2, pid] = nearest_centroid(cdf, sums, weights, gaps, means)
+    if rows[3]:
+        _river_scores_kernel(board, 52, keys, card_bits, offsets, values, flush_values,
+                             packed, pair_a, pair_b, less, equal, scores)
+        for b in range(52):
+            for a in range(b):
+                if (dead >> a) & 1 or (dead >> b) & 1:
+                    continue
+                pid = b * (b - 1) // 2 + a
+                out[3, pid] = _count_below_or_equal(thresholds, scores[pid])
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -1000,6 +1099,43 @@ class PotentialAwareCards:
         if len(cache) > _CACHE_SIZE:
             cache.popitem(last=False)
         return value
+
+    def board_buckets(self, round_: int, board: Sequence[int]) -> Int64Array:
+        """The bucket of every hole pair on ``board`` in ``round_`` at once, by colex pair
+        id (``C(hi, 2) + lo``; 1,326 entries), -1 for the pairs touching the board: the
+        very values of :meth:`bucket` hole by hole (tested), the board's work shared by
+        every hole (the turn: each river's scores once for every hole, not per hole).
+
+        Raises:
+            AbstractionError: for a round outside 0..3 or a board that is not distinct
+                cards of the deck, as many as the round shows.
+        """
+        if isinstance(round_, bool) or not isinstance(round_, int) or not 0 <= round_ <= 3:
+            raise AbstractionError(f"expected a hold'em round 0..3, got {round_!r}")
+        size = (0, 3, 4, 5)[round_]
+        cards = np.zeros(5, np.int64)
+        if size:
+            cards[:size] = _check_cards(board, size, 52, "board")
+        elif len(board):
+            raise AbstractionError(f"expected no board cards in round 0, got {list(board)!r}")
+        rows = np.zeros(4, np.bool_)
+        if self._recall == "perfect":
+            rows[: round_ + 1] = True
+        else:
+            rows[round_] = True
+        out = np.full((4, 1326), -1, np.int64)
+        _board_clusters_kernel(
+            cards, size, rows, self._bins, self._preflop, self._b3.canon, self._b3.perm_of,
+            self._b3.cid_of, self._flop, SUIT_PERMS, self._turn_sums, self._turn_weights,
+            self._gaps, self._turn_means, self._thresholds, *TABLES_7, out,
+        )  # fmt: skip
+        if self._recall != "perfect":
+            own: Int64Array = out[round_]
+            return own
+        combined = np.full(1326, -1, np.int64)
+        for pid in np.flatnonzero(out[round_] >= 0).tolist():
+            combined[pid] = combine_recall(out[: round_ + 1, pid].tolist(), self._clusters)
+        return combined
 
     def turn_key(self) -> str:
         """sha256 of what the turn table depends on (bins, centroid sums and weights)."""

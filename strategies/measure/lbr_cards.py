@@ -49,6 +49,7 @@ from agent.abstraction.holdem_buckets import (
     runout_seed,
     strength_moments,
 )
+from agent.abstraction.holdem_pa import PotentialAwareCards
 from agent.abstraction.isomorphism import holdem_indexer
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
@@ -399,19 +400,27 @@ def hole_buckets(cards: CardAbstraction, round_: int, holes: I64,
                     dtype=np.int64)
 
 
-def board_buckets(cards: HoldemCards, round_: int, holes: I64, board: Sequence[int],
-                  flop_values: F64 | None = None) -> I64:
+def board_buckets(cards: HoldemCards | PotentialAwareCards, round_: int, holes: I64,
+                  board: Sequence[int], flop_values: F64 | None = None) -> I64:
     """The agent's bucket of every hole in ``holes`` on ``board`` (-1 for holes touching
     it), all at once: what :func:`hole_buckets` returns hole by hole (tested equal), with the
     board's work shared by every hole (module docstring: the fast path of sampled LBR).
     ``flop_values``: E[HS^2] of every flop class of
     :func:`agent.abstraction.isomorphism.holdem_indexer` (``board``, round 1), the cached
     strength table of :mod:`strategies.cards.tables` made with the agent's
-    ``flop_rivers_per_turn``; the flop is then read from it instead of computed."""
+    ``flop_rivers_per_turn``; the flop is then read from it instead of computed. A
+    potential-aware abstraction gives every hole's bucket itself
+    (:meth:`agent.abstraction.holdem_pa.PotentialAwareCards.board_buckets`; ``flop_values``
+    unused)."""
     rows = np.ascontiguousarray(holes, dtype=np.int64)
     on_board = np.zeros(max(64, int(rows.max(initial=0)) + 1), dtype=bool)
     on_board[list(board)] = True
     touching = on_board[rows].any(axis=1)
+    if isinstance(cards, PotentialAwareCards):
+        lo, hi = rows.min(axis=1), rows.max(axis=1)
+        mine: I64 = cards.board_buckets(round_, board)[hi * (hi - 1) // 2 + lo]
+        mine[touching] = -1
+        return mine
     if round_ == 0:
         out = np.array([preflop_class(h) for h in rows.tolist()], dtype=np.int64)
         out[touching] = -1

@@ -61,12 +61,14 @@ public and LBR's cards (unbiased, less variance). Folded hands keep their chips.
 **Fast path** (``fast=True``, the default of :class:`LbrConfig`): the same decisions and
 values as the hole-by-hole path, bit for bit (tested), faster: :class:`BucketCache` fills a
 board's buckets for every hole at once (:func:`strategies.measure.lbr_cards.board_buckets`,
-the flop from the cached strength table when ``flop_table``), :meth:`HandView.every_bucket`
-reads every hole's bucket once per round and hand, :meth:`StrategyModel.probs` reads the
-agent's rows from each node's purified rows (:meth:`StrategyModel.purified`, once per node
-and process), and :meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights
-after every candidate raise at once (the translation of a size is the same for every hole:
-read once per size and hypothesis, then one batch of array work per reading structure).
+the flop from the cached strength table when ``flop_table``; a potential-aware file's
+through :meth:`agent.abstraction.holdem_pa.PotentialAwareCards.board_buckets`),
+:meth:`HandView.every_bucket` reads every hole's bucket once per round and hand,
+:meth:`StrategyModel.probs` reads the agent's rows from each node's purified rows
+(:meth:`StrategyModel.purified`, once per node and process), and
+:meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights after every
+candidate raise at once (the translation of a size is the same for every hole: read once per
+size and hypothesis, then one batch of array work per reading structure).
 
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
@@ -92,6 +94,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.holdem_buckets import HoldemCards
+from agent.abstraction.holdem_pa import PotentialAwareCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betsize import pot_after_call
 from agent.acpc.betting import CALL, FOLD, Action, ActionKind, BettingState
@@ -258,7 +261,8 @@ class BucketCache:
     """Hold'em buckets of every hole by suit-canonical board, shared by the hands of a
     process (LRU of :attr:`size` boards): the duplicate hand replays the same boards, and
     flops repeat up to suit relabelling (1,755 classes). Sound because the hold'em metric
-    is invariant under relabelling the suits (:mod:`agent.abstraction.holdem_buckets`):
+    and the potential-aware clusters are invariant under relabelling the suits
+    (:mod:`agent.abstraction.holdem_buckets`, :mod:`agent.abstraction.holdem_pa`; tested):
     hole ``h`` on board ``b`` has the bucket of ``perm(h)`` on ``perm(b)``."""
 
     def __init__(self, holes: I64, size: int = 20_000, fast: bool = False,
@@ -920,12 +924,12 @@ class ChunkPlayer:
         self.cache: BucketCache | None = None
         self.flop_table_path: str | None = None
         """The strength table the flop is read from (fast path), or None."""
-        if isinstance(self.model, StrategyModel) and \
-                isinstance(self.model.loaded.cards, HoldemCards):
+        cards = self.model.loaded.cards if isinstance(self.model, StrategyModel) else None
+        if isinstance(cards, HoldemCards) or \
+                (config.fast and isinstance(cards, PotentialAwareCards)):
             flop_values = None
-            if config.fast and config.flop_table:
-                flop_values, self.flop_table_path = flop_strength(
-                    self.model.loaded.cards.flop_rivers_per_turn)
+            if config.fast and config.flop_table and isinstance(cards, HoldemCards):
+                flop_values, self.flop_table_path = flop_strength(cards.flop_rivers_per_turn)
             self.cache = BucketCache(self.holes, fast=config.fast, flop_values=flop_values)
 
     def policy(self, seed: int) -> Any:

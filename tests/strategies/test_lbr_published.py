@@ -2,7 +2,8 @@
 and the fast path (every hole's buckets per board) against the hole-by-hole one.
 
 Checks: the batched buckets of every hole equal :func:`hole_buckets` (the agent's own
-estimator, hole by hole) on flops, turns and rivers, and through a flop table; the fast and
+estimator, hole by hole) on flops, turns and rivers, and through a flop table, and a
+potential-aware abstraction's through the suit-canonical cache; the fast and
 slow paths play the very same hands with the very same values (hold'em and no-limit
 Leduc, with the 56-size menu); each named setting bets only where and what it says;
 an imaginary observation equals the range-weighted mean of the showdown against every hole
@@ -32,6 +33,7 @@ from strategies.measure.lbr_cards import all_holes, board_buckets, hole_buckets
 from strategies.measure.sampled_lbr import (
     PUBLISHED_FRACTIONS,
     SETTINGS,
+    BucketCache,
     ChunkPlayer,
     HandView,
     LbrConfig,
@@ -44,6 +46,7 @@ from strategies.measure.sampled_lbr import (
     showdown_values,
     total,
 )
+from tests.agent.abstraction.test_holdem_pa import make_cards
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
 LEDUC = "leduc.nolimit.2p.game"
@@ -77,6 +80,27 @@ def test_board_buckets_equal_the_agents_hole_by_hole(seed: int) -> None:
         assert (fast[~live] == -1).all()
         np.testing.assert_array_equal(fast[live],
                                       hole_buckets(cards, round_, holes[live], visible))
+
+
+@pytest.mark.parametrize("recall", ["imperfect", "perfect"])
+def test_potential_aware_buckets_through_the_cache_equal_the_agents(recall: str) -> None:
+    """The fast path with a potential-aware file: every hole's bucket per board
+    (:meth:`PotentialAwareCards.board_buckets`), kept by suit-canonical board and read back
+    for a suit-relabelled board, equals the agent's ``bucket`` hole by hole."""
+    cards = make_cards(recall)
+    holes = all_holes(load_game(HOLDEM))
+    cache = BucketCache(holes, fast=True)
+    rng = np.random.default_rng(6)
+    for round_, n_board in ((0, 0), (1, 3), (2, 4), (3, 5)):
+        board = [int(c) for c in rng.choice(52, n_board, replace=False)]
+        perm = rng.permutation(4)
+        for b in (board, [int((c // 4) * 4 + perm[c % 4]) for c in board]):
+            live = np.flatnonzero(~np.isin(holes, b).any(axis=1))
+            which = np.sort(rng.choice(live, 30, replace=False))
+            got = cache.buckets(cards, round_, tuple(b), holes, which)
+            assert got.tolist() == [cards.bucket(round_, holes[i].tolist(), b)
+                                    for i in which.tolist()]
+    assert len(cache._boards) == 4
 
 
 def test_flop_read_from_a_table_of_classes_equals_the_kernel() -> None:

@@ -10,6 +10,8 @@ made; the builder's numbers are checked against an oracle in
 * river clusters == the thresholds applied to the exact score of the by-board kernel;
 * every round invariant under suit permutation and card order;
 * ``bucket_deals`` == ``bucket`` in all 4 rounds, imperfect and perfect recall;
+* ``board_buckets`` (every hole on one board at once) == ``bucket`` hole by hole, both
+  recalls;
 * the spec round trip through ``card_abstraction_from_spec`` (JSON and msgpack), and bad
   specs, cards and shapes as one-line errors.
 """
@@ -138,6 +140,25 @@ def test_bucket_deals_equals_bucket(
     else:
         assert cards.buckets == CLUSTERS
     assert (got < np.array(cards.buckets)).all()
+
+
+@pytest.mark.parametrize("recall", ["imperfect", "perfect"])
+def test_board_buckets_equal_bucket_hole_by_hole(recall: str, deals: np.ndarray) -> None:
+    """Every hole's bucket on a board at once (sampled LBR's fast path) == ``bucket``."""
+    cards = make_cards(recall)
+    pairs = [(a, b) for b in range(52) for a in range(b)]
+    rng = random.Random(4)
+    for deal in deals[:2]:
+        board = [int(c) for c in deal[2:]]
+        for r, size in enumerate((0, 3, 4, 5)):
+            got = cards.board_buckets(r, board[:size])
+            assert got.shape == (1326,)
+            touching = [i for i, p in enumerate(pairs) if set(p) & set(board[:size])]
+            assert (got[touching] == -1).all() and (got >= 0).sum() == 1326 - len(touching)
+            for i in rng.sample(sorted(set(range(1326)) - set(touching)), 40):
+                assert got[i] == cards.bucket(r, list(pairs[i]), board[:size])
+    with pytest.raises(AbstractionError, match="expected 4 distinct board cards"):
+        cards.board_buckets(2, [0, 1, 2])
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])
