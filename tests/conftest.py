@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import sys
@@ -31,7 +32,8 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 COMPILE_LOCK = "ACPC_ARENA_TEST_COMPILE_LOCK"
-"""The environment variable naming the file the test processes lock while numba compiles."""
+"""The environment variable naming the directory of the lock files the test processes hold
+while numba compiles (one a kernel)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,8 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not found.ok:
         raise pytest.UsageError(f"the compiled core is {found.state}: {found.reason}")
     if not hasattr(config, "workerinput"):  # the controller (or a run without workers)
-        handle, path = tempfile.mkstemp(prefix="acpc-arena-numba-", suffix=".lock")
-        os.close(handle)
+        path = tempfile.mkdtemp(prefix="acpc-arena-numba-")
         _created.append(Path(path))  # a nested run makes its own and leaves its parent's be
         os.environ[COMPILE_LOCK] = path  # the workers inherit it
         shared = tempfile.mkdtemp(prefix="acpc-arena-tests-")
@@ -71,13 +72,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             made.unlink(missing_ok=True)
 
 
-def _one_compile_at_a_time(lock_path: str) -> None:
+def _one_compile_at_a_time(lock_dir: str) -> None:
     """On a fresh install every worker needed the same kernels at about the same time and
     compiled each one itself (numba's disk cache is written only once a compilation ends):
-    ~300 CPU-s of the suite went to compiling the same kernels again. Holding one file lock
-    across the test processes while a kernel compiles makes the others wait, and numba's own
-    ``compile`` then loads the kernel from the disk cache the first one wrote. The results do
-    not change: it is the same compilation, done once."""
+    ~300 CPU-s of the suite went to compiling the same kernels again. Holding a file lock of
+    the kernel's own across the test processes while it compiles makes the others that need
+    it wait, and numba's own ``compile`` then loads it from the disk cache the first one
+    wrote; other kernels compile meanwhile in other processes (one lock for all of them kept
+    one core idle while the workers queued for it). The results do not change: it is the
+    same compilation, done once. Only a process's outermost compilation takes a lock (the
+    kernels it calls compile inside it), so no two processes wait for each other."""
     try:
         from numba.core import dispatcher
         from numba.core.compiler_lock import global_compiler_lock
@@ -92,7 +96,10 @@ def _one_compile_at_a_time(lock_path: str) -> None:
     def compile_once(self: Any, sig: Any) -> Any:
         with global_compiler_lock:  # this process's threads, one at a time (re-entrant)
             if depth[0] == 0:
-                handle = open(lock_path, "a")  # noqa: SIM115 - held across the compile
+                fn = getattr(self, "py_func", None)
+                name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)}"
+                key = hashlib.sha1(name.encode()).hexdigest()[:20]
+                handle = open(Path(lock_dir) / f"{key}.lock", "a")  # noqa: SIM115 - held
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 held.append(handle)
             depth[0] += 1
