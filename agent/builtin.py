@@ -35,6 +35,18 @@ from agent.acpc.gamedef import Game
 from agent.acpc.matchstate import MatchState
 
 
+def _fixed_action(kind: ActionKind, state: BettingState) -> Action | None:
+    """The action of a drawn ``kind`` that needs no size (fold, call, a limit raise), or
+    ``None`` for a no-limit raise, whose size the caller draws."""
+    if kind is ActionKind.FOLD:
+        return FOLD
+    if kind is ActionKind.CALL:
+        return CALL
+    if not state.game.is_nolimit:
+        return LIMIT_RAISE
+    return None
+
+
 class Policy(Protocol):
     """Anything that picks an action for a MatchState where we are to act."""
 
@@ -92,12 +104,9 @@ class RandomPolicy:
         state = ms.state
         kinds = state.legal_actions()
         kind = self._rng.choices(kinds, weights=[self.WEIGHTS[k] for k in kinds])[0]
-        if kind is ActionKind.FOLD:
-            return FOLD
-        if kind is ActionKind.CALL:
-            return CALL
-        if not state.game.is_nolimit:
-            return LIMIT_RAISE
+        fixed = _fixed_action(kind, state)
+        if fixed is not None:
+            return fixed
         bounds = state.raise_bounds()
         assert bounds is not None
         return Action(ActionKind.RAISE, self._rng.randint(bounds[0], bounds[1]))
@@ -171,12 +180,9 @@ class OffTreePolicy:
                 kind = k
                 break
             u -= w
-        if kind is ActionKind.FOLD:
-            return FOLD
-        if kind is ActionKind.CALL:
-            return CALL
-        if not state.game.is_nolimit:
-            return LIMIT_RAISE
+        fixed = _fixed_action(kind, state)
+        if fixed is not None:
+            return fixed
         pick = min(int(self._draw(ms, b"size") * len(offtree)), len(offtree) - 1)
         return Action(ActionKind.RAISE, offtree[pick])
 
