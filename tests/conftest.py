@@ -6,7 +6,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
@@ -22,14 +21,6 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from evaluation.corebuild import status
 from tests.support import PLAIN_TEST, ROOT, SHARED, select_plain_python
-
-# Bytecode caches on, whatever the environment says (PYTHONDONTWRITEBYTECODE=1 was set on
-# the machines this suite is timed on): the workers then write the project's and the test
-# modules' compiled bytecode (pytest's rewritten asserts included) once, and the nested
-# sessions and the hundreds of command-line processes the tests start read it instead of
-# compiling every source again. Nothing else changes (the caches are git-ignored).
-sys.dont_write_bytecode = False
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 COMPILE_LOCK = "ACPC_ARENA_TEST_COMPILE_LOCK"
 """The environment variable naming the directory of the lock files the test processes hold
