@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any
 
 # Ray (the cluster backend's tests) replaces 127.0.0.1 by the machine's own address unless
 # told not to: keep every test's traffic, and that of the processes it starts, on loopback.
@@ -21,16 +19,20 @@ from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from evaluation.corebuild import status
 from tests.support import PLAIN_TEST, ROOT, SHARED, select_plain_python
+from tests.support.numba_lock import COMPILE_LOCK, share_compilations
 
-COMPILE_LOCK = "ACPC_ARENA_TEST_COMPILE_LOCK"
-"""The environment variable naming the directory of the lock files the test processes hold
-while numba compiles (one a kernel)."""
-
+# Bytecode caches on, whatever the environment says (PYTHONDONTWRITEBYTECODE=1 was set on
+# the machines this suite is timed on): the workers then write the project's and the test
+# modules' compiled bytecode (pytest's rewritten asserts included) once, and the nested
+# sessions and the hundreds of command-line processes the tests start read it instead of
+# compiling every source again. Nothing else changes (the caches are git-ignored).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse to run on a stale or damaged compiled core (``acpc-arena compile``): Python
     would load the old extension modules, not the sources under test. Then share numba's
-    compilations between the xdist workers (:func:`_one_compile_at_a_time`)."""
+    compilations between the xdist workers (:func:`tests.support.numba_lock.share_compilations`)."""
     found = status(ROOT, load=False)
     if not found.ok:
         raise pytest.UsageError(f"the compiled core is {found.state}: {found.reason}")
@@ -41,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
         shared = tempfile.mkdtemp(prefix="acpc-arena-tests-")
         _created.append(Path(shared))
         os.environ[SHARED] = shared  # tests.support.run_without_jit's one run, for all
-    _one_compile_at_a_time(os.environ[COMPILE_LOCK])
+    share_compilations(os.environ[COMPILE_LOCK])
 
 
 @pytest.hookimpl(trylast=True)
@@ -61,50 +63,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             shutil.rmtree(made, ignore_errors=True)
         else:
             made.unlink(missing_ok=True)
-
-
-def _one_compile_at_a_time(lock_dir: str) -> None:
-    """On a fresh install every worker needed the same kernels at about the same time and
-    compiled each one itself (numba's disk cache is written only once a compilation ends):
-    ~300 CPU-s of the suite went to compiling the same kernels again. Holding a file lock of
-    the kernel's own across the test processes while it compiles makes the others that need
-    it wait, and numba's own ``compile`` then loads it from the disk cache the first one
-    wrote; other kernels compile meanwhile in other processes (one lock for all of them kept
-    one core idle while the workers queued for it). The results do not change: it is the
-    same compilation, done once. Only a process's outermost compilation takes a lock (the
-    kernels it calls compile inside it), so no two processes wait for each other."""
-    try:
-        from numba.core import dispatcher
-        from numba.core.compiler_lock import global_compiler_lock
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return
-    if getattr(dispatcher.Dispatcher.compile, "shared_between_processes", False):
-        return  # already (another pytest session in this interpreter)
-    original = dispatcher.Dispatcher.compile
-    held: list[IO[str]] = []  # the open lock file while this process compiles (nesting)
-    depth = [0]
-
-    def compile_once(self: Any, sig: Any) -> Any:
-        with global_compiler_lock:  # this process's threads, one at a time (re-entrant)
-            if depth[0] == 0:
-                fn = getattr(self, "py_func", None)
-                name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)}"
-                key = hashlib.sha1(name.encode()).hexdigest()[:20]
-                handle = open(Path(lock_dir) / f"{key}.lock", "a")  # noqa: SIM115 - held
-                fcntl.flock(handle, fcntl.LOCK_EX)
-                held.append(handle)
-            depth[0] += 1
-            try:
-                return original(self, sig)
-            finally:
-                depth[0] -= 1
-                if depth[0] == 0:
-                    handle = held.pop()
-                    fcntl.flock(handle, fcntl.LOCK_UN)
-                    handle.close()
-
-    compile_once.shared_between_processes = True  # type: ignore[attr-defined]
-    dispatcher.Dispatcher.compile = compile_once  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session")

@@ -17,17 +17,20 @@ the modules name has no circle.
 from __future__ import annotations
 
 import ast
+import fcntl
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import pytest
 
-from tests.support import PACKAGES, ROOT, module_source, project_modules
+from tests.support import PACKAGES, ROOT, SHARED, module_source, project_modules
 
 HEAVY = ("numpy", "numba", "llvmlite", "msgpack")
 CLI_MODULES = {
@@ -144,15 +147,32 @@ before, e.g. site hooks, is not the module's doing)."""
 
 @cache
 def _loaded_all() -> dict[str, frozenset[str]]:
+    """Every probed module's loads, computed once a test run: the first xdist worker that
+    needs them probes (under a lock in the run's shared directory) and writes them there;
+    the others read them (each worker probing for itself cost 7 CPU-s a worker)."""
+    probed = sorted({m for rule, m in CASES if rule.view == "loads"})  # only where a rule looks
+    shared = os.environ.get(SHARED)
+    if not shared:
+        return _probe_all(probed)
+    stored = Path(shared) / "layer-loads.json"
+    with open(Path(shared) / "layer-loads.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stored.is_file():
+            found = _probe_all(probed)
+            stored.write_text(json.dumps({m: sorted(v) for m, v in found.items()}),
+                              encoding="utf-8")
+    return {m: frozenset(v) for m, v in json.loads(stored.read_text(encoding="utf-8")).items()}
+
+
+def _probe_all(modules: list[str]) -> dict[str, frozenset[str]]:
     def probe(module: str) -> tuple[str, frozenset[str]]:
         out = subprocess.run([sys.executable, "-c", _PROBE, module], capture_output=True,
                              text=True, cwd=ROOT, timeout=300, check=False)
         assert out.returncode == 0, f"importing {module} failed:\n{out.stderr[-2000:]}"
         return module, frozenset(json.loads(out.stdout))
 
-    probed = sorted({m for rule, m in CASES if rule.view == "loads"})  # only where a rule looks
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(probe, probed))
+        return dict(pool.map(probe, modules))
 
 
 def _under(module: str, prefix: str) -> bool:

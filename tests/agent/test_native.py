@@ -6,11 +6,11 @@ hand-made manifest: the key, ``--status`` for no build, a stale and a damaged on
 ``--remove``, and the test suite refusing a stale build. The slow ones share one real build
 (mypyc and gcc) beside a copy of the project (the ``compiled`` fixture: built once, by
 whichever xdist worker comes first); then, in fresh interpreters: every compiled module is
-loaded from it, the core's and the dealer's tests (rules, match states, protocol, the
-reference logs reproduced byte for byte, the dealer over loopback, resume) pass on the
-compiled modules, in four parts that run in parallel, and, on a copy of the build, an edited
-source, a damaged shared library or manifest, and ``--remove`` are reported as they should
-be.
+loaded from it, the core's tests and the dealer's engine tests (rules, match states,
+protocol, the reference logs reproduced byte for byte, the dealer's reading of every client
+line, its fast path) pass on the compiled modules, in four parts that run in parallel,
+and, on a copy of the build, an edited source, a damaged shared library or manifest, and
+``--remove`` are reported as they should be.
 """
 
 from __future__ import annotations
@@ -45,18 +45,28 @@ from evaluation.corebuild import (
 )
 from tests.support import ROOT
 
+DEALER_ENGINE = ("replays_reference_log or reference_transcript or formatted_views or fixups "
+                 "or bad_action or state_echo or unrequested or beyond_max_raises "
+                 "or fold_when_check or seat_not_to_act or comment_lines")
+"""The dealer's tests of its engine and its reading of the clients' lines: the reference
+logs replayed byte for byte, the reference transcript, the views it formats, and every
+malformed or out-of-turn line. Its tests of processes (random agents in subprocesses,
+timeouts, disconnects, signals, resume, the command line) run the same compiled modules
+behind process plumbing that mypyc does not touch; they run on the sources only."""
+
 COMPILED_SUITE = [
-    "tests/agent/acpc/test_matchstate.py",
-    "tests/agent/acpc --ignore=tests/agent/acpc/test_matchstate.py",
-    "tests/dealer/test_dealer.py",
-    "tests/dealer/test_fast_path.py tests/dealer/test_resume.py",
+    ("tests/agent/acpc/test_matchstate.py",),
+    ("tests/agent/acpc", "--ignore=tests/agent/acpc/test_matchstate.py"),
+    ("tests/dealer/test_dealer.py", "-k", DEALER_ENGINE),
+    ("tests/dealer/test_fast_path.py",),
 ]
-"""Run again on the compiled modules, in parts that xdist's workers take in parallel (they
-hold the reference logs and the dealer's tests;
-the evaluator's showdowns are checked there against the reference logs byte for byte).
-``tests/agent/test_handeval.py`` is not among them: in the build's copy of the sources it
-would recompile its numba kernels (their disk cache is keyed by path), the slowest part of
-this test, for an oracle the reference logs already give."""
+"""Run again on the compiled modules, in parts that xdist's workers take in parallel: every
+test of the core (rules, match states, protocol), the dealer's engine tests
+(:data:`DEALER_ENGINE`) and its fast path (the evaluator's showdowns are checked there
+against the reference logs byte for byte). ``tests/agent/test_handeval.py`` is not among
+them: in the build's copy of the sources it would recompile its numba kernels (their disk
+cache is keyed by path), the slowest part of this test, for an oracle the reference logs
+already give."""
 
 ARENA = ("evaluation/__init__.py", "evaluation/arena.py", "evaluation/corebuild.py")
 
@@ -151,7 +161,7 @@ def test_status_names_a_stale_or_damaged_build_and_remove_deletes_it(tmp_path: P
 def test_the_test_suite_refuses_a_stale_build(tmp_path: Path) -> None:
     root = _sources(tmp_path)
     _copy(root, ("pyproject.toml", "tests/__init__.py", "tests/conftest.py",
-                 "tests/support/__init__.py"))
+                 "tests/support/__init__.py", "tests/support/numba_lock.py"))
     _fake_build(root, key="0" * 64, files=False)  # stand-in files would not even import
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
@@ -206,11 +216,13 @@ def test_compiled_core_is_built_and_served(compiled: Path) -> None:
     assert sorted(served(compiled)) == sorted(MODULES)
 
 
-@pytest.mark.parametrize("part", COMPILED_SUITE)
-def test_compiled_core_passes_the_core_and_dealer_tests(compiled: Path, part: str) -> None:
+@pytest.mark.parametrize("part", COMPILED_SUITE,
+                         ids=["match states", "core", "dealer engine", "dealer fast path"])
+def test_compiled_core_passes_the_core_and_dealer_tests(compiled: Path,
+                                                        part: tuple[str, ...]) -> None:
     env = {**os.environ, "PYTHONPATH": str(compiled)}
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", *part.split(), "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", *part, "-q", "-p", "no:cacheprovider",
          "--no-header", "-n", "0"],
         env=env, cwd=compiled, capture_output=True, text=True, timeout=1200, check=False,
     )

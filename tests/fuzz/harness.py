@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.formats import ENTRIES, FORMATS, ROOT, Seed, build_seeds, make_mutant, mutant_id
+from tests.support.numba_lock import share_compilations_if_asked
 
 ACCEPTED, REJECTED, FAILURE = "ACCEPTED", "REJECTED", "FAILURE"
 GB = 1 << 30
@@ -217,6 +218,7 @@ def _vm_peak_kb() -> int:
 
 
 def _worker(config_path: str) -> int:
+    share_compilations_if_asked()  # the suite's other processes may be compiling its kernels
     config = json.loads(Path(config_path).read_text())
     if config["memory"]:
         resource.setrlimit(resource.RLIMIT_AS, (config["memory"], config["memory"]))

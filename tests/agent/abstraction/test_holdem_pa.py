@@ -18,6 +18,8 @@ made; the builder's numbers are checked against an oracle in
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import json
 import random
@@ -176,8 +178,14 @@ def test_spec_round_trip(fmt: str, deals: np.ndarray) -> None:
             assert again.bucket(r, hole, board[:size]) == cards.bucket(r, hole, board[:size])
 
 
+@functools.cache
+def _imperfect_spec() -> dict[str, Any]:
+    """The synthetic cards' spec, built once for the parameters below (at collection)."""
+    return make_cards("imperfect").spec
+
+
 def _spec_with(**changes: Any) -> dict[str, Any]:
-    spec = make_cards("imperfect").spec
+    spec = copy.deepcopy(_imperfect_spec())
     for key, value in changes.items():
         if value is None:
             del spec[key]
@@ -187,7 +195,7 @@ def _spec_with(**changes: Any) -> dict[str, Any]:
 
 
 def _bad_flop(field: str, value: Any) -> dict[str, Any]:
-    spec = make_cards("imperfect").spec
+    spec = copy.deepcopy(_imperfect_spec())
     spec["flop"] = dict(spec["flop"], **{field: value})
     return spec
 
