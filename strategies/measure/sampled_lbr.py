@@ -121,6 +121,7 @@ from agent.decision import (
     read_raises,
     standing,
 )
+from agent.handeval import evaluate
 from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import DTYPES, QUANT
 from agent.strategy.hotswap import LoadedStrategy
@@ -341,6 +342,27 @@ class AgentModel(Protocol):
 # --------------------------------------------------------------------------- agent models
 
 
+MAX_RAISE_PLANS = 100_000
+"""Raise plans a :class:`StrategyModel` keeps (:meth:`StrategyModel.raise_plan`)."""
+
+
+@dataclass(frozen=True)
+class RaisePlan:
+    """The candidate raises' fold weights as array work (:meth:`StrategyModel.raise_plan`):
+    per group of sizes read alike, the sizes (``js``), their coefficients (``[size,
+    term]``) and, per abstract child where the agent may fold, its fold action and the
+    hypotheses that feed it (index, and coefficient column or -1 for weight 1)."""
+
+    groups: list[tuple[I64, F64, list[tuple[int, int, list[tuple[int, int]]]]]]
+
+
+@dataclass(frozen=True)
+class _KeptPlan:
+    plan: RaisePlan | None
+    smallest: list[float]
+    """Per hypothesis, its smallest nonzero coefficient (1.0 if none)."""
+
+
 class StrategyModel:
     """The model of a :class:`~agent.policy.StrategyPolicy` (module docstring)."""
 
@@ -357,6 +379,8 @@ class StrategyModel:
         self._table = table
         self._layout = strategy.layout
         self._purified: dict[int, F64] = {}
+        self._plans: dict[tuple[str, tuple[int, ...], tuple[int, ...], tuple[bool, ...]],
+                          _KeptPlan] = {}
 
     @classmethod
     def of(cls, policy: StrategyPolicy) -> StrategyModel:
@@ -399,21 +423,65 @@ class StrategyModel:
         same order, as the two updates and the total compute size by size (``_add`` leaves
         out a term whose product is all zero: with rounding monotone, exactly when the
         term's largest entry gives zero; a hypothesis the strategy is not asked at falls
-        back to check/call and adds nothing): the same bits."""
+        back to check/call and adds nothing): the same bits. That structure and its
+        coefficients (:class:`RaisePlan`) depend only on the betting, the sizes, the
+        hypotheses' nodes and which of them are empty, so they are kept per process
+        (:meth:`raise_plan`) and the hands that reach the same betting reuse them."""
         n = which.size
         out = np.zeros((len(tos), n))
         if not tos:
             return out
+        items = list(hyps.items())
+        tops = [float(w.max()) if w.size else 0.0 for _, w in items]
+        plan = self.raise_plan(view, state, tuple(tos), [k for k, _ in items], tops)
+        if plan is None:
+            return out
+        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        for js, table, children in plan.groups:
+            acc = np.zeros((len(js), n))
+            for child, fold, terms in children:
+                wc: F64 | None = None
+                for h, k in terms:
+                    w = ws[h]
+                    v = w[None, :] if k < 0 else table[:, k, None] * w[None, :]
+                    wc = v if wc is None else wc + v
+                assert wc is not None
+                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
+            out[js] = acc
+        return out
+
+    def raise_plan(self, view: HandView, state: BettingState, tos: tuple[int, ...],
+                   nodes: list[int], tops: list[float]) -> RaisePlan | None:
+        """How :meth:`raise_fold_weights` combines the hypotheses (nodes ``nodes``, largest
+        weights ``tops``) after each raise of ``tos`` at ``state`` (None: the agent cannot
+        fold after a raise there): read and grouped once per betting, sizes, nodes and
+        empty hypotheses, and kept (up to :data:`MAX_RAISE_PLANS`, then all dropped). A
+        term is left out when its coefficient times its hypothesis's largest weight is 0;
+        a kept plan is reused only where that is decided by the coefficient alone (every
+        product with the smallest nonzero coefficient stays nonzero), else it is made again
+        for these weights."""
+        key = (state.betting, tos, tuple(nodes), tuple(t != 0.0 for t in tops))
+        have = self._plans.get(key)
+        if have is not None and (have.plan is None or all(
+                t == 0.0 or t * c != 0.0 for t, c in zip(tops, have.smallest, strict=True))):
+            return have.plan
+        made = self._make_raise_plan(view, state, tos, nodes, tops)
+        if have is None:
+            if len(self._plans) >= MAX_RAISE_PLANS:
+                self._plans.clear()
+            self._plans[key] = made
+        return made.plan
+
+    def _make_raise_plan(self, view: HandView, state: BettingState, tos: tuple[int, ...],
+                         nodes: list[int], tops: list[float]) -> _KeptPlan:
         # every raise at ``state`` leaves the other player to act in the same round
         after = state.apply(Action(ActionKind.RAISE, tos[0]))
         if after.finished or after.player != view.agent_position or not after.can_fold():
-            return out
+            return _KeptPlan(None, [1.0] * len(nodes))
         tree = self.loaded.tree
-        items = list(hyps.items())
-        tops = [float(w.max()) if w.size else 0.0 for _, w in items]
-        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        smallest = [1.0] * len(nodes)
         readers: list[int | list[Reading]] = []
-        for node_id, _ in items:
+        for node_id in nodes:
             why = standing(tree, node_id, state)
             if why is not None:  # LBR's action under a fallback: the history waits or leaves
                 readers.append(after_fallback(node_id, why))
@@ -421,8 +489,8 @@ class StrategyModel:
                 node = tree.nodes[node_id]
                 readers.append(read_raises(node, NodeKinds.of(node), state, tos,
                                            self.sizes_in))
-        Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
-        groups: dict[Plan, tuple[list[int], list[list[float]]]] = {}
+        Shape = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
+        shapes: dict[Shape, tuple[list[int], list[list[float]]]] = {}
         for j in range(len(tos)):
             children: dict[int, list[tuple[int, float | None]]] = {}
             for h, reader in enumerate(readers):
@@ -436,18 +504,22 @@ class StrategyModel:
                         f = reading.prob_low(self.mapping)
                         terms = [(reading.low, f), (reading.high, 1.0 - f)]
                 for child, c in terms:
+                    if c is not None and c != 0.0:
+                        smallest[h] = min(smallest[h], abs(c))
                     if (1.0 if c is None else c) * tops[h] != 0.0:
                         children.setdefault(child, []).append((h, c))
-            plan: Plan = tuple((child, tuple((h, c is None) for h, c in ts))
-                               for child, ts in children.items())
-            js, coefs = groups.setdefault(plan, ([], []))
+            shape: Shape = tuple((child, tuple((h, c is None) for h, c in ts))
+                                 for child, ts in children.items())
+            js, coefs = shapes.setdefault(shape, ([], []))
             js.append(j)
             coefs.append([c for ts in children.values() for _, c in ts if c is not None])
-        for plan, (js, coefs) in groups.items():
+        groups: list[tuple[I64, F64, list[tuple[int, int, list[tuple[int, int]]]]]] = []
+        for shape, (js, coefs) in shapes.items():
             table = np.array(coefs, dtype=np.float64).reshape(len(js), -1)
-            acc = np.zeros((len(js), n))
+            table.setflags(write=False)
+            kept: list[tuple[int, int, list[tuple[int, int]]]] = []
             col = 0
-            for child, ts in plan:
+            for child, ts in shape:
                 first = col
                 col += sum(not plain for _, plain in ts)
                 if standing(tree, child, after) is not None:
@@ -455,20 +527,17 @@ class StrategyModel:
                 fold = NodeKinds.of(tree.nodes[child]).fold
                 if fold < 0:
                     continue
-                wc: F64 | None = None
+                terms_at: list[tuple[int, int]] = []
                 k = first
                 for h, plain in ts:
-                    w = ws[h]
                     if plain:
-                        v = w[None, :]
+                        terms_at.append((h, -1))
                     else:
-                        v = table[:, k, None] * w[None, :]
+                        terms_at.append((h, k))
                         k += 1
-                    wc = v if wc is None else wc + v
-                assert wc is not None
-                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
-            out[js] = acc
-        return out
+                kept.append((child, fold, terms_at))
+            groups.append((np.array(js, dtype=np.int64), table, kept))
+        return _KeptPlan(RaisePlan(groups), smallest)
 
     def purified(self, node_id: int) -> F64:
         """``[buckets, k]``: the purified row of every bucket at ``node_id``, once per node
@@ -618,6 +687,21 @@ def candidate_raises(state: BettingState, fractions: Sequence[float],
     return sorted(out)
 
 
+_KEPT_RAISES: dict[tuple[Game, str, Menu], list[int]] = {}
+
+
+def kept_raises(state: BettingState, menu: Menu) -> list[int]:
+    """:func:`candidate_raises` of ``menu`` at ``state``, kept per game, betting and menu
+    (up to :data:`MAX_RAISE_PLANS`, then all dropped; read-only)."""
+    key = (state.game, state.betting, menu)
+    have = _KEPT_RAISES.get(key)
+    if have is None:
+        if len(_KEPT_RAISES) >= MAX_RAISE_PLANS:
+            _KEPT_RAISES.clear()
+        have = _KEPT_RAISES[key] = candidate_raises(state, menu.fractions, menu.all_in)
+    return have
+
+
 @dataclass
 class LbrSettings:
     """How LBR plays: its menu per round (the last repeats) and how hands are scored."""
@@ -671,8 +755,9 @@ class LbrPlayer:
         todo = which[np.isnan(have[which])]
         if todo.size:
             board = view.visible(round_)
-            boards = completions(view.game, view.lbr_hole, board, self.rng)
-            have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards)
+            boards = completions(view.game, view.lbr_hole, board, self.rng, view.fast)
+            have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards,
+                                  view.fast)
         return have[which]
 
     def values(self, hyps: Hyps, state: BettingState) -> list[tuple[Action, float]]:
@@ -698,7 +783,8 @@ class LbrPlayer:
         called = state.max_spent if cap is None else min(state.max_spent, cap)
         out.append((CALL, edge * called))
         menu = self.settings.menu(state.round)
-        tos = candidate_raises(state, menu.fractions, menu.all_in)
+        tos = kept_raises(state, menu) if view.fast else \
+            candidate_raises(state, menu.fractions, menu.all_in)
         if view.fast and isinstance(self.model, StrategyModel):  # every size at once
             folds_by = self.model.raise_fold_weights(view, hyps, state, tos, which)
             fold_mass = folds_by.sum(axis=1)  # each row's own pairwise sum, as row.sum()
@@ -734,11 +820,14 @@ class LbrPlayer:
 
 
 def showdown_values(state: BettingState, hole: Sequence[Sequence[int]],
-                    board: Sequence[int]) -> tuple[float, ...]:
-    """Chips per position of a finished hand (the dealer's rule)."""
+                    board: Sequence[int], fast: bool = False) -> tuple[float, ...]:
+    """Chips per position of a finished hand (the dealer's rule); ``fast``: the hands
+    valued by :func:`agent.handeval.evaluate` (numba tables, the same integers) instead of
+    the reference evaluator."""
     if state.is_showdown:
         visible = list(board[: state.game.board_cards_through(state.round)])
-        return state.payoffs([rank_hand(list(h) + visible) for h in hole])
+        rank = evaluate if fast else rank_hand
+        return state.payoffs([rank(list(h) + visible) for h in hole])
     return state.payoffs()
 
 
@@ -786,7 +875,7 @@ def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, polic
             action = lbr.choose(hyps, state)
         hyps = model.update(view, hyps, state, action)
         state = state.apply(action)
-    played = showdown_values(state, deal.hole, deal.board)[lbr_position]
+    played = showdown_values(state, deal.hole, deal.board, fast)[lbr_position]
     if settings.values == "imaginary" and state.is_showdown:
         value = imaginary_value(view, state, hyps)
     else:
@@ -808,8 +897,8 @@ def imaginary_value(view: HandView, state: BettingState, hyps: Hyps) -> float:
                                f"probability under LBR's model of it, got a range that "
                                f"vanished at {state.betting!r}")
     board = view.visible(state.round)
-    eq = equities(view.game, view.lbr_hole, board, view.holes[which], np.zeros((1, 0),
-                                                                                np.int64))
+    eq = equities(view.game, view.lbr_hole, board, view.holes[which],
+                  np.zeros((1, 0), np.int64), view.fast)
     ranks = {1.0: (2, 1), 0.5: (1, 1), 0.0: (1, 2)}  # LBR's (win, tie, loss), by position
     pay = {e: state.payoffs(r if me == 0 else r[::-1])[me] for e, r in ranks.items()}
     values = np.select([eq == 1.0, eq == 0.5], [pay[1.0], pay[0.5]], pay[0.0])
