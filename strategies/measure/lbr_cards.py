@@ -219,6 +219,19 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
         else:
             anys[fill_any[b % 4]] = i
             fill_any[b % 4] += 1
+    # per suit and class: the summed keys and bits of the class's two cards in that suit
+    class_key = np.zeros((4, n_present), np.int64)
+    class_bits = np.zeros((4, n_present), np.int64)
+    for s in range(4):
+        for k in range(n_present):
+            a = (present[k] // 13) * 4 + s
+            b = (present[k] % 13) * 4 + s
+            class_key[s, k] = keys[a] + keys[b]
+            class_bits[s, k] = card_bits[a] + card_bits[b]
+    pair_class = np.zeros((13, 13), np.int64)
+    for x in range(13):
+        for y in range(13):
+            pair_class[x, y] = min(x, y) * 13 + max(x, y)
     per_class = np.zeros(169, np.int64)  # each class's outcomes summed over the boards
     outcome = np.zeros(169, np.int64)  # this board's outcome of each class
     by_card = np.zeros((52, 13), np.int64)  # by card and other rank: boards with the card
@@ -249,9 +262,7 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
                 rich = s
         for k in range(n_present):
             q = present[k]
-            a = (q // 13) * 4 + scarce
-            b = (q % 13) * 4 + scarce
-            theirs = hand_value(key + keys[a] + keys[b], bits + card_bits[a] + card_bits[b],
+            theirs = hand_value(key + class_key[scarce, k], bits + class_bits[scarce, k],
                                 offsets, values, flush_values)
             o = 2 if ours > theirs else 1 if ours == theirs else 0
             outcome[q] = o
@@ -261,12 +272,12 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
             rc = c // 4
             card_n[c] += 1
             for x in range(13):
-                by_card[c, x] += outcome[min(rc, x) * 13 + max(rc, x)]
+                by_card[c, x] += outcome[pair_class[rc, x]]
             for j2 in range(j + 1, m):
                 d = completions[r, j2]
                 lo = min(c, d)
                 hi = max(c, d)
-                by_pair[lo, hi] += outcome[min(rc, d // 4) * 13 + max(rc, d // 4)]
+                by_pair[lo, hi] += outcome[pair_class[rc, d // 4]]
                 pair_n[lo, hi] += 1
         if suits[rich] >= 3:  # holes that may make a flush: their own value
             flat = suits[rich] == 3
