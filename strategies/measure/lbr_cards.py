@@ -22,8 +22,12 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   hole's cards. Hold'em: a numba kernel over the 7-card evaluator
   (:func:`agent.handeval.hand_value`); exact enumeration of the completions when there are
   at most :data:`MAX_EXACT_COMPLETIONS` of them (flop: 1,081, turn: 46), else (preflop)
-  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded. Other games: the reference
-  evaluator (:func:`agent.acpc.evaluator.rank_hand`) in Python over every completion.
+  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded. The fast path values one
+  hand per *rank class* of the holes and completion (:func:`_class_equity_kernel`: without
+  a flush a hand's value is a function of its ranks; blocked completions are taken back
+  out per card, flush-capable holes valued alone), the same integer counts as one
+  evaluation per hole. Other games: the reference evaluator
+  (:func:`agent.acpc.evaluator.rank_hand`) in Python over every completion.
 
 Imports numpy, numba, :mod:`agent`; never imported by :mod:`agent`.
 """

@@ -68,7 +68,11 @@ through :meth:`agent.abstraction.holdem_pa.PotentialAwareCards.board_buckets`),
 (:meth:`StrategyModel.purified`, once per node and process), and
 :meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights after every
 candidate raise at once (the translation of a size is the same for every hole: read once per
-size and hypothesis, then one batch of array work per reading structure).
+size and hypothesis, then one batch of array work per reading structure; the readings and
+their grouping kept per betting, :meth:`StrategyModel.raise_plan`, as are the candidate
+raises, :func:`kept_raises`). LBR's equities come by rank class
+(:func:`strategies.measure.lbr_cards.equities` with ``fast``: the same counts), the preflop
+boards' smallest keys from one kernel, and showdowns from :func:`agent.handeval.evaluate`.
 
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
@@ -342,8 +346,9 @@ class AgentModel(Protocol):
 # --------------------------------------------------------------------------- agent models
 
 
-MAX_RAISE_PLANS = 100_000
-"""Raise plans a :class:`StrategyModel` keeps (:meth:`StrategyModel.raise_plan`)."""
+MAX_RAISE_PLANS = 10_000
+"""Raise plans a :class:`StrategyModel` keeps (:meth:`StrategyModel.raise_plan`; with 56
+sizes up to about 9 KB each, measured), and candidate raises :func:`kept_raises` keeps."""
 
 
 @dataclass(frozen=True)
