@@ -168,14 +168,15 @@ def test_every_raise_at_once_equals_size_by_size(sizes_in: str,
     """The fast path's batch of candidate raises (one reading per size and hypothesis, array
     work per reading structure) gives, bit for bit, the fold weights of the two updates
     and the total computed size by size, at every LBR decision of 56-size Leduc hands
-    (randomized mapping: hypotheses split and merge), in both size conventions."""
+    (randomized mapping: hypotheses split and merge), in both size conventions, also where
+    the decision reuses the plan a previous hand's same betting made."""
     config = LbrConfig("leduc.nolimit.2p.fcpa.strat", LEDUC, setting="56-all", fast=True,
                        sizes_in=sizes_in, seed=3)
     chunk = ChunkPlayer(config)
     model = chunk.model
     assert isinstance(model, StrategyModel)
     batch = StrategyModel.raise_fold_weights
-    seen = {"sizes": 0, "many": 0}
+    seen = {"sizes": 0, "many": 0, "calls": 0}
 
     def checked(self: StrategyModel, view: HandView, hyps: dict[int, np.ndarray],
                 state: BettingState, tos: list[int], which: np.ndarray) -> np.ndarray:
@@ -188,12 +189,14 @@ def test_every_raise_at_once_equals_size_by_size(sizes_in: str,
             assert out[j].tobytes() == one.tobytes()
         seen["sizes"] += len(tos)
         seen["many"] += len(hyps) > 1
+        seen["calls"] += 1
         return out
 
     monkeypatch.setattr(StrategyModel, "raise_fold_weights", checked)
     for c in range(4):
         chunk.play(c)
     assert seen["sizes"] > 500 and seen["many"] > 0
+    assert 0 < len(model._plans) < seen["calls"] / 2  # most decisions reused a plan
 
 
 # --------------------------------------------------------------------------- settings
