@@ -386,6 +386,9 @@ class StrategyModel:
         self._purified: dict[int, F64] = {}
         self._plans: dict[tuple[str, tuple[int, ...], tuple[int, ...], tuple[bool, ...]],
                           _KeptPlan] = {}
+        self._standing: dict[tuple[int, str], str | None] = {}
+        self._moves: dict[tuple[int, str], list[tuple[Action, int]]] = {}
+        self._readings: dict[tuple[int, str, Action], Reading] = {}
 
     @classmethod
     def of(cls, policy: StrategyPolicy) -> StrategyModel:
@@ -487,7 +490,7 @@ class StrategyModel:
         smallest = [1.0] * len(nodes)
         readers: list[int | list[Reading]] = []
         for node_id in nodes:
-            why = standing(tree, node_id, state)
+            why = self.standing(node_id, state)
             if why is not None:  # LBR's action under a fallback: the history waits or leaves
                 readers.append(after_fallback(node_id, why))
             else:
@@ -527,7 +530,7 @@ class StrategyModel:
             for child, ts in shape:
                 first = col
                 col += sum(not plain for _, plain in ts)
-                if standing(tree, child, after) is not None:
+                if self.standing(child, after) is not None:
                     continue
                 fold = NodeKinds.of(tree.nodes[child]).fold
                 if fold < 0:
@@ -543,6 +546,42 @@ class StrategyModel:
                 kept.append((child, fold, terms_at))
             groups.append((np.array(js, dtype=np.int64), table, kept))
         return _KeptPlan(RaisePlan(groups), smallest)
+
+    def standing(self, node_id: int, state: BettingState) -> str | None:
+        """:func:`agent.decision.standing` of ``node_id`` at ``state``, kept per node and
+        betting (a function of the two; up to :data:`MAX_RAISE_PLANS`, then all dropped)."""
+        key = (node_id, state.betting)
+        if key in self._standing:
+            return self._standing[key]
+        if len(self._standing) >= MAX_RAISE_PLANS:
+            self._standing.clear()
+        why = self._standing[key] = standing(self.loaded.tree, node_id, state)
+        return why
+
+    def reading(self, node_id: int, state: BettingState, action: Action) -> Reading:
+        """:func:`agent.decision.read_on_tree` of LBR's ``action`` at ``node_id`` and
+        ``state``, kept per node, betting and action (up to :data:`MAX_RAISE_PLANS`, then
+        all dropped)."""
+        key = (node_id, state.betting, action)
+        have = self._readings.get(key)
+        if have is None:
+            if len(self._readings) >= MAX_RAISE_PLANS:
+                self._readings.clear()
+            node = self.loaded.tree.nodes[node_id]
+            have = self._readings[key] = read_on_tree(node, NodeKinds.of(node), state, action,
+                                                      self.sizes_in)
+        return have
+
+    def own_moves(self, node_id: int, state: BettingState) -> list[tuple[Action, int]]:
+        """:func:`agent.decision.own_moves` of ``node_id`` at ``state``, kept likewise
+        (read-only)."""
+        key = (node_id, state.betting)
+        have = self._moves.get(key)
+        if have is None:
+            if len(self._moves) >= MAX_RAISE_PLANS:
+                self._moves.clear()
+            have = self._moves[key] = own_moves(self.loaded.tree.nodes[node_id], state)
+        return have
 
     def purified(self, node_id: int) -> F64:
         """``[buckets, k]``: the purified row of every bucket at ``node_id``, once per node
@@ -572,7 +611,8 @@ class StrategyModel:
         agent = state.player == view.agent_position
         out: Hyps = {}
         for node_id, w in hyps.items():
-            why = standing(tree, node_id, state)
+            why = self.standing(node_id, state) if view.fast else \
+                standing(tree, node_id, state)
             if why is not None:  # the agent waits or is off the tree
                 if not agent or action == fallback_action(state, why):
                     _add(out, after_fallback(node_id, why), w)
@@ -581,13 +621,16 @@ class StrategyModel:
             if agent:
                 which = np.flatnonzero(w)
                 probs = self.probs(view, node_id, state.round, which)
-                for i, (real, child) in enumerate(own_moves(node, state)):
+                moves = self.own_moves(node_id, state) if view.fast else \
+                    own_moves(node, state)
+                for i, (real, child) in enumerate(moves):
                     if real == action:
                         moved = np.zeros_like(w)
                         moved[which] = w[which] * probs[:, i]
                         _add(out, child, moved)
                 continue
-            reading = read_on_tree(node, NodeKinds.of(node), state, action, self.sizes_in)
+            reading = self.reading(node_id, state, action) if view.fast else \
+                read_on_tree(node, NodeKinds.of(node), state, action, self.sizes_in)
             if reading.certain:
                 _add(out, reading.low, w)
                 continue
