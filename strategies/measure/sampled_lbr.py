@@ -70,7 +70,9 @@ through :meth:`agent.abstraction.holdem_pa.PotentialAwareCards.board_buckets`),
 candidate raise at once (the translation of a size is the same for every hole: read once per
 size and hypothesis, then one batch of array work per reading structure; the readings and
 their grouping kept per betting, :meth:`StrategyModel.raise_plan`, as are the candidate
-raises, :func:`kept_raises`). LBR's equities come by rank class
+raises, :func:`kept_raises`, and the model's :meth:`StrategyModel.standing`,
+:meth:`StrategyModel.own_moves` and :meth:`StrategyModel.reading`). LBR's equities come by
+rank class
 (:func:`strategies.measure.lbr_cards.equities` with ``fast``: the same counts), the preflop
 boards' smallest keys from one kernel, and showdowns from :func:`agent.handeval.evaluate`.
 
