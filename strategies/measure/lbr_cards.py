@@ -22,8 +22,12 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   hole's cards. Hold'em: a numba kernel over the 7-card evaluator
   (:func:`agent.handeval.hand_value`); exact enumeration of the completions when there are
   at most :data:`MAX_EXACT_COMPLETIONS` of them (flop: 1,081, turn: 46), else (preflop)
-  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded. Other games: the reference
-  evaluator (:func:`agent.acpc.evaluator.rank_hand`) in Python over every completion.
+  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded. The fast path values one
+  hand per *rank class* of the holes and completion (:func:`_class_equity_kernel`: without
+  a flush a hand's value is a function of its ranks; blocked completions are taken back
+  out per card, flush-capable holes valued alone), the same integer counts as one
+  evaluation per hole. Other games: the reference evaluator
+  (:func:`agent.acpc.evaluator.rank_hand`) in Python over every completion.
 
 Imports numpy, numba, :mod:`agent`; never imported by :mod:`agent`.
 """
@@ -147,6 +151,166 @@ def _equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64, k
             elif ours == theirs:
                 score[i] += 1
             count[i] += 1
+
+
+@kernel
+def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64,
+                         keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
+                         values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32],
+                         score: I64, count: I64) -> None:
+    """What :func:`_equity_kernel` adds to ``score`` and ``count``, the same integers, with
+    one evaluation per *rank class* of the holes (at most 91 pairs of ranks) per completion
+    instead of one per hole. Without a flush a hand's value is a function of its ranks, so
+    every hole of a class that cannot make a flush on a completed board has its class's
+    value (the class's ranks valued with two cards of the board's scarcest suit, which has
+    at most one card: no flush). Per completion each class's outcome is added to the class,
+    and, as the re-solver's showdown removes blocked hands with per-card sums, to each of
+    the completion's cards by the other rank of the class (and to each pair of its cards):
+    a hole takes back, by inclusion-exclusion, the boards that hold one of its cards. Each
+    hole that can make a flush (two cards of a suit the board has three of, one of a suit
+    it has four of, any hole on a five-suited board) swaps its class's outcome for its own
+    evaluation on that board."""
+    n_holes = holes.shape[0]
+    m = completions.shape[1]
+    key0 = SUIT_BASE
+    bits0 = np.int64(0)
+    suits0 = np.zeros(4, np.int64)
+    for j in range(board.shape[0]):
+        key0 += keys[board[j]]
+        bits0 += card_bits[board[j]]
+        suits0[board[j] % 4] += 1
+    ours_key = keys[h0] + keys[h1]
+    ours_bits = card_bits[h0] + card_bits[h1]
+    # each hole's class (lower rank x 13 + higher rank), the classes present, the holes by
+    # suit (both cards of it; at least one card of it) as lists
+    cls = np.empty(n_holes, np.int64)
+    mask = np.empty(n_holes, np.int64)
+    seen = np.zeros(169, np.bool_)
+    present = np.empty(169, np.int64)
+    n_present = 0
+    both_n = np.zeros(5, np.int64)
+    any_n = np.zeros(5, np.int64)
+    for i in range(n_holes):
+        a = holes[i, 0]
+        b = holes[i, 1]
+        q = min(a // 4, b // 4) * 13 + max(a // 4, b // 4)
+        cls[i] = q
+        mask[i] = (np.int64(1) << a) | (np.int64(1) << b)
+        if not seen[q]:
+            seen[q] = True
+            present[n_present] = q
+            n_present += 1
+        any_n[a % 4 + 1] += 1
+        if a % 4 == b % 4:
+            both_n[a % 4 + 1] += 1
+        else:
+            any_n[b % 4 + 1] += 1
+    for s in range(4):
+        both_n[s + 1] += both_n[s]
+        any_n[s + 1] += any_n[s]
+    both = np.empty(max(both_n[4], 1), np.int64)
+    anys = np.empty(max(any_n[4], 1), np.int64)
+    fill_both = both_n[:4].copy()
+    fill_any = any_n[:4].copy()
+    for i in range(n_holes):
+        a = holes[i, 0]
+        b = holes[i, 1]
+        anys[fill_any[a % 4]] = i
+        fill_any[a % 4] += 1
+        if a % 4 == b % 4:
+            both[fill_both[a % 4]] = i
+            fill_both[a % 4] += 1
+        else:
+            anys[fill_any[b % 4]] = i
+            fill_any[b % 4] += 1
+    # per suit and class: the summed keys and bits of the class's two cards in that suit
+    class_key = np.zeros((4, n_present), np.int64)
+    class_bits = np.zeros((4, n_present), np.int64)
+    for s in range(4):
+        for k in range(n_present):
+            a = (present[k] // 13) * 4 + s
+            b = (present[k] % 13) * 4 + s
+            class_key[s, k] = keys[a] + keys[b]
+            class_bits[s, k] = card_bits[a] + card_bits[b]
+    pair_class = np.zeros((13, 13), np.int64)
+    for x in range(13):
+        for y in range(13):
+            pair_class[x, y] = min(x, y) * 13 + max(x, y)
+    per_class = np.zeros(169, np.int64)  # each class's outcomes summed over the boards
+    outcome = np.zeros(169, np.int64)  # this board's outcome of each class
+    by_card = np.zeros((52, 13), np.int64)  # by card and other rank: boards with the card
+    by_pair = np.zeros((52, 52), np.int64)  # by pair of cards: boards with both
+    card_n = np.zeros(52, np.int64)
+    pair_n = np.zeros((52, 52), np.int64)
+    fix = np.zeros(n_holes, np.int64)  # flush-capable holes: own minus class outcomes
+    suits = np.zeros(4, np.int64)
+    for r in range(completions.shape[0]):
+        key = key0
+        bits = bits0
+        used = np.int64(0)
+        for s in range(4):
+            suits[s] = suits0[s]
+        for j in range(m):
+            c = completions[r, j]
+            key += keys[c]
+            bits += card_bits[c]
+            used |= np.int64(1) << c
+            suits[c % 4] += 1
+        ours = hand_value(key + ours_key, bits + ours_bits, offsets, values, flush_values)
+        scarce = 0
+        rich = 0
+        for s in range(1, 4):
+            if suits[s] < suits[scarce]:
+                scarce = s
+            if suits[s] > suits[rich]:
+                rich = s
+        for k in range(n_present):
+            q = present[k]
+            theirs = hand_value(key + class_key[scarce, k], bits + class_bits[scarce, k],
+                                offsets, values, flush_values)
+            o = 2 if ours > theirs else 1 if ours == theirs else 0
+            outcome[q] = o
+            per_class[q] += o
+        for j in range(m):  # the boards each card (and pair of cards) takes out
+            c = completions[r, j]
+            rc = c // 4
+            card_n[c] += 1
+            for x in range(13):
+                by_card[c, x] += outcome[pair_class[rc, x]]
+            for j2 in range(j + 1, m):
+                d = completions[r, j2]
+                lo = min(c, d)
+                hi = max(c, d)
+                by_pair[lo, hi] += outcome[pair_class[rc, d // 4]]
+                pair_n[lo, hi] += 1
+        if suits[rich] >= 3:  # holes that may make a flush: their own value
+            flat = suits[rich] == 3
+            if flat:
+                lo = both_n[rich]
+                hi = both_n[rich + 1]
+            elif suits[rich] == 4:
+                lo = any_n[rich]
+                hi = any_n[rich + 1]
+            else:
+                lo = 0
+                hi = n_holes
+            for t in range(lo, hi):
+                i = both[t] if flat else anys[t] if suits[rich] == 4 else t
+                if used & mask[i]:
+                    continue
+                a = holes[i, 0]
+                b = holes[i, 1]
+                theirs = hand_value(key + keys[a] + keys[b], bits + card_bits[a] + card_bits[b],
+                                    offsets, values, flush_values)
+                o = 2 if ours > theirs else 1 if ours == theirs else 0
+                fix[i] += o - outcome[cls[i]]
+    rows = completions.shape[0]
+    for i in range(n_holes):
+        a = min(holes[i, 0], holes[i, 1])
+        b = max(holes[i, 0], holes[i, 1])
+        taken = by_card[a, b // 4] + by_card[b, a // 4] - by_pair[a, b]
+        score[i] += per_class[cls[i]] - taken + fix[i]
+        count[i] += rows - (card_n[a] + card_n[b] - pair_n[a, b])
 
 
 @kernel
@@ -442,6 +606,45 @@ def board_buckets(cards: HoldemCards | PotentialAwareCards, round_: int, holes: 
     return out
 
 
+@kernel
+def _smallest_kernel(keys: F64, pool: I64, out: I64) -> None:
+    """``out[r]``: the cards of ``pool`` at the ``out.shape[1]`` smallest of ``keys[r]``,
+    ascending (``pool`` ascending): an insertion into a short sorted list per key."""
+    m = out.shape[1]
+    best = np.empty(m)
+    at = np.empty(m, np.int64)
+    for r in range(keys.shape[0]):
+        n = 0
+        for i in range(keys.shape[1]):
+            k = keys[r, i]
+            if n == m and k >= best[m - 1]:
+                continue
+            j = n if n < m else m - 1
+            while j > 0 and best[j - 1] > k:
+                best[j] = best[j - 1]
+                at[j] = at[j - 1]
+                j -= 1
+            best[j] = k
+            at[j] = i
+            if n < m:
+                n += 1
+        for j in range(m):  # by index, and so by card
+            out[r, j] = at[j]
+        for x in range(1, m):
+            y = x
+            while y > 0 and out[r, y - 1] > out[r, y]:
+                out[r, y - 1], out[r, y] = out[r, y], out[r, y - 1]
+                y -= 1
+        for j in range(m):
+            out[r, j] = pool[out[r, j]]
+
+
+@functools.cache
+def _sorted_deck(game: Game) -> tuple[int, ...]:
+    """``sorted(deck_for(game))``, once per game."""
+    return tuple(sorted(deck_for(game)))
+
+
 @functools.cache
 def _combinations(n: int, m: int) -> I64:
     """``itertools.combinations(range(n), m)`` as rows (read-only, cached)."""
@@ -451,13 +654,18 @@ def _combinations(n: int, m: int) -> I64:
 
 
 def completions(game: Game, dead: Sequence[int], board: Sequence[int],
-                rng: np.random.Generator) -> I64:
+                rng: np.random.Generator, fast: bool = False) -> I64:
     """``(R, m)``: the ways to deal the ``m`` board cards still to come from the cards not
     in ``dead`` (LBR's hole and the visible ``board``): all of them if at most
-    :data:`MAX_EXACT_COMPLETIONS`, else :data:`PREFLOP_SAMPLES` uniform draws from ``rng``."""
+    :data:`MAX_EXACT_COMPLETIONS`, else :data:`PREFLOP_SAMPLES` uniform draws from ``rng``
+    (each row the cards of the ``m`` smallest of one row of uniform keys). ``fast``: the
+    ``m`` smallest found by one kernel (:func:`_smallest_kernel`) instead of
+    ``np.argpartition`` and ``np.sort``: the same rows from the same draws (unless two keys
+    of a row are equal doubles, which the two may break differently)."""
     m = game.total_board_cards - len(board)
     gone = set(dead) | set(board)
-    live = [c for c in sorted(deck_for(game)) if c not in gone]
+    live = [c for c in (_sorted_deck(game) if fast else sorted(deck_for(game)))
+            if c not in gone]
     if m == 0:
         return np.zeros((1, 0), np.int64)
     total = 1
@@ -468,20 +676,27 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     pool = np.array(live, dtype=np.int64)
     # the m smallest of uniform keys: a uniform m-subset per row, one call for all rows
     keys = rng.random((PREFLOP_SAMPLES, pool.size))
+    if fast:
+        out = np.empty((PREFLOP_SAMPLES, m), np.int64)
+        _smallest_kernel(keys, pool, out)
+        return out
     return np.sort(pool[np.argpartition(keys, m - 1, axis=1)[:, :m]], axis=1)
 
 
 def equities(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,
-             boards: I64) -> F64:
+             boards: I64, fast: bool = False) -> F64:
     """LBR's equity (win + tie / 2) with ``hole`` on ``board`` against each of ``holes``
     (rows, none touching ``hole`` or ``board``), over the completions ``boards`` that miss
-    that hole's cards (module docstring). A hole no completion misses gets 0.5."""
+    that hole's cards (module docstring). A hole no completion misses gets 0.5. ``fast``
+    (hold'em): one evaluation per rank class and completion (:func:`_class_equity_kernel`)
+    instead of one per hole; the same integer counts, so the same equities."""
     score = np.zeros(holes.shape[0], np.int64)
     count = np.zeros(holes.shape[0], np.int64)
     if holes.shape[0] == 0:
         return np.zeros(0)
     if is_holdem(game):
-        _equity_kernel(int(hole[0]), int(hole[1]), np.array(board, dtype=np.int64),
+        run = _class_equity_kernel if fast else _equity_kernel
+        run(int(hole[0]), int(hole[1]), np.array(board, dtype=np.int64),
                        np.ascontiguousarray(boards, dtype=np.int64),
                        np.ascontiguousarray(holes, dtype=np.int64), *TABLES_7, score, count)
     else:

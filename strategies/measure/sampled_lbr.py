@@ -68,7 +68,13 @@ through :meth:`agent.abstraction.holdem_pa.PotentialAwareCards.board_buckets`),
 (:meth:`StrategyModel.purified`, once per node and process), and
 :meth:`StrategyModel.raise_fold_weights` gives the agent's fold weights after every
 candidate raise at once (the translation of a size is the same for every hole: read once per
-size and hypothesis, then one batch of array work per reading structure).
+size and hypothesis, then one batch of array work per reading structure; the readings and
+their grouping kept per betting, :meth:`StrategyModel.raise_plan`, as are the candidate
+raises, :func:`kept_raises`, and the model's :meth:`StrategyModel.standing`,
+:meth:`StrategyModel.own_moves` and :meth:`StrategyModel.reading`). LBR's equities come by
+rank class
+(:func:`strategies.measure.lbr_cards.equities` with ``fast``: the same counts), the preflop
+boards' smallest keys from one kernel, and showdowns from :func:`agent.handeval.evaluate`.
 
 **Work and results.** Deals come in chunks of :data:`CHUNK_DEALS`; chunk ``c`` deals from
 its own MT19937 seed and its agent has its own seed, both derived from ``(seed, c)``, so the
@@ -121,6 +127,7 @@ from agent.decision import (
     read_raises,
     standing,
 )
+from agent.handeval import evaluate
 from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import DTYPES, QUANT
 from agent.strategy.hotswap import LoadedStrategy
@@ -341,6 +348,28 @@ class AgentModel(Protocol):
 # --------------------------------------------------------------------------- agent models
 
 
+MAX_RAISE_PLANS = 10_000
+"""Raise plans a :class:`StrategyModel` keeps (:meth:`StrategyModel.raise_plan`; with 56
+sizes up to about 9 KB each, measured), and candidate raises :func:`kept_raises` keeps."""
+
+
+@dataclass(frozen=True)
+class RaisePlan:
+    """The candidate raises' fold weights as array work (:meth:`StrategyModel.raise_plan`):
+    per group of sizes read alike, the sizes (``js``), their coefficients (``[size,
+    term]``) and, per abstract child where the agent may fold, its fold action and the
+    hypotheses that feed it (index, and coefficient column or -1 for weight 1)."""
+
+    groups: list[tuple[I64, F64, list[tuple[int, int, list[tuple[int, int]]]]]]
+
+
+@dataclass(frozen=True)
+class _KeptPlan:
+    plan: RaisePlan | None
+    smallest: list[float]
+    """Per hypothesis, its smallest nonzero coefficient (1.0 if none)."""
+
+
 class StrategyModel:
     """The model of a :class:`~agent.policy.StrategyPolicy` (module docstring)."""
 
@@ -357,6 +386,11 @@ class StrategyModel:
         self._table = table
         self._layout = strategy.layout
         self._purified: dict[int, F64] = {}
+        self._plans: dict[tuple[str, tuple[int, ...], tuple[int, ...], tuple[bool, ...]],
+                          _KeptPlan] = {}
+        self._standing: dict[tuple[int, str], str | None] = {}
+        self._moves: dict[tuple[int, str], list[tuple[Action, int]]] = {}
+        self._readings: dict[tuple[int, str, Action], Reading] = {}
 
     @classmethod
     def of(cls, policy: StrategyPolicy) -> StrategyModel:
@@ -399,30 +433,74 @@ class StrategyModel:
         same order, as the two updates and the total compute size by size (``_add`` leaves
         out a term whose product is all zero: with rounding monotone, exactly when the
         term's largest entry gives zero; a hypothesis the strategy is not asked at falls
-        back to check/call and adds nothing): the same bits."""
+        back to check/call and adds nothing): the same bits. That structure and its
+        coefficients (:class:`RaisePlan`) depend only on the betting, the sizes, the
+        hypotheses' nodes and which of them are empty, so they are kept per process
+        (:meth:`raise_plan`) and the hands that reach the same betting reuse them."""
         n = which.size
         out = np.zeros((len(tos), n))
         if not tos:
             return out
+        items = list(hyps.items())
+        tops = [float(w.max()) if w.size else 0.0 for _, w in items]
+        plan = self.raise_plan(view, state, tuple(tos), [k for k, _ in items], tops)
+        if plan is None:
+            return out
+        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        for js, table, children in plan.groups:
+            acc = np.zeros((len(js), n))
+            for child, fold, terms in children:
+                wc: F64 | None = None
+                for h, k in terms:
+                    w = ws[h]
+                    v = w[None, :] if k < 0 else table[:, k, None] * w[None, :]
+                    wc = v if wc is None else wc + v
+                assert wc is not None
+                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
+            out[js] = acc
+        return out
+
+    def raise_plan(self, view: HandView, state: BettingState, tos: tuple[int, ...],
+                   nodes: list[int], tops: list[float]) -> RaisePlan | None:
+        """How :meth:`raise_fold_weights` combines the hypotheses (nodes ``nodes``, largest
+        weights ``tops``) after each raise of ``tos`` at ``state`` (None: the agent cannot
+        fold after a raise there): read and grouped once per betting, sizes, nodes and
+        empty hypotheses, and kept (up to :data:`MAX_RAISE_PLANS`, then all dropped). A
+        term is left out when its coefficient times its hypothesis's largest weight is 0;
+        a kept plan is reused only where that is decided by the coefficient alone (every
+        product with the smallest nonzero coefficient stays nonzero), else it is made again
+        for these weights."""
+        key = (state.betting, tos, tuple(nodes), tuple(t != 0.0 for t in tops))
+        have = self._plans.get(key)
+        if have is not None and (have.plan is None or all(
+                t == 0.0 or t * c != 0.0 for t, c in zip(tops, have.smallest, strict=True))):
+            return have.plan
+        made = self._make_raise_plan(view, state, tos, nodes, tops)
+        if have is None:
+            if len(self._plans) >= MAX_RAISE_PLANS:
+                self._plans.clear()
+            self._plans[key] = made
+        return made.plan
+
+    def _make_raise_plan(self, view: HandView, state: BettingState, tos: tuple[int, ...],
+                         nodes: list[int], tops: list[float]) -> _KeptPlan:
         # every raise at ``state`` leaves the other player to act in the same round
         after = state.apply(Action(ActionKind.RAISE, tos[0]))
         if after.finished or after.player != view.agent_position or not after.can_fold():
-            return out
+            return _KeptPlan(None, [1.0] * len(nodes))
         tree = self.loaded.tree
-        items = list(hyps.items())
-        tops = [float(w.max()) if w.size else 0.0 for _, w in items]
-        ws = [w[which] for _, w in items]  # zero outside ``which`` (the range's holes)
+        smallest = [1.0] * len(nodes)
         readers: list[int | list[Reading]] = []
-        for node_id, _ in items:
-            why = standing(tree, node_id, state)
+        for node_id in nodes:
+            why = self.standing(node_id, state)
             if why is not None:  # LBR's action under a fallback: the history waits or leaves
                 readers.append(after_fallback(node_id, why))
             else:
                 node = tree.nodes[node_id]
                 readers.append(read_raises(node, NodeKinds.of(node), state, tos,
                                            self.sizes_in))
-        Plan = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
-        groups: dict[Plan, tuple[list[int], list[list[float]]]] = {}
+        Shape = tuple[tuple[int, tuple[tuple[int, bool], ...]], ...]
+        shapes: dict[Shape, tuple[list[int], list[list[float]]]] = {}
         for j in range(len(tos)):
             children: dict[int, list[tuple[int, float | None]]] = {}
             for h, reader in enumerate(readers):
@@ -436,39 +514,76 @@ class StrategyModel:
                         f = reading.prob_low(self.mapping)
                         terms = [(reading.low, f), (reading.high, 1.0 - f)]
                 for child, c in terms:
+                    if c is not None and c != 0.0:
+                        smallest[h] = min(smallest[h], abs(c))
                     if (1.0 if c is None else c) * tops[h] != 0.0:
                         children.setdefault(child, []).append((h, c))
-            plan: Plan = tuple((child, tuple((h, c is None) for h, c in ts))
-                               for child, ts in children.items())
-            js, coefs = groups.setdefault(plan, ([], []))
+            shape: Shape = tuple((child, tuple((h, c is None) for h, c in ts))
+                                 for child, ts in children.items())
+            js, coefs = shapes.setdefault(shape, ([], []))
             js.append(j)
             coefs.append([c for ts in children.values() for _, c in ts if c is not None])
-        for plan, (js, coefs) in groups.items():
+        groups: list[tuple[I64, F64, list[tuple[int, int, list[tuple[int, int]]]]]] = []
+        for shape, (js, coefs) in shapes.items():
             table = np.array(coefs, dtype=np.float64).reshape(len(js), -1)
-            acc = np.zeros((len(js), n))
+            table.setflags(write=False)
+            kept: list[tuple[int, int, list[tuple[int, int]]]] = []
             col = 0
-            for child, ts in plan:
+            for child, ts in shape:
                 first = col
                 col += sum(not plain for _, plain in ts)
-                if standing(tree, child, after) is not None:
+                if self.standing(child, after) is not None:
                     continue
                 fold = NodeKinds.of(tree.nodes[child]).fold
                 if fold < 0:
                     continue
-                wc: F64 | None = None
+                terms_at: list[tuple[int, int]] = []
                 k = first
                 for h, plain in ts:
-                    w = ws[h]
                     if plain:
-                        v = w[None, :]
+                        terms_at.append((h, -1))
                     else:
-                        v = table[:, k, None] * w[None, :]
+                        terms_at.append((h, k))
                         k += 1
-                    wc = v if wc is None else wc + v
-                assert wc is not None
-                acc += wc * self.column(view, child, state.round, fold)[which][None, :]
-            out[js] = acc
-        return out
+                kept.append((child, fold, terms_at))
+            groups.append((np.array(js, dtype=np.int64), table, kept))
+        return _KeptPlan(RaisePlan(groups), smallest)
+
+    def standing(self, node_id: int, state: BettingState) -> str | None:
+        """:func:`agent.decision.standing` of ``node_id`` at ``state``, kept per node and
+        betting (a function of the two; up to :data:`MAX_RAISE_PLANS`, then all dropped)."""
+        key = (node_id, state.betting)
+        if key in self._standing:
+            return self._standing[key]
+        if len(self._standing) >= MAX_RAISE_PLANS:
+            self._standing.clear()
+        why = self._standing[key] = standing(self.loaded.tree, node_id, state)
+        return why
+
+    def reading(self, node_id: int, state: BettingState, action: Action) -> Reading:
+        """:func:`agent.decision.read_on_tree` of LBR's ``action`` at ``node_id`` and
+        ``state``, kept per node, betting and action (up to :data:`MAX_RAISE_PLANS`, then
+        all dropped)."""
+        key = (node_id, state.betting, action)
+        have = self._readings.get(key)
+        if have is None:
+            if len(self._readings) >= MAX_RAISE_PLANS:
+                self._readings.clear()
+            node = self.loaded.tree.nodes[node_id]
+            have = self._readings[key] = read_on_tree(node, NodeKinds.of(node), state, action,
+                                                      self.sizes_in)
+        return have
+
+    def own_moves(self, node_id: int, state: BettingState) -> list[tuple[Action, int]]:
+        """:func:`agent.decision.own_moves` of ``node_id`` at ``state``, kept likewise
+        (read-only)."""
+        key = (node_id, state.betting)
+        have = self._moves.get(key)
+        if have is None:
+            if len(self._moves) >= MAX_RAISE_PLANS:
+                self._moves.clear()
+            have = self._moves[key] = own_moves(self.loaded.tree.nodes[node_id], state)
+        return have
 
     def purified(self, node_id: int) -> F64:
         """``[buckets, k]``: the purified row of every bucket at ``node_id``, once per node
@@ -498,7 +613,8 @@ class StrategyModel:
         agent = state.player == view.agent_position
         out: Hyps = {}
         for node_id, w in hyps.items():
-            why = standing(tree, node_id, state)
+            why = self.standing(node_id, state) if view.fast else \
+                standing(tree, node_id, state)
             if why is not None:  # the agent waits or is off the tree
                 if not agent or action == fallback_action(state, why):
                     _add(out, after_fallback(node_id, why), w)
@@ -507,13 +623,16 @@ class StrategyModel:
             if agent:
                 which = np.flatnonzero(w)
                 probs = self.probs(view, node_id, state.round, which)
-                for i, (real, child) in enumerate(own_moves(node, state)):
+                moves = self.own_moves(node_id, state) if view.fast else \
+                    own_moves(node, state)
+                for i, (real, child) in enumerate(moves):
                     if real == action:
                         moved = np.zeros_like(w)
                         moved[which] = w[which] * probs[:, i]
                         _add(out, child, moved)
                 continue
-            reading = read_on_tree(node, NodeKinds.of(node), state, action, self.sizes_in)
+            reading = self.reading(node_id, state, action) if view.fast else \
+                read_on_tree(node, NodeKinds.of(node), state, action, self.sizes_in)
             if reading.certain:
                 _add(out, reading.low, w)
                 continue
@@ -618,6 +737,21 @@ def candidate_raises(state: BettingState, fractions: Sequence[float],
     return sorted(out)
 
 
+_KEPT_RAISES: dict[tuple[Game, str, Menu], list[int]] = {}
+
+
+def kept_raises(state: BettingState, menu: Menu) -> list[int]:
+    """:func:`candidate_raises` of ``menu`` at ``state``, kept per game, betting and menu
+    (up to :data:`MAX_RAISE_PLANS`, then all dropped; read-only)."""
+    key = (state.game, state.betting, menu)
+    have = _KEPT_RAISES.get(key)
+    if have is None:
+        if len(_KEPT_RAISES) >= MAX_RAISE_PLANS:
+            _KEPT_RAISES.clear()
+        have = _KEPT_RAISES[key] = candidate_raises(state, menu.fractions, menu.all_in)
+    return have
+
+
 @dataclass
 class LbrSettings:
     """How LBR plays: its menu per round (the last repeats) and how hands are scored."""
@@ -671,8 +805,9 @@ class LbrPlayer:
         todo = which[np.isnan(have[which])]
         if todo.size:
             board = view.visible(round_)
-            boards = completions(view.game, view.lbr_hole, board, self.rng)
-            have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards)
+            boards = completions(view.game, view.lbr_hole, board, self.rng, view.fast)
+            have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards,
+                                  view.fast)
         return have[which]
 
     def values(self, hyps: Hyps, state: BettingState) -> list[tuple[Action, float]]:
@@ -698,7 +833,8 @@ class LbrPlayer:
         called = state.max_spent if cap is None else min(state.max_spent, cap)
         out.append((CALL, edge * called))
         menu = self.settings.menu(state.round)
-        tos = candidate_raises(state, menu.fractions, menu.all_in)
+        tos = kept_raises(state, menu) if view.fast else \
+            candidate_raises(state, menu.fractions, menu.all_in)
         if view.fast and isinstance(self.model, StrategyModel):  # every size at once
             folds_by = self.model.raise_fold_weights(view, hyps, state, tos, which)
             fold_mass = folds_by.sum(axis=1)  # each row's own pairwise sum, as row.sum()
@@ -734,11 +870,14 @@ class LbrPlayer:
 
 
 def showdown_values(state: BettingState, hole: Sequence[Sequence[int]],
-                    board: Sequence[int]) -> tuple[float, ...]:
-    """Chips per position of a finished hand (the dealer's rule)."""
+                    board: Sequence[int], fast: bool = False) -> tuple[float, ...]:
+    """Chips per position of a finished hand (the dealer's rule); ``fast``: the hands
+    valued by :func:`agent.handeval.evaluate` (numba tables, the same integers) instead of
+    the reference evaluator."""
     if state.is_showdown:
         visible = list(board[: state.game.board_cards_through(state.round)])
-        return state.payoffs([rank_hand(list(h) + visible) for h in hole])
+        rank = evaluate if fast else rank_hand
+        return state.payoffs([rank(list(h) + visible) for h in hole])
     return state.payoffs()
 
 
@@ -786,7 +925,7 @@ def play_hand(game: Game, deal: Deal, lbr_position: int, hand_number: int, polic
             action = lbr.choose(hyps, state)
         hyps = model.update(view, hyps, state, action)
         state = state.apply(action)
-    played = showdown_values(state, deal.hole, deal.board)[lbr_position]
+    played = showdown_values(state, deal.hole, deal.board, fast)[lbr_position]
     if settings.values == "imaginary" and state.is_showdown:
         value = imaginary_value(view, state, hyps)
     else:
@@ -808,8 +947,8 @@ def imaginary_value(view: HandView, state: BettingState, hyps: Hyps) -> float:
                                f"probability under LBR's model of it, got a range that "
                                f"vanished at {state.betting!r}")
     board = view.visible(state.round)
-    eq = equities(view.game, view.lbr_hole, board, view.holes[which], np.zeros((1, 0),
-                                                                                np.int64))
+    eq = equities(view.game, view.lbr_hole, board, view.holes[which],
+                  np.zeros((1, 0), np.int64), view.fast)
     ranks = {1.0: (2, 1), 0.5: (1, 1), 0.0: (1, 2)}  # LBR's (win, tie, loss), by position
     pay = {e: state.payoffs(r if me == 0 else r[::-1])[me] for e, r in ranks.items()}
     values = np.select([eq == 1.0, eq == 0.5], [pay[1.0], pay[0.5]], pay[0.0])

@@ -13,7 +13,13 @@ import pytest
 from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, ehs2
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamefiles import load_game
-from strategies.measure.lbr_cards import _ehs2_kernel, _late_ehs2_kernel, all_holes, equities
+from strategies.measure.lbr_cards import (
+    _ehs2_kernel,
+    _late_ehs2_kernel,
+    _smallest_kernel,
+    all_holes,
+    equities,
+)
 from tests.support import NO_JIT, run_without_jit
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
@@ -49,6 +55,21 @@ def test_small_kernels_equal_oracles() -> None:
                     1 if rank_hand([*hole, *board, r]) == rank_hand([*other, *board, r])
                     else 0 for (r,) in river.tolist())
         assert v == score / (2 * len(river))
+    # by rank class: the same equities, here with a flush possible on a four-suited board
+    np.testing.assert_array_equal(equities(game, hole, board, others, river, fast=True), value)
+    spades = [c for c in range(52) if c % 4 == 3 and c not in hole][:4]
+    suited = np.array([[c, d] for c in range(52) for d in range(c + 1, 52)
+                       if not {c, d} & {*hole, *spades}][::151], dtype=np.int64)
+    rivers = np.array([[c] for c in range(52) if c not in {*hole, *spades}][::9])
+    np.testing.assert_array_equal(equities(game, hole, spades, suited, rivers, fast=True),
+                                  equities(game, hole, spades, suited, rivers))
+    # the m smallest keys of each row, by card, as argpartition then sort
+    keys = np.random.default_rng(3).random((4, 9))
+    pool = np.arange(9, dtype=np.int64) * 5 + 1
+    got = np.zeros((4, 3), np.int64)
+    _smallest_kernel(keys, pool, got)
+    assert got.tolist() == np.sort(pool[np.argpartition(keys, 2, axis=1)[:, :3]],
+                                   axis=1).tolist()
 
 
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")

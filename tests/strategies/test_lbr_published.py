@@ -29,7 +29,13 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
 from agent.agents import make_policy
-from strategies.measure.lbr_cards import all_holes, board_buckets, hole_buckets
+from strategies.measure.lbr_cards import (
+    all_holes,
+    board_buckets,
+    completions,
+    equities,
+    hole_buckets,
+)
 from strategies.measure.sampled_lbr import (
     PUBLISHED_FRACTIONS,
     SETTINGS,
@@ -119,6 +125,27 @@ def test_flop_read_from_a_table_of_classes_equals_the_kernel() -> None:
                                   board_buckets(cards, 1, holes, flop))
 
 
+def test_equities_by_rank_class_equal_hole_by_hole() -> None:
+    """The fast path's equities (one evaluation per rank class and board, blocked boards
+    and flushes corrected per card) are the hole-by-hole kernel's, bit for bit, against
+    every hole: preflop (the same sampled boards from the same draws), flop, turn and
+    river, on boards with three, four and five cards of a suit."""
+    game = load_game(HOLDEM)
+    holes = all_holes(game)
+    rng = np.random.default_rng(8)
+    hearts = [c for c in range(52) if c % 4 == 2]
+    for board in ([], [0, 17, 42], [6, 10, 14, 30], hearts[:3] + [5], hearts[4:8],
+                  hearts[8:13], hearts[:3] + [1, 4]):
+        hole = [c for c in (51, 50, 49, 47, 44) if c not in board][:2]
+        live = holes[~np.isin(holes, [*hole, *board]).any(axis=1)]
+        seed = int(rng.integers(1 << 30))
+        boards = completions(game, hole, board, np.random.default_rng(seed))
+        np.testing.assert_array_equal(
+            completions(game, hole, board, np.random.default_rng(seed), fast=True), boards)
+        np.testing.assert_array_equal(equities(game, hole, board, live, boards, fast=True),
+                                      equities(game, hole, board, live, boards))
+
+
 # --------------------------------------------------------------------------- same hands
 
 
@@ -141,14 +168,15 @@ def test_every_raise_at_once_equals_size_by_size(sizes_in: str,
     """The fast path's batch of candidate raises (one reading per size and hypothesis, array
     work per reading structure) gives, bit for bit, the fold weights of the two updates
     and the total computed size by size, at every LBR decision of 56-size Leduc hands
-    (randomized mapping: hypotheses split and merge), in both size conventions."""
+    (randomized mapping: hypotheses split and merge), in both size conventions, also where
+    the decision reuses the plan a previous hand's same betting made."""
     config = LbrConfig("leduc.nolimit.2p.fcpa.strat", LEDUC, setting="56-all", fast=True,
                        sizes_in=sizes_in, seed=3)
     chunk = ChunkPlayer(config)
     model = chunk.model
     assert isinstance(model, StrategyModel)
     batch = StrategyModel.raise_fold_weights
-    seen = {"sizes": 0, "many": 0}
+    seen = {"sizes": 0, "many": 0, "calls": 0}
 
     def checked(self: StrategyModel, view: HandView, hyps: dict[int, np.ndarray],
                 state: BettingState, tos: list[int], which: np.ndarray) -> np.ndarray:
@@ -161,12 +189,14 @@ def test_every_raise_at_once_equals_size_by_size(sizes_in: str,
             assert out[j].tobytes() == one.tobytes()
         seen["sizes"] += len(tos)
         seen["many"] += len(hyps) > 1
+        seen["calls"] += 1
         return out
 
     monkeypatch.setattr(StrategyModel, "raise_fold_weights", checked)
     for c in range(4):
         chunk.play(c)
     assert seen["sizes"] > 500 and seen["many"] > 0
+    assert 0 < len(model._plans) < seen["calls"] / 2  # most decisions reused a plan
 
 
 # --------------------------------------------------------------------------- settings
