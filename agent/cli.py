@@ -390,7 +390,7 @@ def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:
     from agent.exploit import exploit_support
     from agent.exploitconfig import OPTIONS, ExploitConfig
 
-    why = exploit_support(game)
+    why = exploit_support(game, args.exploit)
     if why is not None:
         raise UsageError(why)
     given = {name: getattr(args, f"exploit_{name}") for name in OPTIONS
