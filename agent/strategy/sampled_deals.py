@@ -312,3 +312,7 @@ def sampled_game(game: Game, betting: BettingAbstraction, cards: CardAbstraction
         deal_bucket=np.ascontiguousarray(buckets.astype(np.int32)),
         deal_pattern=result.astype(np.int32).reshape(size, 1),
     )
+
+
+KERNELS = (_pool_kernel, _deal_kernel)
+"""The kernels, for compile notices (:func:`agent.console.compile_notice`)."""
