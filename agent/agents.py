@@ -360,7 +360,7 @@ def make_policy(
     ``module:Class`` bot is imported from (:func:`load_bot`; default: the current
     directory); a bot takes only ``seed`` of the options. ``exploit``: exploit the opponent
     (:class:`agent.exploiting.ExploitingPolicy`; two-player games whose deals can be
-    enumerated, :func:`agent.exploit.exploit_support`).
+    enumerated, or hold'em for ``dbbr``: :func:`agent.exploit.exploit_support`).
 
     Raises:
         ValueError: for an unknown built-in, a built-in that cannot play ``game`` (e.g.
@@ -388,7 +388,7 @@ def make_policy(
     if exploit is not None:
         from agent.exploit import exploit_support
 
-        why = exploit_support(game)
+        why = exploit_support(game, exploit.mode)
         if why is not None:  # before the file is loaded: one line, at once
             raise UsageError(why)
     if resolve is not None:

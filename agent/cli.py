@@ -304,10 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "sizes_in": args.sizes_in, "verify": args.verify}
         if args.exploit is not None:
             options["exploit"] = _exploit_config(args, game)
-            from agent.strategy import best_response
+            from agent.exploit import is_sampled_holdem
+            from agent.strategy import best_response, sampled_deals
 
+            sampling = sampled_deals.KERNELS if is_sampled_holdem(game) else ()
             with compile_notice(PROG, [*policy_kernels(args.strategy, game),
-                                       *best_response.KERNELS]):
+                                       *best_response.KERNELS, *sampling]):
                 policy = make_policy(args.strategy, game, **options)
         elif args.resolve is not None:
             options["resolve"] = _resolve_config(args)
@@ -390,7 +392,7 @@ def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:
     from agent.exploit import exploit_support
     from agent.exploitconfig import OPTIONS, ExploitConfig
 
-    why = exploit_support(game)
+    why = exploit_support(game, args.exploit)
     if why is not None:
         raise UsageError(why)
     given = {name: getattr(args, f"exploit_{name}") for name in OPTIONS

@@ -336,6 +336,40 @@ def enumerate_deals(
     return deal_cards, deal_prob, deal_bucket, hand_rank
 
 
+def tree_fields(tree: BettingTree, buckets: Sequence[int]) -> dict[str, Any]:
+    """The fields of an :class:`AbstractGame` that come from its betting tree and the
+    buckets per round alone: ``tree``, ``layout``, the per-node arrays and ``max_depth``
+    (terminal ``i`` is the ``i``-th terminal node in id order)."""
+    layout = table_layout(tree, tuple(int(b) for b in buckets))
+    nodes = tree.nodes
+    n = len(nodes)
+    player = np.full(n, -1, dtype=np.int32)
+    round_ = np.zeros(n, dtype=np.int32)
+    num_actions = np.zeros(n, dtype=np.int32)
+    child_start = np.zeros(n, dtype=np.int32)
+    children: list[int] = []
+    terminal = np.full(n, -1, dtype=np.int32)
+    count = 0
+    depth = np.zeros(n, dtype=np.int64)
+    for node in nodes:
+        round_[node.id] = node.round
+        child_start[node.id] = len(children)
+        children.extend(node.children)
+        if node.parent >= 0:
+            depth[node.id] = depth[node.parent] + 1
+        if node.is_terminal:
+            terminal[node.id] = count
+            count += 1
+        else:
+            player[node.id] = node.player
+            num_actions[node.id] = len(node.actions)
+    return {"tree": tree, "layout": layout, "player": player, "round": round_,
+            "num_actions": num_actions, "child_start": child_start,
+            "children": np.array(children, dtype=np.int32),
+            "offset": layout.offsets.astype(np.int64), "rows": layout.rows.astype(np.int32),
+            "terminal": terminal, "max_depth": int(depth.max(initial=0))}
+
+
 def build_abstract_game(
     game: Game,
     betting: BettingAbstraction,
@@ -364,31 +398,10 @@ def build_abstract_game(
     if tree is None or tree.game != game or tree.abstraction != betting:
         tree = build_tree(game, betting)
     buckets = tuple(int(b) for b in cards.buckets)
-    layout = table_layout(tree, buckets)
 
-    # ------------------------------------------------------------------ the tree
+    fields = tree_fields(tree, buckets)
     nodes = tree.nodes
-    n = len(nodes)
-    player = np.full(n, -1, dtype=np.int32)
-    round_ = np.zeros(n, dtype=np.int32)
-    num_actions = np.zeros(n, dtype=np.int32)
-    child_start = np.zeros(n, dtype=np.int32)
-    children: list[int] = []
-    terminal = np.full(n, -1, dtype=np.int32)
-    terminals: list[int] = []
-    depth = np.zeros(n, dtype=np.int64)
-    for node in nodes:
-        round_[node.id] = node.round
-        child_start[node.id] = len(children)
-        children.extend(node.children)
-        if node.parent >= 0:
-            depth[node.id] = depth[node.parent] + 1
-        if node.is_terminal:
-            terminal[node.id] = len(terminals)
-            terminals.append(node.id)
-        else:
-            player[node.id] = node.player
-            num_actions[node.id] = len(node.actions)
+    terminals = [node.id for node in nodes if node.is_terminal]
 
     # ------------------------------------------------------------------ the deals
     deal_cards, deal_prob, deal_bucket, hand_rank = enumerate_deals(game, cards, max_deals)
@@ -430,16 +443,7 @@ def build_abstract_game(
         game=game,
         betting=betting,
         cards=cards,
-        tree=tree,
-        layout=layout,
-        player=player,
-        round=round_,
-        num_actions=num_actions,
-        child_start=child_start,
-        children=np.array(children, dtype=np.int32),
-        offset=layout.offsets.astype(np.int64),
-        rows=layout.rows.astype(np.int32),
-        terminal=terminal,
+        **fields,
         term_set=term_set,
         term_payoff=term_payoff,
         showdown_sets=showdown_sets,
@@ -447,7 +451,6 @@ def build_abstract_game(
         deal_prob=deal_prob,
         deal_bucket=deal_bucket,
         deal_pattern=deal_pattern,
-        max_depth=int(depth.max(initial=0)),
     )
 
 

@@ -103,13 +103,17 @@ def _value_pass(
 def _br_pass(
     g: KernelGame, responder: int, strategy: F64, reach: F64, weighted: F64,
     action_value: F64, totals: F64, best: I64, response: F64, node_at: I64,
-    next_action: I64,
+    next_action: I64, fallback: F64, z: float, spread: F64,
 ) -> None:
     """Best response of ``responder``, vectorised over deals, depth-first without recursion.
 
     ``reach[0]`` holds each deal's probability; ``reach[depth]`` is chance times the other
     players' reach at the node on the path at that depth. The responder's reach-weighted
     value ends in ``weighted[0]`` and its choices (one-hot rows) in ``response``.
+
+    With a non-empty ``fallback`` table (conservative): a row keeps ``fallback``'s unless
+    the best action's gain over it, summed over the row's deals, exceeds ``z`` times the
+    square root of the sum of the squared per-deal gains (``spread``: scratch per bucket).
     """
     (player, rnd, num_actions, child_start, children, offset, rows, terminal, term_set,
      term_payoff, _deal_prob, deal_bucket, deal_pattern) = g  # fmt: skip
@@ -177,8 +181,38 @@ def _br_pass(
                         best[b] = c
                 for c in range(k):
                     response[base + b * k + c] = 1.0 if c == best[b] else 0.0
+            if fallback.shape[0] == 0:
+                for d in range(n_deals):
+                    weighted[depth, d] = action_value[depth, best[deal_bucket[d, p, r]], d]
+                depth -= 1
+                continue
+            for b in range(n_buckets):
+                spread[b] = 0.0
+            for d in range(n_deals):  # per deal: the best action's gain over the fallback
+                b = deal_bucket[d, p, r]
+                row = base + b * k
+                gain = action_value[depth, best[b], d]
+                for c in range(k):
+                    gain -= fallback[row + c] * action_value[depth, c, d]
+                spread[b] += gain * gain
+            for b in range(n_buckets):
+                row = base + b * k
+                kept = totals[b, best[b]]
+                for c in range(k):
+                    kept -= fallback[row + c] * totals[b, c]
+                if kept <= z * np.sqrt(spread[b]):
+                    best[b] = -1
+                    for c in range(k):
+                        response[row + c] = fallback[row + c]
             for d in range(n_deals):
-                weighted[depth, d] = action_value[depth, best[deal_bucket[d, p, r]], d]
+                b = deal_bucket[d, p, r]
+                if best[b] >= 0:
+                    weighted[depth, d] = action_value[depth, best[b], d]
+                else:
+                    value = 0.0
+                    for c in range(k):
+                        value += fallback[base + b * k + c] * action_value[depth, c, d]
+                    weighted[depth, d] = value
         depth -= 1
 
 
@@ -243,8 +277,15 @@ class BestResponse:
     """``table`` with ``player``'s rows replaced by the best response (one-hot rows)."""
 
 
-def best_response(game: AbstractGame, table: npt.ArrayLike, player: int) -> BestResponse:
+def best_response(game: AbstractGame, table: npt.ArrayLike, player: int,
+                  fallback: npt.ArrayLike | None = None, z: float = 0.0) -> BestResponse:
     """The best response of ``player`` to the other positions playing ``table``.
+
+    With ``fallback`` (a table of ``game``), a *conservative* response: each of
+    ``player``'s rows keeps ``fallback``'s unless its best action's gain over it, summed
+    over the deals of the row, exceeds ``z`` standard errors (the square root of the sum of
+    the squared per-deal gains): what a best response in a *sampled* game may trust beyond
+    its deals' luck (:mod:`agent.exploit`). ``value`` is then that strategy's.
 
     Raises:
         ValueError: for a bad table or position.
@@ -260,8 +301,10 @@ def best_response(game: AbstractGame, table: npt.ArrayLike, player: int) -> Best
     totals = np.zeros((game.max_buckets, game.max_actions))
     best = np.zeros(game.max_buckets, dtype=np.int64)
     response = strategy.copy()
+    keep = np.zeros(0) if fallback is None else check_table(game, fallback)
     _br_pass(game.kernel_args(), player, strategy, reach, weighted, action_value, totals, best,
-             response, np.zeros(depth, dtype=np.int64), np.zeros(depth, dtype=np.int64))
+             response, np.zeros(depth, dtype=np.int64), np.zeros(depth, dtype=np.int64),
+             keep, float(z), np.zeros(game.max_buckets))
     return BestResponse(player, float(weighted[0].sum()), response)
 
 

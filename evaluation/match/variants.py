@@ -758,7 +758,7 @@ def check_variant(variant: Variant, game_spec: str, transport: str, *,
         if variant.exploit is not None:
             from agent.exploit import exploit_support
 
-            why = exploit_support(game)
+            why = exploit_support(game, variant.exploit)
         if why is None:
             make_policy(variant.strategy, game, seed=0, mapping=variant.mapping,
                         purify=variant.purify, sizes_in=variant.sizes,

@@ -1,7 +1,8 @@
 """A pool of sampled hold'em deals: the solver's chance when deals cannot be enumerated.
 
 Hold'em deals cannot be enumerated (:mod:`strategies.games.abstract` is for small decks), so chance
-is *sampled* from a fixed pool of random deals.
+is *sampled* from a fixed pool of random deals, drawn and bucketed by
+:mod:`agent.strategy.sampled_deals` (which the exploiting agent uses too).
 
 **Deal pool** (:class:`DealPool`, :func:`build_pool`). Deal ``i`` is 9 distinct cards drawn
 by the card generator of :mod:`agent.abstraction.holdem_buckets` seeded from ``(seed, i)``:
@@ -11,8 +12,8 @@ position's bucket in every round under a
 ``(N, 2, 4)``: the lossless preflop class, then the E[HS^2] buckets with exactly the
 estimator the agent uses at match time, so the solver and the agent agree bucket for bucket)
 and the showdown result (``int8``: :data:`~strategies.games.abstract.WIN0`, ``WIN1`` or ``TIE``).
-Building is split over worker threads (the kernel releases the GIL; deal ``i`` depends only
-on ``(seed, i)``, so the pool is the same for any number of workers). Pools are cached as
+Building is split over worker threads (deal ``i`` depends only on ``(seed, i)``, so the pool
+is the same for any number of workers). Pools are cached as
 ``.npz`` (``allow_pickle=False``) under :func:`strategies.cache.cache_dir`, keyed by a hash
 of everything they depend on.
 
@@ -30,30 +31,26 @@ Imports :mod:`agent`, numpy, numba and :mod:`strategies`; never imported by :mod
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import time
 import zipfile
 import zlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from agent import handeval
-from agent.abstraction import holdem_buckets as _h
-from agent.abstraction.holdem_buckets import HoldemCards
 from agent.acpc.errors import AbstractionError, UsageError
 from agent.acpc.gamedef import format_gamedef
-from agent.handeval import SUIT_BASE, hand_value
-from agent.jit import kernel, nogil_kernel
+from agent.strategy.sampled_deals import DealBucketer as DealBucketer
+from agent.strategy.sampled_deals import PoolCards as PoolCards
+from agent.strategy.sampled_deals import sample_deals
 from strategies.cache import cache_dir, write_npz
-from strategies.games.abstract import TIE, WIN0, WIN1, FlatTree, KernelGame, kernel_game
+from strategies.games.abstract import TIE, FlatTree, KernelGame, kernel_game
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -62,139 +59,6 @@ I8 = npt.NDArray[np.int8]
 
 POOL_FORMAT: Final = "acpc-arena-holdem-pool"
 POOL_VERSION: Final = 1
-_POOL_CHUNK: Final = 4096
-_POOL_SALT: Final = 0x51ED270B
-
-
-@kernel
-def _searchsorted_right(values: F64, lo: int, hi: int, x: float) -> int:
-    """Number of ``values[lo:hi]`` that are ``<= x`` (sorted): ``bisect_right``."""
-    a, b = lo, hi
-    while a < b:
-        mid = (a + b) // 2
-        if values[mid] <= x:
-            a = mid + 1
-        else:
-            b = mid
-    return a - lo
-
-
-@kernel
-def _preflop_class(c0: int, c1: int) -> int:
-    """:func:`agent.abstraction.holdem_buckets.preflop_class` of two cards."""
-    r0, r1 = c0 // 4, c1 // 4
-    hi, lo = max(r0, r1), min(r0, r1)
-    if c0 % 4 == c1 % 4:
-        return 13 * hi + lo
-    return 13 * lo + hi
-
-
-@kernel
-def _draw_deal(seed: int, i: int, deal: I64) -> None:
-    """Pool deal ``i``'s 9 cards into ``deal`` (hole 0, hole 1, board)."""
-    state = _h.hash32(_h.hash32(_h.hash32(seed) ^ _POOL_SALT) ^ (i & 0xFFFFFFFF))
-    state = _h.hash32(state ^ (i >> 32))
-    _h.draw_cards(state, np.int64(0), 9, deal, 0)
-
-
-@kernel
-def _showdown(deal: I64, keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
-              values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32]) -> int:
-    """WIN0, WIN1 or TIE: who wins the showdown of a 9-card ``deal``."""
-    ranks = [0, 0]
-    for p in range(2):
-        key = SUIT_BASE
-        bits = np.int64(0)
-        for j in (2 * p, 2 * p + 1, 4, 5, 6, 7, 8):
-            key += keys[deal[j]]
-            bits += card_bits[deal[j]]
-        ranks[p] = hand_value(key, bits, offsets, values, flush_values)
-    if ranks[0] > ranks[1]:
-        return WIN0
-    if ranks[1] > ranks[0]:
-        return WIN1
-    return TIE
-
-
-@nogil_kernel
-def _pool_kernel(
-    seed: int, start: int, stop: int, rivers_per_turn: int, thresholds: F64, bounds: I64,
-    perms: I64, keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
-    values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32],
-    buckets: U16, result: I8,
-) -> None:
-    """Deals ``start .. stop - 1`` of the pool into ``buckets`` and ``result``.
-
-    ``thresholds[bounds[r - 1]:bounds[r]]`` are round ``r``'s thresholds (r = 1..3).
-    """
-    deal = np.zeros(9, np.int64)
-    cards = np.zeros(7, np.int64)
-    scratch = np.zeros(_h.SCRATCH_SIZE, np.int64)
-    moments = np.zeros(2)
-    for i in range(start, stop):
-        _draw_deal(seed, i, deal)
-        for p in range(2):
-            h0 = deal[2 * p]
-            h1 = deal[2 * p + 1]
-            buckets[i, p, 0] = _preflop_class(h0, h1)
-            cards[0] = h0
-            cards[1] = h1
-            for j in range(5):
-                cards[2 + j] = deal[4 + j]
-            for r in range(1, 4):
-                n_board = r + 2
-                _h.strength_moments(cards, n_board, rivers_per_turn, perms, keys, card_bits,
-                                    offsets, values, flush_values, scratch, moments)
-                buckets[i, p, r] = _searchsorted_right(thresholds, bounds[r - 1], bounds[r],
-                                                       moments[1])
-        result[i] = _showdown(deal, keys, card_bits, offsets, values, flush_values)
-
-
-@nogil_kernel
-def _deal_kernel(
-    seed: int, start: int, stop: int, keys: I64, card_bits: I64,
-    offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
-    flush_values: npt.NDArray[np.int32], deals: I64, result: I8,
-) -> None:
-    """Deals ``start .. stop - 1`` of the pool (the very cards :func:`_pool_kernel` draws)
-    into ``deals[i - start]`` (hole 0, hole 1, board) and their showdown ``result[i]``."""
-    deal = np.zeros(9, np.int64)
-    for i in range(start, stop):
-        _draw_deal(seed, i, deal)
-        for j in range(9):
-            deals[i - start, j] = deal[j]
-        result[i] = _showdown(deal, keys, card_bits, offsets, values, flush_values)
-
-
-def deal_cards(seed: int, index: int) -> tuple[int, ...]:
-    """The 9 cards of pool deal ``index`` (hole 0, hole 1, board), as the pool draws them."""
-    out = np.zeros(9, np.int64)
-    _draw_deal(seed, index, out)
-    return tuple(int(c) for c in out)
-
-
-class DealBucketer(Protocol):
-    """A card abstraction the pool can bucket deals with, other than :class:`HoldemCards`
-    (whose buckets the pool kernel computes itself): e.g.
-    :class:`agent.abstraction.holdem_pa.PotentialAwareCards`."""
-
-    @property
-    def buckets(self) -> tuple[int, ...]:
-        """Buckets per round."""
-        ...
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The strategy file's ``cards`` (may hold binary tables)."""
-        ...
-
-    def bucket_deals(self, holes: I64, boards: I64) -> U16:
-        """``(N, 4)`` buckets of ``N`` hole pairs ``(N, 2)`` on boards ``(N, 5)``."""
-        ...
-
-
-PoolCards = HoldemCards | DealBucketer
-"""What a pool can be built for."""
 
 
 def spec_json(spec: dict[str, Any]) -> str:
@@ -258,47 +122,10 @@ def build_pool(
     Raises:
         ValueError: for ``size < 1``, ``workers < 1`` or a seed outside 0..2**32 - 1.
     """
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise UsageError(f"expected a positive pool size, got {size!r}")
-    if workers < 1:
-        raise UsageError(f"expected workers >= 1, got {workers!r}")
-    if not 0 <= seed <= 0xFFFFFFFF:
-        raise UsageError(f"expected seed in 0..2**32 - 1, got {seed!r}")
-    buckets = np.zeros((size, 2, 4), dtype=np.uint16)
-    result = np.zeros(size, dtype=np.int8)
     t0 = time.perf_counter()
-    if isinstance(cards, HoldemCards):
-        thresholds = np.array([v for t in cards.thresholds for v in t], dtype=np.float64)
-        bounds = np.cumsum([0, *(len(t) for t in cards.thresholds)]).astype(np.int64)
-        args = (cards.flop_rivers_per_turn, thresholds, bounds, *_h.STRENGTH_TABLES, buckets,
-                result)
-        _pool_kernel(seed, 0, 0, *args)  # compile (or load) before the threads start
-
-        def work(start: int, stop: int) -> None:
-            _pool_kernel(seed, start, stop, *args)
-    else:
-        work = functools.partial(_bucket_chunk, cards, seed, buckets, result)
-    chunks = [(a, min(a + _POOL_CHUNK, size)) for a in range(0, size, _POOL_CHUNK)]
-    done = 0
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        futures = [ex.submit(work, a, b) for a, b in chunks]
-        for (a, b), fut in zip(chunks, futures, strict=True):
-            fut.result()
-            done += b - a
-            if progress is not None:
-                progress(done)
+    buckets, result = sample_deals(cards, size, seed=seed, workers=workers,
+                                   progress=progress)
     return DealPool(buckets, result, seed, cards.spec, time.perf_counter() - t0)
-
-
-def _bucket_chunk(cards: DealBucketer, seed: int, buckets: U16, result: I8, start: int,
-                  stop: int) -> None:
-    """Deals ``start .. stop - 1`` of the pool, bucketed by ``cards.bucket_deals``."""
-    deals = np.zeros((stop - start, 9), dtype=np.int64)
-    _deal_kernel(seed, start, stop, *handeval.TABLES_7, deals, result)
-    board = np.ascontiguousarray(deals[:, 4:])
-    for p in range(2):
-        hole = np.ascontiguousarray(deals[:, 2 * p:2 * p + 2])
-        buckets[start:stop, p, :] = cards.bucket_deals(hole, board)
 
 
 def save_pool(pool: DealPool, path: Path) -> Path:

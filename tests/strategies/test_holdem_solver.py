@@ -37,6 +37,7 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
+from agent.strategy.sampled_deals import deal_cards
 from strategies.games.abstract import TIE, WIN0, WIN1, FlatTree, flatten_tree
 from strategies.recipes import HOLDEM_BETTING, RECIPES, Recipe, get_recipe, load_manifest
 from strategies.solvers import dealpool as H
@@ -342,7 +343,7 @@ def test_pool_buckets_are_the_agents(cards: HoldemCards, tmp_path: Path) -> None
     assert np.array_equal(pool.buckets, again.buckets)
     assert np.array_equal(pool.result, again.result)
     for i in range(pool.size):
-        dealt = H.deal_cards(11, i)
+        dealt = deal_cards(11, i)
         assert len(set(dealt)) == 9
         holes, board = (dealt[0:2], dealt[2:4]), dealt[4:9]
         for p in range(2):

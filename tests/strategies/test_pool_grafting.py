@@ -30,6 +30,7 @@ from agent.policy import StrategyPolicy
 from agent.strategy.fileformat import dump_strategy, load_strategy
 from agent.strategy.hotswap import load_for_game
 from agent.strategy.purification import parse_purification
+from agent.strategy.sampled_deals import deal_cards
 from strategies import cli
 from strategies.games.abstract import FlatTree, flatten_tree
 from strategies.grafting import pool as P
@@ -259,7 +260,7 @@ def test_assembled_table_equals_the_base_outside_every_graft(setup: dict[str, An
     assert isinstance(cards, GraftCards)
     assert cards.buckets == (169 + 169, 2 + 4 + 4, 3 + 6 + 6, 2 + 4 + 4)
     for i in range(pool.size):
-        dealt = H.deal_cards(3, i)
+        dealt = deal_cards(3, i)
         for p in range(2):
             hole = list(dealt[2 * p : 2 * p + 2])
             j = {c: g for g, part in enumerate(parts) for c in part.classes}.get(
@@ -413,7 +414,7 @@ def test_grafted_pool_and_sampled_best_response(setup: dict[str, Any], base_file
     pool = H.build_pool(fine, 60, seed=2)
     grafted = P.grafted_pool(cards, pool)
     for i in range(pool.size):
-        dealt = H.deal_cards(2, i)
+        dealt = deal_cards(2, i)
         for p in range(2):
             for r, n in enumerate((0, 3, 4, 5)):
                 assert grafted.buckets[i, p, r] == cards.bucket(
