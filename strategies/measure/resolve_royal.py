@@ -76,16 +76,18 @@ def _quiet(_: str) -> None:
 
 
 def real_tree(game: Game, agent_fractions: Sequence[float], setting: Setting,
-              seat: int) -> BettingTree:
+              seat: int, first_round: int = 0) -> BettingTree:
     """The real tree with the agent in ``seat`` limited to ``agent_fractions`` (fold, call,
-    those realised, all-in) and the responder to the setting's actions (module
-    docstring)."""
+    those realised, all-in) and the responder to the setting's actions (module docstring)
+    from ``first_round`` on (before it, to ``agent_fractions`` as well)."""
     agent = limited_actions(agent_fractions, None)
     responder = (full_actions if setting.fractions is None
                  else limited_actions(setting.fractions, None))
 
     def actions(state: BettingState) -> tuple[AbstractAction, ...]:
-        return agent(state) if state.player == seat else responder(state)
+        if state.player == seat or state.round < first_round:
+            return agent(state)
+        return responder(state)
 
     label = BettingAbstraction(f"{setting.name}-seat{seat}", ((),))
     return build_full_tree(game, actions=actions, label=label)
@@ -239,8 +241,10 @@ class RoyalResolveLab:
     tables: dict[tuple[str, str, str], tuple[F64, F64]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, strategy: Strategy, blueprint: str, setting: Setting) -> RoyalResolveLab:
-        """The lab of ``strategy`` (lossless cards) in ``setting``.
+    def build(cls, strategy: Strategy, blueprint: str, setting: Setting,
+              first_round: int = 0) -> RoyalResolveLab:
+        """The lab of ``strategy`` (lossless cards) in ``setting`` (the responder limited to
+        the blueprint's own sizes before ``first_round``: :func:`real_tree`).
 
         Raises:
             UsageError: for a game :mod:`strategies.measure.translation.royal_br` does not
@@ -252,7 +256,8 @@ class RoyalResolveLab:
             raise UsageError(f"expected a blueprint with lossless cards, got "
                              f"{strategy.cards.get('kind')!r}")
         own = stated_fractions(strategy.betting)
-        trees = (real_tree(game, own, setting, 0), real_tree(game, own, setting, 1))
+        trees = (real_tree(game, own, setting, 0, first_round),
+                 real_tree(game, own, setting, 1, first_round))
         return cls(strategy, blueprint, setting, trees, rb.lossless_cards(game),
                    rb.build_deals(game, True))
 
