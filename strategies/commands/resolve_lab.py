@@ -100,12 +100,14 @@ ROYAL_PRESETS = {"royal-fcpa": "royal.nolimit.2p.fcpa.strat",
 
 
 def load_blueprint(spec: str) -> Strategy:
-    """A bundled name (``fcpa``, ``fchpa``: no-limit Leduc; ``royal-fcpa``,
-    ``royal-fcha``: Royal) or a strategy file.
+    """A preset (``fcpa``, ``fchpa``: the bundled no-limit Leduc files; ``royal-fcpa``,
+    ``royal-fcha``: the bundled Royal files), a strategy file or a bundled strategy's name
+    (:func:`agent.agents.resolve_strategy`, the one resolver of every command).
 
     Raises:
-        UsageError: for an unknown name.
+        UsageError: for anything else.
     """
+    from agent.agents import resolve_strategy
     from agent.data import strategy_path
     from agent.strategy.fileformat import load_strategy
     from strategies.measure.translation import lab as tl
@@ -113,7 +115,9 @@ def load_blueprint(spec: str) -> Strategy:
     key = spec.strip().lower()
     if key in ROYAL_PRESETS:
         return load_strategy(strategy_path(ROYAL_PRESETS[key]))
-    return tl.load_leduc(spec)
+    if key in ("fcpa", "fchpa"):
+        return tl.load_leduc(key)
+    return load_strategy(resolve_strategy(spec, builtins=False))
 
 
 def last_round_only(game: Game) -> bool:
