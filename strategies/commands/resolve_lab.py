@@ -50,8 +50,8 @@ def add_parser(sub: Any) -> None:
                        "(each gadget) against the translating blueprint, best-responded exactly")
     r.add_argument("--blueprint", action="append",
                    help="fcpa, fchpa (bundled no-limit Leduc files), royal-fcpa, "
-                   "royal-fcha (bundled Royal files) or a strategy file (repeatable; default "
-                   "fcpa)")
+                   "royal-fcha (bundled Royal files), a strategy file or a bundled strategy's "
+                   "name (repeatable; default fcpa)")
     r.add_argument("--setting", action="append",
                    help="what the responder bets: own, own+X[,Y] (pot fractions added), or "
                    "every-chip (repeatable; default own and own+0.5)")

@@ -117,3 +117,14 @@ def test_refuses_a_whole_game_resolver(blueprints: dict[int, Strategy]) -> None:
     lab = rr.RoyalResolveLab.build(bp, "fcpa", rl.blueprint_setting(bp, "own"))
     with pytest.raises(UsageError, match="last round only"):
         lab.resolve(ResolveConfig(iterations=5))
+
+
+def test_the_command_sends_royal_to_the_royal_lab() -> None:
+    """``resolve-lab`` runs the Royal lab for the games the agent re-solves on their last
+    round only (Royal), the enumerated lab otherwise (no-limit Leduc, the reduced Royal)."""
+    from agent.acpc.gamefiles import load_game
+    from strategies.commands.resolve_lab import last_round_only
+
+    assert last_round_only(load_game("royal.nolimit.2p.game"))
+    assert not last_round_only(load_game("leduc.nolimit.2p.game"))
+    assert not last_round_only(reduced())
