@@ -1,5 +1,7 @@
 """The re-solving lab: no-limit Leduc agents that re-solve (:mod:`agent.resolve`) or
-translate, best-responded exactly in a real game.
+translate, best-responded exactly in a real game (Royal, whose deals are too many to
+enumerate: :mod:`strategies.measure.resolve_royal`, built on this module's settings and
+rows).
 
 **The real games.** A *setting* limits the best responder to some pot fractions (fold,
 call, those raises realised in chips as :func:`agent.abstraction.convention.realise_raise_to`

@@ -11,7 +11,8 @@ abstraction realised in chips and the all-in (every action the re-solving or tra
 agent can take: :func:`agent.resolve.tree.stated_fractions`, realised as
 :func:`agent.abstraction.convention.realise_raise_to` realises them), and the responder's
 the setting's (:func:`strategies.measure.resolve_lab.limited_actions`; ``every-chip``:
-every whole chip). Both use :func:`strategies.measure.resolve_lab.Setting`.
+every whole chip; with ``first_round``, the responder keeps to the blueprint's sizes
+before that round). Settings are :class:`strategies.measure.resolve_lab.Setting`.
 
 **The agents.** The translating blueprint is the Royal tables' agent
 (:func:`strategies.measure.translation.royal_br.seat_model` on that tree: the decision
