@@ -41,6 +41,7 @@ from agent.decision import (
 )
 from agent.resolve.tree import CHANCE, DECISION, PublicTree
 from agent.strategy.fileformat import Strategy
+from agent.strategy.kernels import purify_rows
 from agent.strategy.purification import Purification
 
 F64 = npt.NDArray[np.float64]
@@ -65,7 +66,6 @@ class _Reader:
         self.sizes_in = sizes_in
         self.hands = hands
         self.buckets: BucketCache = {} if buckets is None else buckets
-        self.rows: dict[tuple[int, int], list[float]] = {}
         self.tables: dict[int, F64] = {}
         self.kinds_of: dict[int, NodeKinds] = {}
 
@@ -81,24 +81,17 @@ class _Reader:
             self.buckets[(round_, board)] = got
         return got
 
-    def row(self, node_id: int, bucket: int) -> list[float]:
-        got = self.rows.get((node_id, bucket))
-        if got is None:
-            got = self.purification.apply([float(p) for p in
-                                           self.blueprint.row(node_id, bucket)])
-            self.rows[(node_id, bucket)] = got
-        return got
-
     def table(self, node_id: int, round_: int) -> F64:
-        """``[bucket, k]``: the node's purified rows for every bucket of ``round_``, and a
-        last row of zeros (indexed by the bucket -1 of a blocked hand)."""
+        """``[bucket, k]``: the node's purified rows for every bucket of ``round_`` (the
+        agent's rule, :func:`agent.strategy.kernels.purify_rows`), and a last row of zeros
+        (indexed by the bucket -1 of a blocked hand)."""
         got = self.tables.get(node_id)
         if got is None:
             n = int(self.cards.buckets[round_])
-            rows = [self.row(node_id, b) for b in range(n)]
-            got = np.zeros((n + 1, len(rows[0]) if rows else 0))
-            if rows:
-                got[:n] = rows
+            rows = self.blueprint.rows(node_id)
+            got = np.zeros((n + 1, rows.shape[1]))
+            if n:
+                got[:n] = purify_rows(rows[:n], self.purification, renormalise=False)
             self.tables[node_id] = got
         return got
 

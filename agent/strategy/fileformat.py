@@ -195,6 +195,16 @@ class Strategy:
             values /= QUANT
         return values
 
+    def rows(self, node_id: int) -> npt.NDArray[np.float64]:
+        """``[bucket, k]``: :meth:`row` of every bucket of ``node_id`` (float64)."""
+        k = int(self.layout.num_actions[node_id])
+        start = int(self.layout.offsets[node_id])
+        count = int(self.layout.rows[node_id])
+        values = self.table[start : start + count * k].astype(np.float64).reshape(count, k)
+        if self.table.dtype == DTYPES["uint16"]:
+            values /= QUANT
+        return values
+
 
 def _fail(source: str, message: str) -> StrategyFileError:
     return StrategyFileError(f"{source}: {message}")

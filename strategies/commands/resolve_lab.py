@@ -1,15 +1,18 @@
-"""``acpc-strategy resolve-lab``: re-solving against translation in no-limit Leduc, exactly.
+"""``acpc-strategy resolve-lab``: re-solving against translation in no-limit Leduc and Royal,
+exactly.
 
-``acpc-strategy resolve-lab [--blueprint fcpa|fchpa|FILE ...] [--setting own|own+0.5|every-chip
-...] [--mappings all] [--purify none,full] [--gadgets all] [--iterations 1000] [--mode round]
-[--value-iterations 2000] [--out DIR] [--agent-files DIR]``
+``acpc-strategy resolve-lab [--blueprint fcpa|fchpa|royal-fcpa|royal-fcha|FILE ...]
+[--setting own|own+0.5|every-chip ...] [--mappings all] [--purify none,full] [--gadgets all]
+[--iterations 1000] [--mode round] [--value-iterations 2000] [--out DIR] [--agent-files DIR]``
 
 For every blueprint and setting (what the best responder may bet: ``own`` = the blueprint's
 own sizes, ``own+X,Y`` = those and the pot fractions ``X``, ``Y`` -- the published
 experiment's shape, a size missing from the agent's abstraction --, ``every-chip`` = every
 whole-chip bet), the exploitability of the translating blueprint (each mapping and
 purification) and of the re-solving agent (each gadget), both seats
-(:mod:`strategies.measure.resolve_lab`). Prints the table; with ``--out``, CSV, JSON and
+(:mod:`strategies.measure.resolve_lab`; a Royal blueprint, which the agent re-solves on its
+flop only: :mod:`strategies.measure.resolve_royal`, no game value, no agent files). Prints
+the table; with ``--out``, CSV, JSON and
 ``resolve_lab.png``; with ``--agent-files``, the assembled agents as JSON files. Ctrl-C
 keeps (and writes) the rows done.
 
@@ -23,11 +26,15 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.acpc.errors import UsageError
 from agent.acpc.limits import excerpt
 from agent.console import positive_int
+
+if TYPE_CHECKING:
+    from agent.acpc.gamedef import Game
+    from agent.strategy.fileformat import Strategy
 
 DEFAULT_SETTINGS = ("own", "own+0.5")
 MAX_EXTRA = 8
@@ -39,11 +46,12 @@ def _progress(text: str) -> None:
 
 def add_parser(sub: Any) -> None:
     """Add ``resolve-lab`` to ``acpc-strategy``'s subparsers."""
-    r = sub.add_parser("resolve-lab", help="no-limit Leduc: the re-solving agent (each "
-                       "gadget) against the translating blueprint, best-responded exactly")
+    r = sub.add_parser("resolve-lab", help="no-limit Leduc and Royal: the re-solving agent "
+                       "(each gadget) against the translating blueprint, best-responded exactly")
     r.add_argument("--blueprint", action="append",
-                   help="fcpa, fchpa (bundled no-limit Leduc files) or a strategy file "
-                   "(repeatable; default fcpa)")
+                   help="fcpa, fchpa (bundled no-limit Leduc files), royal-fcpa, "
+                   "royal-fcha (bundled Royal files), a strategy file or a bundled strategy's "
+                   "name (repeatable; default fcpa)")
     r.add_argument("--setting", action="append",
                    help="what the responder bets: own, own+X[,Y] (pot fractions added), or "
                    "every-chip (repeatable; default own and own+0.5)")
@@ -56,9 +64,11 @@ def add_parser(sub: Any) -> None:
                    help="CFR+ iterations per re-solve (default 1000)")
     r.add_argument("--mode", default="round", help="round, off-tree or always (default round)")
     r.add_argument("--value-iterations", type=positive_int, default=2000,
-                   help="DCFR iterations of each setting's game value (default 2000)")
+                   help="DCFR iterations of each setting's game value (default 2000; "
+                   "not for Royal)")
     r.add_argument("--out", help="directory for CSV, JSON and resolve_lab.png")
-    r.add_argument("--agent-files", help="directory for the assembled agents (JSON)")
+    r.add_argument("--agent-files", help="directory for the assembled agents (JSON; "
+                   "no-limit Leduc only)")
 
 
 def parse_setting(text: str) -> tuple[str, tuple[float, ...] | None]:
@@ -84,6 +94,66 @@ def parse_setting(text: str) -> tuple[str, tuple[float, ...] | None]:
     raise UsageError(f"expected a setting (own, own+X[,Y], every-chip), got {excerpt(text)}")
 
 
+ROYAL_PRESETS = {"royal-fcpa": "royal.nolimit.2p.fcpa.strat",
+                 "royal-fcha": "royal.nolimit.2p.fcha.strat"}
+"""The bundled Royal blueprints by their ``--blueprint`` names."""
+
+
+def load_blueprint(spec: str) -> Strategy:
+    """A preset (``fcpa``, ``fchpa``: the bundled no-limit Leduc files; ``royal-fcpa``,
+    ``royal-fcha``: the bundled Royal files), a strategy file or a bundled strategy's name
+    (:func:`agent.agents.resolve_strategy`, the one resolver of every command).
+
+    Raises:
+        UsageError: for anything else.
+    """
+    from agent.agents import resolve_strategy
+    from agent.data import strategy_path
+    from agent.strategy.fileformat import load_strategy
+    from strategies.measure.translation import lab as tl
+
+    key = spec.strip().lower()
+    if key in ROYAL_PRESETS:
+        return load_strategy(strategy_path(ROYAL_PRESETS[key]))
+    if key in ("fcpa", "fchpa"):
+        return tl.load_leduc(key)
+    return load_strategy(resolve_strategy(spec, builtins=False))
+
+
+def last_round_only(game: Game) -> bool:
+    """True for a game the agent re-solves on its last round only (Royal: the Royal lab)."""
+    from agent.resolve.resolver import MAX_WHOLE_DEALS, whole_deals
+
+    return whole_deals(game) > MAX_WHOLE_DEALS
+
+
+def _royal(args: argparse.Namespace, strategy: Strategy, name: str,
+           settings: list[tuple[str, tuple[float, ...] | None]], mappings: list[str],
+           purifications: list[str], gadgets: list[str], rows: list[Any]) -> None:
+    """Append the rows of one Royal blueprint (:mod:`strategies.measure.resolve_royal`) to
+    ``rows`` as they are done."""
+    from agent.resolve import ResolveConfig
+    from strategies.measure import resolve_lab as rl
+    from strategies.measure import resolve_royal as rr
+
+    for label, extra in settings:
+        setting = (rl.Setting(label, None) if extra is None else
+                   rl.blueprint_setting(strategy, label, extra))
+        _progress(f"{name}, responder {setting.label}: building the real trees (Royal: "
+                  f"best responses by boards, no game value)")
+        lab = rr.RoyalResolveLab.build(strategy, name, setting)
+        for pur in purifications:
+            for mapping in mappings:
+                rows.append(lab.translate(mapping, pur))
+                _progress(f"  translate {mapping} {pur}: {rows[-1].average:.5f}")
+        for gadget in gadgets:
+            cfg = ResolveConfig(gadget=gadget, mode=args.mode, iterations=args.iterations)
+            rows.append(lab.resolve(cfg, progress=_progress))
+            _progress(f"  resolve {gadget}: {rows[-1].average:.5f} "
+                      f"({rows[-1].extra['resolves']} re-solves, "
+                      f"{rows[-1].extra['assembly_seconds']:.1f} s)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``resolve-lab``; returns the exit status."""
     from agent.resolve import GADGETS, MODES, ResolveConfig, parse_gadget
@@ -102,8 +172,16 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         for spec in blueprints:
-            strategy = tl.load_leduc(spec)
+            strategy = load_blueprint(spec)
             name = Path(spec).stem if Path(spec).suffix else spec
+            if last_round_only(strategy.game):
+                if args.agent_files:
+                    raise UsageError(f"expected --agent-files only with no-limit Leduc "
+                                     f"blueprints, got {excerpt(name)} (Royal's assembled "
+                                     f"agents are not written)")
+                _royal(args, strategy, name, settings, mappings, purifications, gadgets,
+                       rows)
+                continue
             for label, extra in settings:
                 setting = (rl.Setting(label, None) if extra is None else
                            rl.blueprint_setting(strategy, label, extra))

@@ -1,5 +1,7 @@
 """The re-solving lab: no-limit Leduc agents that re-solve (:mod:`agent.resolve`) or
-translate, best-responded exactly in a real game.
+translate, best-responded exactly in a real game (Royal, whose deals are too many to
+enumerate: :mod:`strategies.measure.resolve_royal`, built on this module's settings and
+rows).
 
 **The real games.** A *setting* limits the best responder to some pot fractions (fold,
 call, those raises realised in chips as :func:`agent.abstraction.convention.realise_raise_to`
@@ -579,9 +581,15 @@ def format_table(rows: Sequence[Row]) -> str:
     lines: list[str] = []
     for (blueprint, setting), items in blocks.items():
         first = items[0]
-        lines.append(f"blueprint {blueprint}, responder {first.responder} (setting {setting}): "
-                     f"exploitability, chips per hand (game value {first.value.values[0]:.5f} "
-                     f"+- {first.value.error:.1g} for seat 0)")
+        if math.isnan(first.value.error):  # no value (Royal): per seat, the responder's gain
+            lines.append(f"blueprint {blueprint}, responder {first.responder} (setting "
+                         f"{setting}): chips per hand; per seat of the agent, what a best "
+                         f"responder wins against it (no game value); the average is the "
+                         f"exploitability")
+        else:
+            lines.append(f"blueprint {blueprint}, responder {first.responder} (setting "
+                         f"{setting}): exploitability, chips per hand (game value "
+                         f"{first.value.values[0]:.5f} +- {first.value.error:.1g} for seat 0)")
         lines.append(f"{'agent':34}{'seat 0':>10}{'seat 1':>10}{'average':>10}{'x best':>9}")
         translating = [r.average for r in items if r.agent == "translate"]
         best = min(translating) if translating else math.nan

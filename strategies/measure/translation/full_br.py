@@ -127,8 +127,8 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES,
 
     Children come in the order of :func:`full_actions` (fold, call, raises by amount).
     ``actions`` may offer fewer at some states (a responder limited to some sizes,
-    :func:`strategies.measure.resolve_lab.limited_actions`); :func:`real_child` holds only
-    at the states where it offers them all.
+    :func:`strategies.measure.resolve_lab.limited_actions`); :func:`real_child` finds a
+    child among the actions offered.
 
     Raises:
         ValueError: for a limit game, or a tree of more than ``limit`` nodes.
@@ -166,15 +166,28 @@ def build_full_tree(game: Game, limit: int = MAX_FULL_NODES,
 
 
 def real_child(node: Node, action: Action) -> int:
-    """The child of ``node`` (of :func:`build_full_tree`) that ``action`` leads to."""
+    """The child of ``node`` (of :func:`build_full_tree`) that ``action`` leads to (found
+    among the node's actions where it offers fewer than every legal one).
+
+    Raises:
+        UsageError: if the node does not offer ``action``.
+    """
     if action.kind is ActionKind.FOLD:
-        return node.children[0]
-    first_raise = 1 + int(node.state.can_fold())
-    if action.kind is ActionKind.CALL:
-        return node.children[first_raise - 1]
-    bounds = node.state.raise_bounds()
-    assert bounds is not None
-    return node.children[first_raise + action.raise_to - bounds[0]]
+        i = 0
+    else:
+        first_raise = 1 + int(node.state.can_fold())
+        if action.kind is ActionKind.CALL:
+            i = first_raise - 1
+        else:
+            bounds = node.state.raise_bounds()
+            i = -1 if bounds is None else first_raise + action.raise_to - bounds[0]
+    if 0 <= i < len(node.actions) and node.actions[i].action == action:
+        return node.children[i]
+    for a, c in zip(node.actions, node.children, strict=True):
+        if a.action == action:
+            return c
+    raise UsageError(f"expected the action {action} among those the real tree offers at "
+                     f"{node.state.betting!r}")
 
 
 @functools.lru_cache(maxsize=4)

@@ -296,8 +296,13 @@ class SeatModel:
 
 
 def seat_model(agent: TranslatedAgent, seat: int,
-               sizes_in: str = DEFAULT_SIZE_CONVENTION) -> SeatModel:
+               sizes_in: str = DEFAULT_SIZE_CONVENTION, real: BettingTree | None = None
+               ) -> SeatModel:
     """Walk the real tree with ``agent`` in ``seat`` (the other seat may bet every chip).
+
+    ``real``: another real tree of the game (:func:`strategies.measure.translation.full_br.
+    build_full_tree` with fewer actions, e.g. a responder limited to some sizes); it must
+    offer every action the agent plays.
 
     Raises:
         ValueError: for a bad seat or convention, or a game this module does not handle.
@@ -305,7 +310,7 @@ def seat_model(agent: TranslatedAgent, seat: int,
     check_game(agent.game)
     if seat not in (0, 1):
         raise UsageError(f"expected the agent's seat 0 or 1, got {seat!r}")
-    rtree = real_tree(agent.game)
+    rtree = real_tree(agent.game) if real is None else real
     graph = walk_pairs(rtree, agent.tree, agent.offsets, seat, parse_size_convention(sizes_in))
     return _compact(agent, seat, rtree, graph)
 

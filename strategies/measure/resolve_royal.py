@@ -1,0 +1,306 @@
+"""The re-solving lab in Royal no-limit hold'em: the agent that re-solves its flop
+(:mod:`agent.resolve`, as ``acpc-agent --resolve`` plays Royal) and the same blueprint
+translating, best-responded exactly by boards (:mod:`strategies.measure.translation.royal_br`).
+
+Royal's 16 M ordered deals are too many for the enumerated games of
+:mod:`strategies.measure.resolve_lab`, so the same measurement is made on the public tree:
+
+**The real games.** Per seat ``p`` of the agent, :func:`real_tree` is the real betting tree
+where the agent's nodes offer fold, call, every pot fraction of the blueprint's betting
+abstraction realised in chips and the all-in (every action the re-solving or translating
+agent can take: :func:`agent.resolve.tree.stated_fractions`, realised as
+:func:`agent.abstraction.convention.realise_raise_to` realises them), and the responder's
+the setting's (:func:`strategies.measure.resolve_lab.limited_actions`; ``every-chip``:
+every whole chip; with ``first_round``, the responder keeps to the blueprint's sizes
+before that round). Settings are :class:`strategies.measure.resolve_lab.Setting`.
+
+**The agents.** The translating blueprint is the Royal tables' agent
+(:func:`strategies.measure.translation.royal_br.seat_model` on that tree: the decision
+model expanded, translation draws private). The re-solving agent is assembled as a table
+over the tree with Royal's lossless cards (:func:`resolving_table`): preflop it plays the
+translating blueprint (its realisation-equivalent behaviour, the ratios of its reaches by
+:func:`agent.resolve.blueprint.path_states`, the function the re-solver takes its flop
+ranges from); on the flop, for every public state that starts the flop and every board of
+a suit-isomorphism class (one board per class: the re-solver and the lossless buckets are
+suit-symmetric, so the other boards of a class are the same rows), the flop subtree is
+walked with one :class:`agent.resolve.HandResolver` (copied where the history branches),
+whose :meth:`~agent.resolve.HandResolver.decide` re-solves exactly where the live agent
+would; its strategy for every hand fills the rows of the hands' lossless buckets.
+
+**The best response** to either agent in the other seat is
+:func:`strategies.measure.translation.royal_br.best_response_value`, with the responder
+limited to the tree's actions. Rows report the average over both seats ``(br0 + br1) / 2``
+(the exploitability: no game value needed); per seat, the best responder's winnings.
+
+Imports numpy, :mod:`agent` and :mod:`strategies`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.abstraction.actions import AbstractAction, BettingAbstraction, BettingTree
+from agent.abstraction.buckets import CardAbstraction
+from agent.abstraction.translation import MappingFn, get_mapping
+from agent.acpc.betting import Action, BettingState
+from agent.acpc.errors import UsageError
+from agent.acpc.gamedef import Game
+from agent.resolve import HandResolver, ResolveConfig, Resolver
+from agent.resolve.blueprint import BucketCache, path_states
+from agent.resolve.tree import stated_fractions
+from agent.strategy.fileformat import Strategy, table_layout
+from agent.strategy.purification import parse_purification
+from strategies.measure.resolve_lab import AssemblyStats, Row, Setting, limited_actions
+from strategies.measure.translation import royal_br as rb
+from strategies.measure.translation.full_br import (
+    RealValue,
+    build_full_tree,
+    full_actions,
+    real_child,
+)
+
+F64 = npt.NDArray[np.float64]
+ProgressFn = Callable[[str], None]
+
+NO_VALUE = RealValue((0.0, 0.0), math.nan, 0, "none")
+"""The rows' value: not computed (the average over both seats needs none)."""
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def real_tree(game: Game, agent_fractions: Sequence[float], setting: Setting,
+              seat: int, first_round: int = 0) -> BettingTree:
+    """The real tree with the agent in ``seat`` limited to ``agent_fractions`` (fold, call,
+    those realised, all-in) and the responder to the setting's actions (module docstring)
+    from ``first_round`` on (before it, to ``agent_fractions`` as well)."""
+    agent = limited_actions(agent_fractions, None)
+    responder = (full_actions if setting.fractions is None
+                 else limited_actions(setting.fractions, None))
+
+    def actions(state: BettingState) -> tuple[AbstractAction, ...]:
+        if state.player == seat or state.round < first_round:
+            return agent(state)
+        return responder(state)
+
+    label = BettingAbstraction(f"{setting.name}-seat{seat}", ((),))
+    return build_full_tree(game, actions=actions, label=label)
+
+
+def _path(tree: BettingTree, n: int) -> list[Action]:
+    """The real actions from the root to node ``n``."""
+    out: list[Action] = []
+    nodes = tree.nodes
+    while nodes[n].parent >= 0:
+        p = nodes[n].parent
+        out.append(nodes[p].actions[list(nodes[p].children).index(n)].action)
+        n = p
+    return out[::-1]
+
+
+def _board_buckets(cards: CardAbstraction, hands: Sequence[Sequence[int]], round_: int,
+                   board: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    used = set(board)
+    return np.array([cards.bucket(round_, hole, board) if used.isdisjoint(hole) else -1
+                     for hole in hands], dtype=np.int64)
+
+
+def resolving_table(tree: BettingTree, seat: int, resolver: Resolver, cards: CardAbstraction,
+                    deals: rb.Deals, progress: ProgressFn = _quiet
+                    ) -> tuple[F64, AssemblyStats]:
+    """The re-solving agent in ``seat`` as a table over ``tree`` (Royal's layout with
+    ``cards``, lossless), and what assembling it cost (module docstring).
+
+    ``stats.total_exploitability`` weighs each re-solve's accuracy estimate by its board's
+    probability (its class's boards): chips per hand of the game.
+
+    Raises:
+        UsageError: if the resolver re-solves more than the last round, or the agent plays
+            an action the tree lacks.
+    """
+    game = tree.game
+    if not resolver.last_round_only or game.num_rounds != 2:
+        raise UsageError("expected a two-round game re-solved on its last round only "
+                         "(Royal)")
+    start = time.perf_counter()
+    layout = table_layout(tree, tuple(int(b) for b in cards.buckets))
+    table = np.zeros(layout.total)
+    for node in tree.nodes:  # uniform rows where the agent never arrives
+        if not node.is_terminal and node.player == seat:
+            k = len(node.children)
+            table[int(layout.offsets[node.id]):
+                  int(layout.offsets[node.id]) + int(layout.rows[node.id]) * k] = 1.0 / k
+    stats = AssemblyStats()
+    hands = resolver.hands.cards
+    cache: BucketCache = {}
+
+    def reach_of(actions: Sequence[Action]) -> F64:
+        states, _ = path_states(game, resolver.blueprint, resolver.cards, seat,
+                                resolver.mapping, resolver.purification, resolver.sizes_in,
+                                hands, actions, (), cache)
+        return sum(states.values(), np.zeros(len(hands)))
+
+    pre = _board_buckets(cards, hands, 0, ())
+    nodes = tree.nodes
+    reach: dict[int, F64] = {0: np.ones(len(hands))}
+    starts: list[int] = []
+    for node in nodes:  # pre-order: a parent's reach is known before its children's
+        n = node.id
+        if n not in reach or node.is_terminal:
+            continue
+        if node.round > 0:
+            starts.append(n)
+            continue
+        if node.player != seat:
+            for c in node.children:
+                reach[c] = reach[n]
+            continue
+        path = _path(tree, n)
+        base = reach[n]
+        k = len(node.children)
+        rows = np.full((len(hands), k), 1.0 / k)
+        for i, (a, c) in enumerate(zip(node.actions, node.children, strict=True)):
+            got = reach_of([*path, a.action])
+            np.divide(got, base, out=rows[:, i], where=base > 0)
+            if got.any():
+                reach[c] = got
+        off = int(layout.offsets[n])
+        for h, b in enumerate(pre):
+            table[off + b * k: off + (b + 1) * k] = rows[h]
+    solves_before = resolver.solves
+    last = [time.perf_counter()]
+    per_board = 1.0 / deals.num_boards
+
+    def visit(n: int, hr: HandResolver, board: tuple[int, ...], buckets: npt.NDArray[np.int64],
+              weight: float) -> None:
+        node = nodes[n]
+        if node.is_terminal:
+            return
+        kids = node.children
+        if node.player != seat:
+            for i, c in enumerate(kids):
+                visit(c, hr if i == len(kids) - 1 else hr.copy(), board, buckets, weight)
+            return
+        t0 = time.perf_counter()
+        decision = hr.decide(node.state, board)
+        dt = time.perf_counter() - t0
+        stats.decisions += 1
+        src = decision.stats.source
+        stats.sources[src] = stats.sources.get(src, 0) + 1
+        if src == "resolve":
+            stats.solve_seconds += dt
+            stats.iterations += decision.stats.iterations
+            stats.max_relative_exploitability = max(stats.max_relative_exploitability,
+                                                    decision.stats.relative_exploitability)
+            stats.total_exploitability += decision.stats.exploitability * weight
+        k = len(kids)
+        off = int(layout.offsets[n])
+        index = [list(kids).index(real_child(node, a)) for a in decision.actions]
+        for h, b in enumerate(buckets):
+            if b >= 0:
+                row = np.zeros(k)
+                row[index] = decision.probs[h]
+                table[off + b * k: off + (b + 1) * k] = row
+        used = decision.probs.max(axis=0) > 0
+        now = time.perf_counter()
+        if now - last[0] > 10:
+            last[0] = now
+            progress(f"  seat {seat}: {stats.decisions} decisions, "
+                     f"{resolver.solves - solves_before} re-solves, {now - start:.0f} s")
+        live = [i for i, u in zip(index, used, strict=True) if u]
+        for j, i in enumerate(live):
+            visit(kids[i], hr if j == len(live) - 1 else hr.copy(), board, buckets, weight)
+
+    for board in deals.boards:
+        buckets = _board_buckets(cards, hands, 1, board.cards)
+        weight = len(board.images) * per_board
+        for n in starts:
+            if reach[n].any():
+                visit(n, resolver.new_hand(seat), board.cards, buckets, weight)
+    stats.solves = resolver.solves - solves_before
+    stats.seconds = time.perf_counter() - start
+    return table, stats
+
+
+@dataclass
+class RoyalResolveLab:
+    """One blueprint in one setting of Royal: the real trees of both seats."""
+
+    strategy: Strategy
+    blueprint: str
+    setting: Setting
+    trees: tuple[BettingTree, BettingTree]
+    cards: CardAbstraction
+    deals: rb.Deals
+    tables: dict[tuple[str, str, str], tuple[F64, F64]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, strategy: Strategy, blueprint: str, setting: Setting,
+              first_round: int = 0) -> RoyalResolveLab:
+        """The lab of ``strategy`` (lossless cards) in ``setting`` (the responder limited to
+        the blueprint's own sizes before ``first_round``: :func:`real_tree`).
+
+        Raises:
+            UsageError: for a game :mod:`strategies.measure.translation.royal_br` does not
+                handle or a blueprint without lossless cards.
+        """
+        game = strategy.game
+        rb.check_game(game)
+        if strategy.cards.get("kind") != "lossless":
+            raise UsageError(f"expected a blueprint with lossless cards, got "
+                             f"{strategy.cards.get('kind')!r}")
+        own = stated_fractions(strategy.betting)
+        trees = (real_tree(game, own, setting, 0, first_round),
+                 real_tree(game, own, setting, 1, first_round))
+        return cls(strategy, blueprint, setting, trees, rb.lossless_cards(game),
+                   rb.build_deals(game, True))
+
+    def translate(self, mapping: str, purification: str) -> Row:
+        """The translating blueprint with ``mapping`` and ``purification``."""
+        agent = rb.translated_agent(self.strategy, parse_purification(purification),
+                                    cards=self.cards)
+        fn = get_mapping(mapping)
+        brs = (rb.best_response_value(rb.seat_model(agent, 1, real=self.trees[1]), fn),
+               rb.best_response_value(rb.seat_model(agent, 0, real=self.trees[0]), fn))
+        return Row(self.setting.name, self.setting.label, self.blueprint, "translate",
+                   mapping, purification, "", brs, NO_VALUE)
+
+    def resolve(self, config: ResolveConfig, mapping: str = "rand-pshar",
+                purification: str = "none", progress: ProgressFn = _quiet,
+                resolver: Resolver | None = None) -> Row:
+        """The re-solving agent under ``config`` (reading the blueprint with ``mapping``
+        and ``purification``); ``resolver``: one to use instead (same blueprint)."""
+        if resolver is None:
+            resolver = Resolver(self.strategy, config, mapping=mapping,
+                                purification=purification, cards=self.cards)
+        t0, s0 = resolving_table(self.trees[0], 0, resolver, self.cards, self.deals, progress)
+        t1, s1 = resolving_table(self.trees[1], 1, resolver, self.cards, self.deals, progress)
+        self.tables[("resolve", config.gadget, purification)] = (t0, t1)
+        fn = get_mapping(mapping)
+        brs = (self.table_br(t1, 1, fn), self.table_br(t0, 0, fn))
+        extra = {"mode": config.mode, "iterations": config.iterations,
+                 "decisions": s0.decisions + s1.decisions, "resolves": s0.solves + s1.solves,
+                 "assembly_seconds": s0.seconds + s1.seconds,
+                 "mean_resolve_ms": 1000 * (s0.solve_seconds + s1.solve_seconds) /
+                 max(s0.solves + s1.solves, 1),
+                 "max_relative_subgame_exploitability": max(
+                     s0.max_relative_exploitability, s1.max_relative_exploitability),
+                 "total_subgame_exploitability": s0.total_exploitability +
+                 s1.total_exploitability,
+                 "total_subgame_exploitability_seat0": s0.total_exploitability,
+                 "total_subgame_exploitability_seat1": s1.total_exploitability}
+        return Row(self.setting.name, self.setting.label, self.blueprint, "resolve", mapping,
+                   purification, config.gadget, brs, NO_VALUE, extra)
+
+    def table_br(self, table: F64, seat: int, mapping: MappingFn) -> float:
+        """What a best responder wins against the agent in ``seat`` playing ``table`` (the
+        tree has no translation: ``mapping`` is never asked)."""
+        agent = rb.table_agent(self.trees[seat], self.cards, table, name="assembled")
+        return rb.best_response_value(rb.abstract_seat_model(agent, seat), mapping)
