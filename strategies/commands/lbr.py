@@ -47,6 +47,7 @@ def lbr(args: argparse.Namespace) -> int:
     """Run ``acpc-strategy lbr``: exact in small games, else sampled (:func:`sampled`)."""
     if is_sampled(args):
         return sampled(args)
+    _resolve(args)  # --resolve-iterations or --gadget without --resolve: one line
     fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
     strategy = load_strategy(resolve_strategy(args.file))

@@ -136,3 +136,26 @@ def test_a_time_budget_is_refused() -> None:
     with pytest.raises(UsageError, match="time budget"):
         ResolvingChunkPlayer(LbrConfig(STRAT, LEDUC, seed=4),
                              ResolveConfig(mode="round", iterations=10, seconds=1.0))
+
+
+def test_command_resolve_and_its_conflicts(tmp_path: Any,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from strategies.cli import main
+
+    out_json = tmp_path / "r.json"
+    assert main(["lbr", STRAT, "--setting", "fc", "--hands", "20", "--seed", "1",
+                 "--resolve", "round", "--resolve-iterations", "5",
+                 "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "re-solving (round, reach-maxmargin, 5 iterations)" in out
+    assert "re-solving agent: " in out
+    import json
+
+    data = json.loads(out_json.read_text())
+    assert data["resolve"]["iterations"] == 5 and data["model"]["played"] > 0
+    for argv, message in (
+            (["lbr", "builtin:call", "--resolve", "round"], "expected a strategy file"),
+            (["lbr", STRAT, "--gadget", "unsafe"], "expected --resolve with --gadget")):
+        assert main(argv) != 0
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1
