@@ -159,3 +159,18 @@ def test_command_resolve_and_its_conflicts(tmp_path: Any,
         assert main(argv) != 0
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--resolve", "sometimes", "expected a re-solve mode"),
+    ("--gadget", "safe", "gadget")])
+def test_bad_resolve_values_are_one_line(flag: str, value: str, message: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from strategies.cli import main
+
+    argv = ["lbr", STRAT, "--hands", "20", flag, value]
+    if flag != "--resolve":
+        argv += ["--resolve", "round"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
