@@ -12,7 +12,10 @@ which it also solves with ``--iterations`` CFR+ iterations (the cost the agent p
 work per iteration is proportional to public nodes x private hands (1,326), so the river's
 measured seconds per node and iteration, times the turn tree's nodes, estimate a turn
 re-solve's cost; the turn tree itself is not solved (its strategy, regret and average
-arrays, hands x edges, would take gigabytes each). Prints nodes, edges, boards, build
+arrays, hands x edges, would take gigabytes each). For a turn subgame depth-limited at the
+river (leaves valued by the blueprint), it counts the turn's nodes and leaves and times one
+evaluation pass of the river tree under a fixed strategy: a leaf's value needs one per
+river card, a lower bound of the leaf values' cost. Prints nodes, edges, boards, build
 seconds, the river solve's seconds, and the estimate. CPU seconds (``time.process_time``).
 """
 
@@ -27,7 +30,8 @@ from agent.acpc.betting import CALL, BettingState
 from agent.acpc.cards import deck_for
 from agent.agents import resolve_strategy
 from agent.resolve import ResolveConfig, Resolver, Subgame, solve
-from agent.resolve.tree import build_tree
+from agent.resolve.gadgets import evaluate
+from agent.resolve.tree import CHANCE, build_tree
 from agent.strategy.fileformat import load_strategy
 
 
@@ -41,7 +45,7 @@ def main() -> int:
     res = Resolver(strategy, ResolveConfig(iterations=args.iterations))
     deck = deck_for(game)
     board = tuple(deck[len(deck) - game.total_board_cards:])
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for name, round_ in (("river", game.num_rounds - 1), ("turn", game.num_rounds - 2)):
         state = BettingState.initial(game)
         while state.round < round_:
@@ -64,16 +68,34 @@ def main() -> int:
             sol = solve(sub, "unsafe", args.iterations)
             spent = time.process_time() - t
             out["solve"] = (sol.iterations, spent)
+            t = time.process_time()
+            for _ in range(10):  # a leaf value: the blueprint's river play, valued once
+                evaluate(tree, 1, False, sol.strategy, (valid, valid), scale)
+            out["pass"] = ((time.process_time() - t) / 10, 0.0)
             print(f"river: {sol.iterations} CFR+ iterations in {spent:.2f} CPU s "
                   f"({spent / sol.iterations / tree.num_nodes * 1e6:.1f} us per node and "
                   f"iteration)", flush=True)
+        if name == "turn":
+            n_leaves = int((tree.kind == CHANCE).sum())
+            n_turn = sum(1 for st in tree.states if st.round == round_)
+            out["depth"] = (float(n_leaves), float(n_turn))
+            out["rivers"] = (float(len(tree.boards) - 1), 0.0)
         del tree
     iters, spent = out["solve"]
     per = spent / iters / out["river"][0]
-    turn_nodes = out["turn"][0]
+    turn_nodes = int(out["turn"][0])
     print(f"turn to the end, estimated: {per * turn_nodes * args.iterations:,.0f} CPU s for "
           f"{args.iterations} iterations ({turn_nodes / out['river'][0]:,.0f}x the river's "
           f"nodes), besides building its tree ({out['turn'][1]:.0f} CPU s)")
+    leaves, turn_only = out["depth"]
+    one = out["pass"][0]
+    rivers = int(out["rivers"][0])
+    print(f"depth-limited at the river: {int(turn_only)} turn nodes and {int(leaves)} leaves; "
+          f"valuing each leaf by the blueprint's river play over the {rivers} river cards "
+          f"(one evaluation pass of a river tree: {one * 1e3:.1f} CPU ms) takes about "
+          f"{leaves * rivers * one:,.0f} CPU s per turn re-solve, one continuation "
+          f"strategy per leaf, besides building {int(leaves) * rivers:,} river trees and "
+          f"reading the blueprint on them")
     return 0
 
 
