@@ -39,6 +39,12 @@ translated (source ``translation``, counted as :attr:`ResolvingStats.translated_
 and in mode ``off-tree`` so is the last round until some opponent action of the hand is
 off the blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
 
+**For evaluators that model the agent** (sampled LBR's re-solving model,
+:mod:`strategies.measure.resolving_lbr`): :meth:`ResolvingPolicy.translates` is the rule
+above (translated or re-solved, the one :meth:`ResolvingPolicy.act` follows) and
+:meth:`ResolvingPolicy.current_hand` gives the hand's re-solver state (its recorded
+decisions, every private hand's distribution) and its fallback.
+
 **The trace** (``--trace``): a re-solving decision's record has the translating record's
 common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``legal``,
 ``real``, ``played``, ``fallback``, ``seconds``, ``strategy``) and ``resolve``, an object:
