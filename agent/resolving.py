@@ -39,6 +39,12 @@ translated (source ``translation``, counted as :attr:`ResolvingStats.translated_
 and in mode ``off-tree`` so is the last round until some opponent action of the hand is
 off the blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
 
+**For evaluators that model the agent** (sampled LBR's re-solving model,
+:mod:`strategies.measure.resolving_lbr`): :meth:`ResolvingPolicy.translates` is the rule
+above (translated or re-solved, the one :meth:`ResolvingPolicy.act` follows) and
+:meth:`ResolvingPolicy.current_hand` gives the hand's re-solver state (its recorded
+decisions, every private hand's distribution) and its fallback.
+
 **The trace** (``--trace``): a re-solving decision's record has the translating record's
 common fields (``hand``, ``position``, ``betting``, ``cards``, ``board``, ``legal``,
 ``real``, ``played``, ``fallback``, ``seconds``, ``strategy``) and ``resolve``, an object:
@@ -63,11 +69,12 @@ Imports numpy and numba (through :mod:`agent.resolve`), :mod:`agent.policy`.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent.abstraction.translation import MappingFn
-from agent.acpc.betting import Action
+from agent.acpc.betting import Action, BettingState
 from agent.acpc.describe import cards_text, describe_action, legal_labels
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
@@ -232,10 +239,7 @@ class ResolvingPolicy(StrategyPolicy):
             return self._translate(ms, began, {"fallback": EARLIER})
         state = ms.state
         visible = ms.board[: state.game.board_cards_through(state.round)]
-        if not self.resolver.resolves(state.round) or (
-                self.config.mode == "off-tree" and self.resolver.last_round_only and
-                hand.resolver.plan is None and
-                not self.resolver.off_tree(ms.position, state, visible)):
+        if self.translates(hand.resolver, state, visible):
             # not re-solved here: translation plays (counted apart from the fallbacks)
             self.stats.translated_rounds += 1
             return self.translate(ms, began=began, extra=(
@@ -293,6 +297,29 @@ class ResolvingPolicy(StrategyPolicy):
                 "fallback": None, "seconds": round(time.perf_counter() - began, 6),
             })
         return action
+
+    def translates(self, hand: HandResolver, state: BettingState,
+                   board: Sequence[int]) -> bool:
+        """Whether the agent's decision at ``state`` (``hand`` the hand's re-solver state,
+        ``board`` the visible board) is translated rather than re-solved: a round the
+        re-solver does not play, or mode ``off-tree`` in a game re-solved on its last round
+        only while no re-solve has run in the hand and every opponent action is the
+        blueprint's (module docstring). :meth:`act` follows it; so does an evaluator that
+        models the agent (sampled LBR's re-solving model)."""
+        return not self.resolver.resolves(state.round) or (
+            self.config.mode == "off-tree" and self.resolver.last_round_only and
+            hand.plan is None and not self.resolver.off_tree(hand.seat, state, board))
+
+    def current_hand(self, hand_number: int) -> tuple[HandResolver, str | None] | None:
+        """The re-solver's state of hand ``hand_number`` and the reason it fell back to
+        translation (None: it did not), when that is the hand the agent is playing (it has
+        decided in it); None otherwise. For evaluators that model the agent: its recorded
+        decisions (:attr:`agent.resolve.HandResolver.own`, every private hand's
+        distribution) are what it played, and a copy answers hypothetical states."""
+        hand = self._current
+        if hand is None or hand.number != hand_number:
+            return None
+        return hand.resolver, hand.fallback
 
     def _stats_record(self, decision: Decision) -> dict[str, Any]:
         st = decision.stats

@@ -209,6 +209,15 @@ def _add_lbr(sub: Any) -> None:
                    help="sampled: processes (default 1)")
     p.add_argument("--progress", type=positive_float, default=10.0,
                    help="sampled: seconds between progress lines (default 10)")
+    p.add_argument("--resolve", default=None, metavar="MODE",
+                   help="sampled: LBR against the file's re-solving agent (acpc-agent "
+                   "--resolve MODE: off-tree, round or always; no time budget), its "
+                   "range kept with its own re-solver")
+    p.add_argument("--resolve-iterations", type=positive_int, default=None, metavar="N",
+                   help="with --resolve: CFR+ iterations per re-solve (default 200)")
+    p.add_argument("--gadget", default=None, metavar="G",
+                   help="with --resolve: the re-solving gadget, unsafe, resolve, maxmargin "
+                   "or reach-maxmargin (default reach-maxmargin)")
 
 
 def _quiet(p: argparse.ArgumentParser, what: str) -> None:

@@ -23,7 +23,9 @@ import json
 import signal
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.abstraction.convention import parse_size_convention
 from agent.abstraction.translation import choose_mapping, get_mapping
@@ -37,11 +39,15 @@ from strategies.measure.lbr import lbr_value, parse_fractions
 from strategies.measure.translation.full_br import AgentLab
 from strategies.measure.translation.lab import parse_mappings, parse_purifications
 
+if TYPE_CHECKING:
+    from agent.resolve import ResolveConfig
+
 
 def lbr(args: argparse.Namespace) -> int:
     """Run ``acpc-strategy lbr``: exact in small games, else sampled (:func:`sampled`)."""
     if is_sampled(args):
         return sampled(args)
+    _resolve(args)  # --resolve-iterations or --gadget without --resolve: one line
     fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
     strategy = load_strategy(resolve_strategy(args.file))
@@ -103,8 +109,9 @@ def _one(text: str | None, what: str) -> str | None:
 
 
 def is_sampled(args: argparse.Namespace) -> bool:
-    """Sampled LBR for ``--sampled``, built-ins and games the lab cannot enumerate."""
-    if args.sampled or args.file.startswith("builtin:"):
+    """Sampled LBR for ``--sampled``, ``--resolve``, built-ins and games the lab cannot
+    enumerate."""
+    if args.sampled or args.file.startswith("builtin:") or getattr(args, "resolve", None):
         return True
     from agent.acpc.gamedef import parse_gamedef
     from agent.strategy.fileformat import read_header
@@ -115,6 +122,27 @@ def is_sampled(args: argparse.Namespace) -> bool:
     except UsageError:
         return True
     return False
+
+
+def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
+    """The re-solving agent's configuration from ``--resolve``, ``--resolve-iterations``
+    and ``--gadget`` (None without ``--resolve``; no time budget: LBR must model the
+    agent's play exactly)."""
+    mode = getattr(args, "resolve", None)
+    iterations = getattr(args, "resolve_iterations", None)
+    gadget = getattr(args, "gadget", None)
+    if mode is None:
+        given = [f for f, v in (("--resolve-iterations", iterations), ("--gadget", gadget))
+                 if v is not None]
+        if given:
+            raise UsageError(f"expected --resolve with {', '.join(given)}, got no --resolve")
+        return None
+    if args.file.startswith("builtin:"):
+        raise UsageError(f"expected a strategy file with --resolve, got {args.file!r}")
+    from agent.resolve import ResolveConfig
+
+    return ResolveConfig(gadget=gadget or "reach-maxmargin", mode=mode,
+                         iterations=200 if iterations is None else iterations)
 
 
 def describe(setting: str) -> str:
@@ -139,6 +167,8 @@ def sampled(args: argparse.Namespace) -> int:
     import math
     import multiprocessing
 
+    from strategies.measure.resolving_lbr import ResolvingChunkPlayer, resolve_json
+    from strategies.measure.resolving_lbr import play_chunk as play_resolving_chunk
     from strategies.measure.sampled_lbr import (
         CHUNK_DEALS,
         DEFAULT_FRACTIONS,
@@ -170,7 +200,9 @@ def sampled(args: argparse.Namespace) -> int:
                        fractions=fractions, preflop=args.preflop, seed=args.seed,
                        setting=args.setting, values=values, fast=not args.slow,
                        flop_table=not args.slow)
-    local = ChunkPlayer(config)  # validates everything before work starts
+    resolve = _resolve(args)
+    local = ChunkPlayer(config) if resolve is None else \
+        ResolvingChunkPlayer(config, resolve)  # validates everything before work starts
     base = local.base
     mapping = getattr(base, "mapping_name", None)
     purify = str(base.purification) if hasattr(base, "purification") else None
@@ -183,6 +215,9 @@ def sampled(args: argparse.Namespace) -> int:
           + (f"; LBR setting {args.setting} ({describe(args.setting)})" if args.setting
              else f"; LBR bets {', '.join(f'{f:g}' for f in fractions) or 'none'} pot and "
              f"all-in, preflop {args.preflop}")
+          + ("" if resolve is None else
+             f"; re-solving ({resolve.mode}, {resolve.gadget}, {resolve.iterations} "
+             f"iterations)")
           + f"; values {values}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
           f"{args.seed}, {args.workers} worker(s)", flush=True)
     rows: list[list[float]] = []
@@ -213,6 +248,7 @@ def sampled(args: argparse.Namespace) -> int:
                 progress()
         else:
             text = config.to_json()
+            rtext = None if resolve is None else resolve_json(resolve)
             ctx = multiprocessing.get_context("spawn")
             with cf.ProcessPoolExecutor(args.workers, mp_context=ctx) as pool:
                 pending: set[cf.Future[str]] = set()
@@ -220,7 +256,10 @@ def sampled(args: argparse.Namespace) -> int:
                 try:
                     while next_chunk < chunks or pending:
                         while next_chunk < chunks and len(pending) < 2 * args.workers:
-                            pending.add(pool.submit(play_chunk, text, next_chunk))
+                            pending.add(
+                                pool.submit(play_chunk, text, next_chunk) if rtext is None
+                                else pool.submit(play_resolving_chunk, text, rtext,
+                                                 next_chunk))
                             next_chunk += 1
                         done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                         for future in done:
@@ -241,6 +280,13 @@ def sampled(args: argparse.Namespace) -> int:
           f"per hand over {s.deals:,} deals in both seats; big blind {big:g}); "
           f"{len(rows) / max(seconds, 1e-9):.2f} hands/s, {seconds:.0f} s"
           + (" (interrupted)" if interrupted else ""))
+    if isinstance(local, ResolvingChunkPlayer) and args.workers == 1:
+        m = local.resolving_model.stats
+        solves = local.resolving_model.policy.resolver.solves
+        print(f"re-solving agent: {solves} re-solves in all; the model "
+              f"read {m.played} re-solved decisions the agent took, translated "
+              f"{m.translated}, weighed {m.hypothetical} hypothetical ones "
+              f"({m.hypothetical_resolves} re-solves, {m.hypothetical_seconds:.0f} s)")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({
@@ -253,6 +299,10 @@ def sampled(args: argparse.Namespace) -> int:
             "big_blind": big, "seconds": round(seconds, 1), "workers": args.workers,
             "hands_per_second": round(len(rows) / max(seconds, 1e-9), 3),
             "interrupted": interrupted,
+            "resolve": None if resolve is None else json.loads(resolve_json(resolve)),
+            "model": (asdict(local.resolving_model.stats)
+                      if isinstance(local, ResolvingChunkPlayer) and args.workers == 1
+                      else None),
             "columns": ["deal", "lbr_position", "chips"], "values": rows,
         }, separators=(",", ":")))
         print(f"{PROG} lbr: wrote {args.json}", file=sys.stderr)
