@@ -168,6 +168,18 @@ def _terminal(state: BettingState, holes: tuple[tuple[int, ...], ...],
     return None
 
 
+def checkdown_value(state: BettingState, eq0: Any) -> Any:
+    """The check-down value at an unfinished ``state`` or a finished showdown, from
+    position 0's equity ``eq0`` (win + tie / 2 over the completions of the board seen; a
+    float or an array, one per holding): ``(2 eq0 - 1) x the larger contribution``, or at a
+    showdown the payoffs of a win and a loss weighted by it (heads-up, a tie pays their
+    mean)."""
+    if state.finished:
+        win, lose = state.payoffs((1, 0))[0], state.payoffs((0, 1))[0]
+        return eq0 * win + (1.0 - eq0) * lose
+    return (2.0 * eq0 - 1.0) * float(state.max_spent)
+
+
 class CheckdownValue:
     """The check-down value (module docstring): no agent needed."""
 
@@ -204,11 +216,9 @@ class CheckdownValue:
         done = _terminal(state, holes, board)
         if done is not None:
             return done
-        win, tie, lose = self.odds(holes, board)
-        if state.finished:  # an all-in showdown before the whole board is seen
-            return (win * state.payoffs((1, 0))[0] + tie * state.payoffs((0, 0))[0]
-                    + lose * state.payoffs((0, 1))[0])
-        return (win - lose) * float(state.max_spent)
+        win, tie, _ = self.odds(holes, board)
+        # an all-in showdown before the whole board is seen, or the betting still open
+        return float(checkdown_value(state, win + 0.5 * tie))
 
     def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
         win, _, lose = self.odds(holes, board)
@@ -581,9 +591,10 @@ def feature_names(game: Game) -> list[str]:
 
 
 def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
-                 positions: Sequence[int]) -> list[tuple[tuple[int, ...], ...]] | None:
+                 positions: Sequence[int], limit: int = IMAGINARY_MAX,
+                 ) -> list[tuple[tuple[int, ...], ...]] | None:
     """Every hole-card assignment of ``positions`` that fits the other holes and the
-    board (the actual one included); None if more than :data:`IMAGINARY_MAX`."""
+    board (the actual one included); None if more than ``limit``."""
     fixed = {c for p, h in enumerate(holes) if p not in positions for c in h} | set(board)
     free = [c for c in deck_for(game) if c not in fixed]
     k = game.num_hole_cards
@@ -595,7 +606,7 @@ def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[in
             for p, got in zip(positions, cur, strict=True):
                 h[p] = got
             out.append(tuple(h))
-            return len(out) <= IMAGINARY_MAX
+            return len(out) <= limit
         for combo in itertools.combinations([c for c in free if c not in used], k):
             if not extend(i + 1, [*cur, combo], used | set(combo)):
                 return False
@@ -622,10 +633,14 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
                holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
                actions: Sequence[Action], value: ValueFunction, *,
                imaginary: bool = True, where: str = "hand",
-               key: tuple[int, ...] = ()) -> HandAivat:
+               key: tuple[int, ...] = (), batch: Any = None,
+               enumerate_max: int | None = None) -> HandAivat:
     """The AIVAT value of one hand (module docstring), with imaginary observations over
     the known agents' cards where they apply; ``key`` names the deal (seed, hand number)
-    for :class:`SampledValue`'s hash.
+    for :class:`SampledValue`'s hash. Where the assignments are more than
+    ``enumerate_max`` (default :data:`IMAGINARY_MAX`), ``batch``
+    (:class:`evaluation.estimators.aivat_imaginary.Imaginary`) batches the known
+    strategy files' holdings instead (none: no imaginary observations).
 
     Raises:
         UsageError: if a known agent could not have taken the hand's actions.
@@ -639,8 +654,14 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
                              f"for its strategy, got probability 0 for the betting "
                              f"{''.join(str(a) for a in actions)!r} (wrong file or options?)")
     known = [p for p, m in enumerate(models) if m is not None]
-    options = _assignments(game, holes, board, known) if imaginary and known else None
+    limit = IMAGINARY_MAX if enumerate_max is None else enumerate_max
+    options = _assignments(game, holes, board, known, limit) if imaginary and known \
+        else None
     main = len(terms) - game.num_rounds
+    if options is None and imaginary and batch is not None:
+        shift, count = batch.correction(models, holes, board, actions, key)
+        if count:
+            return HandAivat(u, x - shift, count, (*terms[:main], shift, *terms[main:]))
     if options is None:
         return HandAivat(u, x, 1, (*terms[:main], 0.0, *terms[main:]))
     num = 0.0
@@ -698,6 +719,13 @@ class Valuer:
         self.imaginary = imaginary
         self.walk_samples = walk_samples
         self.checkdown = CheckdownValue(game, method)
+        self.batch: Any = None
+        """Batched imaginary observations where a seat's holdings are more than
+        :data:`IMAGINARY_MAX` (:class:`evaluation.estimators.aivat_imaginary.Imaginary`)."""
+        if imaginary and math.comb(len(deck_for(game)), game.num_hole_cards) > IMAGINARY_MAX:
+            from evaluation.estimators.aivat_imaginary import Imaginary
+
+            self.batch = Imaginary(game)
         self._exact: dict[tuple[str, ...], ExactValue] = {}
         self._sampled: dict[tuple[str, ...], SampledValue] = {}
         self.kinds: dict[str, int] = {}
@@ -729,7 +757,8 @@ class Valuer:
         self.kinds[vf.name] = self.kinds.get(vf.name, 0) + 1
         actions = [a for rnd in hand.state.actions for a in rnd]
         got = hand_aivat(self.game, models, hand.hole, hand.board, actions, vf,
-                         imaginary=self.imaginary, where=where, key=(seed, hand.hand))
+                         imaginary=self.imaginary, where=where, key=(seed, hand.hand),
+                         batch=self.batch)
         if abs(got.raw - hand.values[0]) > 1e-6:
             raise UsageError(f"{where}: expected the logged value {hand.values[0]} of "
                              f"position 0 to be the game's payoff, got {got.raw} (another "
