@@ -48,7 +48,7 @@ from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.dealing import Deal
 from agent.acpc.gamedef import Game
 from agent.decision import fallback_action
-from evaluation.estimators.aivat import (
+from evaluation.estimators.aivat_actions import (
     RAISE_RANGE,
     Belief,
     action_distribution,
@@ -232,8 +232,8 @@ class Imaginary:
                 got = odist[key]
                 if len(odist) > 1:
                     ev = np.zeros(n)
-                    for a, (q, _) in odist.items():
-                        ev += q * (_raise_mean(state, eq0(shown)) if a is RAISE_RANGE
+                    for a, (qo, _) in odist.items():
+                        ev += qo * (_raise_mean(state, eq0(shown)) if a is RAISE_RANGE
                                    else value(state.apply(a), shown))
                     terms = terms + value(state.apply(action), shown) - ev
                 bo = got[1]
