@@ -46,6 +46,7 @@ import numpy.typing as npt
 
 from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.dealing import Deal
+from agent.acpc.errors import AbstractionError
 from agent.acpc.gamedef import Game
 from agent.decision import fallback_action
 from evaluation.estimators.aivat_actions import (
@@ -129,21 +130,23 @@ def batch_applies(models: Sequence[Model | None], position: int) -> bool:
 class Imaginary:
     """Batched imaginary observations for one game (module docstring): keeps a
     :class:`~strategies.measure.sampled_lbr.StrategyModel` per strategy file and, in
-    hold'em, the buckets of every hole per board (shared by the hands)."""
+    hold'em, its buckets of every hole per board (shared by the hands)."""
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self.holes = all_holes(game)
         self.index = {tuple(h): i for i, h in enumerate(self.holes.tolist())}
-        self.cache = BucketCache(self.holes, fast=True) if is_holdem(game) else None
-        self._models: dict[int, tuple[Any, StrategyModel]] = {}
+        self._models: dict[int, tuple[Any, StrategyModel, BucketCache | None]] = {}
 
-    def strategy_model(self, model: FileAgent) -> StrategyModel:
+    def strategy_model(self, model: FileAgent) -> tuple[StrategyModel, BucketCache | None]:
+        """The model of a strategy file, and its hold'em buckets per board (one cache per
+        file: its key is the board, not the abstraction)."""
         got = self._models.get(id(model))
         if got is None or got[0] is not model:
+            cache = BucketCache(self.holes, fast=True) if is_holdem(self.game) else None
             got = self._models[id(model)] = (model, StrategyModel(
-                model.loaded, model.mapping, model.purification, model.sizes_in))
-        return got[1]
+                model.loaded, model.mapping, model.purification, model.sizes_in), cache)
+        return got[1], got[2]
 
     def _distribution(self, sm: StrategyModel, view: HandView, hyps: Hyps,
                       state: BettingState) -> dict[Action, F64]:
@@ -177,11 +180,11 @@ class Imaginary:
         k, o = position, 1 - position
         model = models[k]
         assert type(model) is FileAgent
-        sm = self.strategy_model(model)
+        sm, cache = self.strategy_model(model)
         mo = models[o]
         other = tuple(holes[o])
         n = self.holes.shape[0]
-        view = HandView(game, self.holes, k, 0, other, tuple(board), self.cache, True)
+        view = HandView(game, self.holes, k, 0, other, tuple(board), cache, True)
         eqs: dict[int, F64] = {}
 
         def eq0(shown: int) -> F64:
@@ -260,6 +263,11 @@ class Imaginary:
             if not batch_applies(models, p):
                 continue
             y, w, real = self.seat(models, holes, board, actions, p, salt)
+            if not w[real] > 0.0:
+                raise AbstractionError(
+                    f"expected the batched model of position {p} to give its real cards "
+                    f"{holes[p]!r} a positive probability of the actions "
+                    f"{''.join(str(a) for a in actions)!r}, got {w[real]!r}")
             live = w > 0.0
             out += float(y[real] - (w[live] @ y[live]) / w[live].sum())
             count += int(live.sum())

@@ -65,29 +65,37 @@ def test_batch_equals_the_enumerated_imaginary_average_in_limit_leduc() -> None:
     assert compared == 24
 
 
-def test_holdem_batch_equals_the_per_holding_trajectory() -> None:
-    """Hold'em, the file against random: for a sample of the file's holdings, the batched
-    ``Y`` and weight equal :func:`trajectory`'s value (the same check-down value, holding
-    by holding) and likelihood; blocked holdings weigh 0."""
+@pytest.mark.parametrize("other", ["builtin:random", "holdem.nolimit.2p.pa.overbet.strat"])
+def test_holdem_batch_equals_the_per_holding_trajectory(other: str) -> None:
+    """Hold'em, the file against random or another file (one batch object for both: each
+    file its own buckets): for a sample of the file's holdings, the batched ``Y`` and
+    weight equal :func:`trajectory`'s value (the same check-down value, holding by
+    holding) and likelihood; blocked holdings weigh 0."""
     game = load_game("holdem.nolimit.2p.reverse_blinds.game")
     spec = f"{strategy_path('holdem.nolimit.2p.strat')},mapping=det-arith"
+    if not other.startswith("builtin:"):
+        other = str(strategy_path(other))
     batch = Imaginary(game)
     checked = 0
-    for seated, deal, board, actions in _hands(game, [spec, "builtin:random"], 3, 2):
-        p = 0 if type(seated[0]).__name__ == "FileAgent" else 1
-        y, w, real = batch.seat(seated, deal.hole, board, actions, p, (3,))
-        dead = set(deal.hole[1 - p]) | set(board)
-        blocked = np.array([bool(dead & set(h)) for h in batch.holes.tolist()])
-        assert not w[blocked].any() and w[real] > 0.0
-        rng = np.random.default_rng(len(actions))
-        picks = [real, *rng.choice(np.flatnonzero(~blocked), 2, replace=False).tolist()]
-        for i in picks:
-            holes = list(deal.hole)
-            holes[p] = tuple(int(c) for c in batch.holes[i])
-            x, _, lik, _ = trajectory(game, seated, tuple(holes), board, actions,
-                                      SharedBoardsValue(game, p, (3,)))
-            assert w[i] == pytest.approx(lik[p], rel=1e-9, abs=1e-15)
-            if lik[p] > 0.0:
-                assert y[i] == pytest.approx(x, rel=1e-9, abs=1e-9)
-            checked += 1
-    assert checked == 12
+    for seated, deal, board, actions in _hands(game, [spec, other], 3, 2):
+        # against random the file's seat; file against file both seats on the same boards
+        seats = [0 if type(seated[0]).__name__ == "FileAgent" else 1] \
+            if other.startswith("builtin:") else [0, 1]
+        for p in seats:
+            y, w, real = batch.seat(seated, deal.hole, board, actions, p, (3,))
+            dead = set(deal.hole[1 - p]) | set(board)
+            blocked = np.array([bool(dead & set(h)) for h in batch.holes.tolist()])
+            assert not w[blocked].any() and w[real] > 0.0
+            rng = np.random.default_rng(len(actions))
+            picks = [real, *rng.choice(np.flatnonzero(~blocked), 3 - len(seats),
+                                       replace=False).tolist()]
+            for i in picks:
+                holes = list(deal.hole)
+                holes[p] = tuple(int(c) for c in batch.holes[i])
+                x, _, lik, _ = trajectory(game, seated, tuple(holes), board, actions,
+                                          SharedBoardsValue(game, p, (3,)))
+                assert w[i] == pytest.approx(lik[p], rel=1e-9, abs=1e-15)
+                if lik[p] > 0.0:
+                    assert y[i] == pytest.approx(x, rel=1e-9, abs=1e-9)
+                checked += 1
+    assert checked == 4 * len(seats) * (4 - len(seats))  # hands x seats x picks
