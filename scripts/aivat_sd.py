@@ -57,7 +57,7 @@ def measure(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     variants = [parse_variant(text) for text in args.seat]
     valuer = Valuer(game, models_of(game, variants), walk_samples=args.walk_samples,
-                    imaginary=not args.no_imaginary)
+                    batch_walk=not args.no_imaginary)
     imag = feature_names(game).index("imaginary cards")
     allin = AllinEvaluator(game)
     values: list[LoggedValue] = []

@@ -642,7 +642,7 @@ class Valuer:
 
     def __init__(self, game: Game, models: Mapping[str, Model], *,
                  imaginary: bool = True, method: str = "auto",
-                 walk_samples: int = WALK_SAMPLES) -> None:
+                 walk_samples: int = WALK_SAMPLES, batch_walk: bool = False) -> None:
         if game.num_players != 2:
             raise UsageError(f"expected a heads-up game for AIVAT, got {game.num_players} "
                              f"players")
@@ -653,7 +653,11 @@ class Valuer:
         self.checkdown = CheckdownValue(game, method)
         self.batch: Any = None
         """Batched imaginary observations where a seat's holdings are more than
-        :data:`IMAGINARY_MAX` (:class:`evaluation.estimators.aivat_imaginary.Imaginary`)."""
+        :data:`IMAGINARY_MAX` (:class:`evaluation.estimators.aivat_imaginary.Imaginary`):
+        for the seatings valued by the check-down value (there they are the imaginary
+        average itself), and with ``batch_walk`` for the sampled walk's too (there a
+        control variate that added variance on hold'em: ``docs/reports/aivat.md``)."""
+        self.batch_walk = batch_walk
         if imaginary and math.comb(len(deck_for(game)), game.num_hole_cards) > IMAGINARY_MAX:
             from evaluation.estimators.aivat_imaginary import Imaginary
 
@@ -690,7 +694,8 @@ class Valuer:
         actions = [a for rnd in hand.state.actions for a in rnd]
         got = hand_aivat(self.game, models, hand.hole, hand.board, actions, vf,
                          imaginary=self.imaginary, where=where, key=(seed, hand.hand),
-                         batch=self.batch)
+                         batch=self.batch if vf is self.checkdown or self.batch_walk
+                         else None)
         if abs(got.raw - hand.values[0]) > 1e-6:
             raise UsageError(f"{where}: expected the logged value {hand.values[0]} of "
                              f"position 0 to be the game's payoff, got {got.raw} (another "
