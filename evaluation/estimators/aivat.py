@@ -35,9 +35,10 @@ luck. The events:
 over every hole-card assignment they could have held that fits the other cards seen, each
 weighted by the probability that the known agents take the hand's actions with those cards
 (the unknown agents' actions do not depend on them). The average has the expectation of
-``X``, hence of ``u``. Applied when there are at most :data:`IMAGINARY_MAX` assignments
-(Kuhn, Leduc); on hold'em one seat has about 1,000 hole pairs, each a walk of the
-trajectory and its showdown odds: not applied.
+``X``, hence of ``u``. Enumerated when there are at most :data:`IMAGINARY_MAX` assignments
+(Kuhn, Leduc); on hold'em (1,225 holdings a seat) batched over a known strategy file's
+holdings by :mod:`evaluation.estimators.aivat_imaginary` (the check-down value for every
+holding at once), by default only for the seatings the check-down value values.
 
 **Value functions.**
 
@@ -557,7 +558,8 @@ class HandAivat:
     """Hole-card assignments averaged (1: no imaginary observations)."""
     terms: tuple[float, ...] = ()
     """Features of mean 0 (:func:`feature_names`): the corrections by kind
-    (:func:`term_names`, then the imaginary observations' ``u - mean of u``), with
+    (:func:`term_names`, then the imaginary observations' ``u - mean of u``, batched
+    ``Y_real - mean Y``: :mod:`evaluation.estimators.aivat_imaginary`), with
     ``aivat = raw - sum`` of those, then the extra features."""
 
 
