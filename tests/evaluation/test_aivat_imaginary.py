@@ -15,8 +15,16 @@ from agent.acpc.dealing import deal_hands
 from agent.acpc.gamefiles import load_game
 from agent.builtin import RandomPolicy
 from agent.data import strategy_path
-from evaluation.estimators.aivat import CheckdownValue, hand_aivat, trajectory
+from evaluation.estimators.aivat import (
+    CheckdownValue,
+    Valuer,
+    feature_names,
+    hand_aivat,
+    models_of,
+    trajectory,
+)
 from evaluation.estimators.aivat_imaginary import Imaginary, SharedBoardsValue
+from evaluation.estimators.allin import parse_state_line
 from evaluation.estimators.estimator import make_model, play_hand
 from evaluation.match.variants import parse_variant
 
@@ -99,3 +107,26 @@ def test_holdem_batch_equals_the_per_holding_trajectory(other: str) -> None:
                     assert y[i] == pytest.approx(x, rel=1e-9, abs=1e-9)
                 checked += 1
     assert checked == 4 * len(seats) * (4 - len(seats))  # hands x seats x picks
+
+
+def test_valuer_batches_the_check_down_seatings_by_default() -> None:
+    """A hold'em hand of a log (overbet against the first file): with only the first file
+    known (the check-down value) the batched term is there; with both known (the sampled
+    walk) only on request; never with ``imaginary=False``."""
+    game = load_game("holdem.nolimit.2p.reverse_blinds.game")
+    hand = parse_state_line("STATE:4:cc/cr200c/cc/cc:5h2s|3c2c/9h5cQh/Kd/8d:200|-200:"
+                            "new|old", game, "test")
+    old = parse_variant(f"old={strategy_path('holdem.nolimit.2p.strat')}")
+    new = parse_variant(f"new={strategy_path('holdem.nolimit.2p.pa.overbet.strat')}")
+    imag = feature_names(game).index("imaginary cards")
+
+    def term(variants: list[Any], **options: Any) -> float:
+        valuer = Valuer(game, models_of(game, variants), walk_samples=2, **options)
+        got = valuer.hand(hand, 2028, "test")
+        assert got.raw == (200.0, -200.0)
+        return got.terms[imag]
+
+    assert term([old]) != 0.0
+    assert term([old], imaginary=False) == 0.0
+    assert term([old, new]) == 0.0
+    assert term([old, new], batch_walk=True) != 0.0
