@@ -3,14 +3,16 @@ logs of an ``acpc-match`` run, and the hands each needs for a 95% interval of +-
 (issue 31, item 2; the table of ``docs/reports/aivat.md``).
 
     python scripts/aivat_sd.py --game G --run RUN_DIR --seat NAME=SPEC ... --pair A:B ...
-        [--exact-agents EA.json] [--walk-samples K] --out OUT.json
+        [--exact-agents EA.json] [--walk-samples K] [--no-imaginary] --out OUT.json
     python scripts/aivat_sd.py --plot OUT.png --table OUT.md FROM.json ...
 
 The first form reads every log of the run directory (``acpc-match --estimator aivat`` or a
 played run), pairs the hands of equal seed and number (a duplicate deal) and computes, for
 ``A`` against ``B``: the plain values, the all-in EV values
 (:class:`evaluation.estimators.allin.AllinEvaluator`), AIVAT and AIVAT fitted
-(:mod:`evaluation.estimators.aivat`, the seats given as known); from ``--exact-agents``
+(:mod:`evaluation.estimators.aivat`, the seats given as known; on hold'em with and without
+the batched imaginary observations of :mod:`evaluation.estimators.aivat_imaginary`,
+both from one valuation); from ``--exact-agents``
 (``acpc-match --estimator exact-agents --json`` on the same seeds) the exact-agents
 estimator's per-deal SD (its standard error times the square root of its deals). The
 second form draws the SDs of several such files as a bar chart and writes the markdown
@@ -33,8 +35,10 @@ from dealer.logfile import parse_header
 from evaluation.estimators.aivat import (
     WALK_SAMPLES,
     LoggedValue,
+    PlayerResult,
     Valuer,
     by_player,
+    feature_names,
     fitted,
     hands_needed,
     models_of,
@@ -45,13 +49,16 @@ from evaluation.logtool import iter_log_lines
 from evaluation.match.variants import parse_variant
 from evaluation.stats import estimate, to_mbb
 
-COLUMNS = ("plain", "all-in EV", "exact-agents", "AIVAT", "AIVAT fitted")
+COLUMNS = ("plain", "all-in EV", "exact-agents", "AIVAT", "AIVAT fitted", "AIVAT imaginary",
+           "AIVAT imaginary fitted")
 
 
 def measure(args: argparse.Namespace) -> int:
     game = load_game(args.game)
     variants = [parse_variant(text) for text in args.seat]
-    valuer = Valuer(game, models_of(game, variants), walk_samples=args.walk_samples)
+    valuer = Valuer(game, models_of(game, variants), walk_samples=args.walk_samples,
+                    batch_walk=not args.no_imaginary)
+    imag = feature_names(game).index("imaginary cards")
     allin = AllinEvaluator(game)
     values: list[LoggedValue] = []
     evs: list[LoggedValue] = []
@@ -82,12 +89,23 @@ def measure(args: argparse.Namespace) -> int:
     for text in args.pair:
         a, b = text.split(":")
         res = players[a]
+        # the batched imaginary observations' correction (hold'em) is the "imaginary
+        # cards" term: AIVAT without it adds it back, its fit leaves its column out
+        terms = res.terms or [[0.0] * (imag + 1) for _ in res.raw]
+        shift = [t[imag] for t in terms]
+        plain_terms = [[0.0 if k == imag else x for k, x in enumerate(t)] for t in terms]
+        without = PlayerResult(a, res.raw, [x + d for x, d in zip(res.aivat, shift,
+                                                                   strict=True)],
+                               res.hands, plain_terms)
         series = {
             "plain": [to_mbb(v, big) for v in res.raw],
             "all-in EV": [to_mbb(v, big) for v in allins[a].aivat],
-            "AIVAT": [to_mbb(v, big) for v in res.aivat],
-            "AIVAT fitted": [to_mbb(v, big) for v in fitted(res)],
+            "AIVAT": [to_mbb(v, big) for v in without.aivat],
+            "AIVAT fitted": [to_mbb(v, big) for v in fitted(without)],
         }
+        if any(shift):
+            series["AIVAT imaginary"] = [to_mbb(v, big) for v in res.aivat]
+            series["AIVAT imaginary fitted"] = [to_mbb(v, big) for v in fitted(res)]
         row: dict[str, Any] = {"comparison": f"{a} vs {b}", "deals": len(res.raw),
                                "hands": res.hands, "columns": {}}
         for name, xs in series.items():
@@ -158,6 +176,8 @@ def main() -> int:
     p.add_argument("--pair", action="append", default=[], metavar="A:B")
     p.add_argument("--exact-agents", default=None)
     p.add_argument("--walk-samples", type=int, default=WALK_SAMPLES)
+    p.add_argument("--no-imaginary", action="store_true",
+                   help="no batched imaginary observations (hold'em): faster")
     p.add_argument("--out")
     p.add_argument("--plot")
     p.add_argument("--table")

@@ -35,9 +35,10 @@ luck. The events:
 over every hole-card assignment they could have held that fits the other cards seen, each
 weighted by the probability that the known agents take the hand's actions with those cards
 (the unknown agents' actions do not depend on them). The average has the expectation of
-``X``, hence of ``u``. Applied when there are at most :data:`IMAGINARY_MAX` assignments
-(Kuhn, Leduc); on hold'em one seat has about 1,000 hole pairs, each a walk of the
-trajectory and its showdown odds: not applied.
+``X``, hence of ``u``. Enumerated when there are at most :data:`IMAGINARY_MAX` assignments
+(Kuhn, Leduc); on hold'em (1,225 holdings a seat) batched over a known strategy file's
+holdings by :mod:`evaluation.estimators.aivat_imaginary` (the check-down value for every
+holding at once), by default only for the seatings the check-down value values.
 
 **Value functions.**
 
@@ -76,12 +77,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent.acpc.betting import CALL, FOLD, LIMIT_RAISE, Action, ActionKind, BettingState
+from agent.acpc.betting import Action, ActionKind, BettingState
 from agent.acpc.cards import deck_for
 from agent.acpc.dealing import Deal
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from dealer.logfile import hand_values
+from evaluation.estimators.aivat_actions import (
+    RAISE_RANGE,
+    Belief,
+    action_distribution,
+    checkdown_value,
+    observe_belief,
+)
 from evaluation.estimators.allin import AllinEvaluator, parse_state_line
 from evaluation.estimators.estimator import (
     FileAgent,
@@ -90,9 +98,6 @@ from evaluation.estimators.estimator import (
     RandomAgent,
     state_value,
 )
-
-Belief = tuple[tuple[float, Any], ...]
-"""A known agent's private states with their probabilities (summing to 1)."""
 
 IMAGINARY_MAX = 400
 """Imaginary observations when the known agents' possible hole cards make at most this many
@@ -204,11 +209,9 @@ class CheckdownValue:
         done = _terminal(state, holes, board)
         if done is not None:
             return done
-        win, tie, lose = self.odds(holes, board)
-        if state.finished:  # an all-in showdown before the whole board is seen
-            return (win * state.payoffs((1, 0))[0] + tie * state.payoffs((0, 0))[0]
-                    + lose * state.payoffs((0, 1))[0])
-        return (win - lose) * float(state.max_spent)
+        win, tie, _ = self.odds(holes, board)
+        # an all-in showdown before the whole board is seen, or the betting still open
+        return float(checkdown_value(state, win + 0.5 * tie))
 
     def edge(self, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...]) -> float:
         win, _, lose = self.odds(holes, board)
@@ -416,66 +419,6 @@ def exact_applies(game: Game, models: Sequence[Model | None]) -> bool:
 # ---------------------------------------------------------------------- one hand
 
 
-RAISE_RANGE = Action(ActionKind.RAISE, -1)
-"""Stands for ``builtin:random``'s no-limit raise: a size uniform over the legal bounds."""
-
-
-def random_distribution(state: BettingState) -> dict[Action, float]:
-    """``builtin:random``'s action kinds at ``state`` with their probabilities
-    (:class:`agent.builtin.RandomPolicy`): its no-limit raise as :data:`RAISE_RANGE`."""
-    from agent.builtin import RandomPolicy
-
-    kinds = state.legal_actions()
-    weights = [RandomPolicy.WEIGHTS[k] for k in kinds]
-    total = math.fsum(weights)
-    out: dict[Action, float] = {}
-    for kind, w in zip(kinds, weights, strict=True):
-        if kind is ActionKind.FOLD:
-            action = FOLD
-        elif kind is ActionKind.CALL:
-            action = CALL
-        else:
-            action = RAISE_RANGE if state.game.is_nolimit else LIMIT_RAISE
-        out[action] = w / total
-    return out
-
-
-def action_distribution(model: Model, belief: Belief, state: BettingState, position: int,
-                        deal: Deal) -> dict[Action, tuple[float, Belief]]:
-    """A known agent's real actions at ``state`` with their probabilities (its private
-    states weighted by ``belief``), each with the agent's belief after taking it
-    (``builtin:random``: :func:`random_distribution`)."""
-    if type(model) is RandomAgent:
-        return {a: (p, belief) for a, p in random_distribution(state).items()}
-    acc: dict[Action, dict[Any, float]] = {}
-    for w, st in belief:
-        outs, _ = model.act(st, state, position, deal, ())
-        for q, action, new in outs:
-            if q <= 0.0:
-                continue
-            states = acc.setdefault(action, {})
-            states[new] = states.get(new, 0.0) + w * q
-    # normalised: a stored row may sum to 1 only within float32 rounding
-    total = math.fsum(v for states in acc.values() for v in states.values())
-    out: dict[Action, tuple[float, Belief]] = {}
-    for action, states in acc.items():
-        p = math.fsum(states.values())
-        out[action] = (p / total, tuple((v / p, s) for s, v in states.items()))
-    return out
-
-
-def observe_belief(model: Model, belief: Belief, state: BettingState, action: Action) -> Belief:
-    """The belief of a known agent after another player's ``action`` at ``state``."""
-    acc: dict[Any, float] = {}
-    for w, st in belief:
-        seen, _ = model.observe(st, state, action)
-        for r, new in seen:
-            if r > 0.0:
-                acc[new] = acc.get(new, 0.0) + w * r
-    total = math.fsum(acc.values())
-    return tuple((w / total, st) for st, w in acc.items())
-
-
 def trajectory(game: Game, models: Sequence[Model | None], holes: tuple[tuple[int, ...], ...],
                board: tuple[int, ...], actions: Sequence[Action], value: ValueFunction,
                ) -> tuple[float, float, list[float], list[float]]:
@@ -581,9 +524,10 @@ def feature_names(game: Game) -> list[str]:
 
 
 def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
-                 positions: Sequence[int]) -> list[tuple[tuple[int, ...], ...]] | None:
+                 positions: Sequence[int], limit: int = IMAGINARY_MAX,
+                 ) -> list[tuple[tuple[int, ...], ...]] | None:
     """Every hole-card assignment of ``positions`` that fits the other holes and the
-    board (the actual one included); None if more than :data:`IMAGINARY_MAX`."""
+    board (the actual one included); None if more than ``limit``."""
     fixed = {c for p, h in enumerate(holes) if p not in positions for c in h} | set(board)
     free = [c for c in deck_for(game) if c not in fixed]
     k = game.num_hole_cards
@@ -595,7 +539,7 @@ def _assignments(game: Game, holes: tuple[tuple[int, ...], ...], board: tuple[in
             for p, got in zip(positions, cur, strict=True):
                 h[p] = got
             out.append(tuple(h))
-            return len(out) <= IMAGINARY_MAX
+            return len(out) <= limit
         for combo in itertools.combinations([c for c in free if c not in used], k):
             if not extend(i + 1, [*cur, combo], used | set(combo)):
                 return False
@@ -614,7 +558,8 @@ class HandAivat:
     """Hole-card assignments averaged (1: no imaginary observations)."""
     terms: tuple[float, ...] = ()
     """Features of mean 0 (:func:`feature_names`): the corrections by kind
-    (:func:`term_names`, then the imaginary observations' ``u - mean of u``), with
+    (:func:`term_names`, then the imaginary observations' ``u - mean of u``, batched
+    ``Y_real - mean Y``: :mod:`evaluation.estimators.aivat_imaginary`), with
     ``aivat = raw - sum`` of those, then the extra features."""
 
 
@@ -622,10 +567,14 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
                holes: tuple[tuple[int, ...], ...], board: tuple[int, ...],
                actions: Sequence[Action], value: ValueFunction, *,
                imaginary: bool = True, where: str = "hand",
-               key: tuple[int, ...] = ()) -> HandAivat:
+               key: tuple[int, ...] = (), batch: Any = None,
+               enumerate_max: int | None = None) -> HandAivat:
     """The AIVAT value of one hand (module docstring), with imaginary observations over
     the known agents' cards where they apply; ``key`` names the deal (seed, hand number)
-    for :class:`SampledValue`'s hash.
+    for :class:`SampledValue`'s hash. Where the assignments are more than
+    ``enumerate_max`` (default :data:`IMAGINARY_MAX`), ``batch``
+    (:class:`evaluation.estimators.aivat_imaginary.Imaginary`) batches the known
+    strategy files' holdings instead (none: no imaginary observations).
 
     Raises:
         UsageError: if a known agent could not have taken the hand's actions.
@@ -639,8 +588,14 @@ def hand_aivat(game: Game, models: Sequence[Model | None],
                              f"for its strategy, got probability 0 for the betting "
                              f"{''.join(str(a) for a in actions)!r} (wrong file or options?)")
     known = [p for p, m in enumerate(models) if m is not None]
-    options = _assignments(game, holes, board, known) if imaginary and known else None
+    limit = IMAGINARY_MAX if enumerate_max is None else enumerate_max
+    options = _assignments(game, holes, board, known, limit) if imaginary and known \
+        else None
     main = len(terms) - game.num_rounds
+    if options is None and imaginary and batch is not None:
+        shift, count = batch.correction(models, holes, board, actions, key)
+        if count:
+            return HandAivat(u, x - shift, count, (*terms[:main], shift, *terms[main:]))
     if options is None:
         return HandAivat(u, x, 1, (*terms[:main], 0.0, *terms[main:]))
     num = 0.0
@@ -689,7 +644,7 @@ class Valuer:
 
     def __init__(self, game: Game, models: Mapping[str, Model], *,
                  imaginary: bool = True, method: str = "auto",
-                 walk_samples: int = WALK_SAMPLES) -> None:
+                 walk_samples: int = WALK_SAMPLES, batch_walk: bool = False) -> None:
         if game.num_players != 2:
             raise UsageError(f"expected a heads-up game for AIVAT, got {game.num_players} "
                              f"players")
@@ -698,6 +653,17 @@ class Valuer:
         self.imaginary = imaginary
         self.walk_samples = walk_samples
         self.checkdown = CheckdownValue(game, method)
+        self.batch: Any = None
+        """Batched imaginary observations where a seat's holdings are more than
+        :data:`IMAGINARY_MAX` (:class:`evaluation.estimators.aivat_imaginary.Imaginary`):
+        for the seatings valued by the check-down value (there they are the imaginary
+        average itself), and with ``batch_walk`` for the sampled walk's too (there a
+        control variate that added variance on hold'em: ``docs/reports/aivat.md``)."""
+        self.batch_walk = batch_walk
+        if imaginary and math.comb(len(deck_for(game)), game.num_hole_cards) > IMAGINARY_MAX:
+            from evaluation.estimators.aivat_imaginary import Imaginary
+
+            self.batch = Imaginary(game)
         self._exact: dict[tuple[str, ...], ExactValue] = {}
         self._sampled: dict[tuple[str, ...], SampledValue] = {}
         self.kinds: dict[str, int] = {}
@@ -729,7 +695,9 @@ class Valuer:
         self.kinds[vf.name] = self.kinds.get(vf.name, 0) + 1
         actions = [a for rnd in hand.state.actions for a in rnd]
         got = hand_aivat(self.game, models, hand.hole, hand.board, actions, vf,
-                         imaginary=self.imaginary, where=where, key=(seed, hand.hand))
+                         imaginary=self.imaginary, where=where, key=(seed, hand.hand),
+                         batch=self.batch if vf is self.checkdown or self.batch_walk
+                         else None)
         if abs(got.raw - hand.values[0]) > 1e-6:
             raise UsageError(f"{where}: expected the logged value {hand.values[0]} of "
                              f"position 0 to be the game's payoff, got {got.raw} (another "
