@@ -19,7 +19,6 @@ made; the builder's numbers are checked against an oracle in
 from __future__ import annotations
 
 import copy
-import functools
 import itertools
 import json
 import random
@@ -178,14 +177,7 @@ def test_spec_round_trip(fmt: str, deals: np.ndarray) -> None:
             assert again.bucket(r, hole, board[:size]) == cards.bucket(r, hole, board[:size])
 
 
-@functools.cache
-def _imperfect_spec() -> dict[str, Any]:
-    """The synthetic cards' spec, built once for the parameters below (at collection)."""
-    return make_cards("imperfect").spec
-
-
-def _spec_with(**changes: Any) -> dict[str, Any]:
-    spec = copy.deepcopy(_imperfect_spec())
+def _spec_with(spec: dict[str, Any], **changes: Any) -> dict[str, Any]:
     for key, value in changes.items():
         if value is None:
             del spec[key]
@@ -194,34 +186,46 @@ def _spec_with(**changes: Any) -> dict[str, Any]:
     return spec
 
 
-def _bad_flop(field: str, value: Any) -> dict[str, Any]:
-    spec = copy.deepcopy(_imperfect_spec())
+def _bad_flop(spec: dict[str, Any], field: str, value: Any) -> dict[str, Any]:
     spec["flop"] = dict(spec["flop"], **{field: value})
     return spec
 
 
+# Each case names its change; the spec is built in the test, not at collection (building the
+# synthetic cards compiles the potential-aware kernels: every xdist worker would wait for
+# that before running its first test).
 @pytest.mark.parametrize(
-    ("spec", "match"),
+    ("change", "match"),
     [
-        (_spec_with(kind="holdem"), "ehs2|metric|holdem"),
-        (_spec_with(extra=1), "unknown"),
-        (_spec_with(bins=None), "'bins'"),
-        (_spec_with(recall="partial"), "recall"),
-        (_spec_with(clusters=[8, 6, 5]), "cluster counts"),
-        (_spec_with(turn_weights=[1, 2, 3]), "turn_weights"),
-        (_spec_with(river_thresholds=[1485, 990, 495]), "sorted river_thresholds"),
-        (_spec_with(preflop=[9] * 169), "preflop"),
-        (_bad_flop("sha256", "0" * 64), "sha256"),
-        (_bad_flop("shape", [3, 3]), "shape"),
-        (_bad_flop("dtype", "float32"), "dtype"),
-        (_bad_flop("zlib_b64", "not base64!"), "zlib_b64"),
-        (_spec_with(buckets=[8, 6, 5, 5]), "expected buckets"),
+        ((_spec_with, {"kind": "holdem"}), "ehs2|metric|holdem"),
+        ((_spec_with, {"extra": 1}), "unknown"),
+        ((_spec_with, {"bins": None}), "'bins'"),
+        ((_spec_with, {"recall": "partial"}), "recall"),
+        ((_spec_with, {"clusters": [8, 6, 5]}), "cluster counts"),
+        ((_spec_with, {"turn_weights": [1, 2, 3]}), "turn_weights"),
+        ((_spec_with, {"river_thresholds": [1485, 990, 495]}), "sorted river_thresholds"),
+        ((_spec_with, {"preflop": [9] * 169}), "preflop"),
+        ((_bad_flop, {"field": "sha256", "value": "0" * 64}), "sha256"),
+        ((_bad_flop, {"field": "shape", "value": [3, 3]}), "shape"),
+        ((_bad_flop, {"field": "dtype", "value": "float32"}), "dtype"),
+        ((_bad_flop, {"field": "zlib_b64", "value": "not base64!"}), "zlib_b64"),
+        ((_spec_with, {"buckets": [8, 6, 5, 5]}), "expected buckets"),
     ],
+    ids=lambda v: v if isinstance(v, str) else str(v[1].get("field", next(iter(v[1])))),
 )
-def test_bad_specs_are_one_line_errors(spec: dict[str, Any], match: str) -> None:
+def test_bad_specs_are_one_line_errors(change: tuple[Any, dict[str, Any]], match: str,
+                                       imperfect_spec: dict[str, Any]) -> None:
+    make, changes = change
+    spec = make(copy.deepcopy(imperfect_spec), **changes)
     with pytest.raises(AbstractionError, match=match) as info:
         card_abstraction_from_spec(GAME, spec)
     assert "\n" not in str(info.value)
+
+
+@pytest.fixture(scope="module")
+def imperfect_spec() -> dict[str, Any]:
+    """The synthetic cards' spec, built once for the cases above."""
+    return make_cards("imperfect").spec
 
 
 def test_flop_values_out_of_range_are_refused() -> None:
