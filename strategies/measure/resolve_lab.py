@@ -67,7 +67,7 @@ from agent.acpc.cards import format_cards, parse_cards
 from agent.acpc.errors import AcpcError, StrategyFileError, UsageError
 from agent.acpc.gamedef import Game, format_gamedef, parse_gamedef
 from agent.acpc.limits import check_json, excerpt, read_text_file
-from agent.resolve import HandResolver, ResolveConfig, Resolver
+from agent.resolve import Decision, HandResolver, ResolveConfig, Resolver
 from agent.resolve.tree import stated_fractions
 from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import parse_purification
@@ -199,6 +199,25 @@ class AssemblyStats:
     iterations: int = 0
     sources: dict[str, int] = field(default_factory=dict)
 
+    def decide(self, hand: HandResolver, state: BettingState, board: Sequence[int],
+               weight: float = 1.0) -> Decision:
+        """``hand.decide(state, board)``, counted: the decision, its source, and for a
+        re-solve its time, iterations and accuracy (``weight`` times its estimate added to
+        :attr:`total_exploitability`)."""
+        t0 = time.perf_counter()
+        decision = hand.decide(state, board)
+        dt = time.perf_counter() - t0
+        self.decisions += 1
+        src = decision.stats.source
+        self.sources[src] = self.sources.get(src, 0) + 1
+        if src == "resolve":
+            self.solve_seconds += dt
+            self.iterations += decision.stats.iterations
+            self.max_relative_exploitability = max(self.max_relative_exploitability,
+                                                   decision.stats.relative_exploitability)
+            self.total_exploitability += decision.stats.exploitability * weight
+        return decision
+
 
 def _representatives(real: AbstractGame, seat: int) -> list[dict[int, tuple[tuple[int, ...],
                                                                             tuple[int, ...]]]]:
@@ -252,18 +271,7 @@ def resolving_table(real: AbstractGame, seat: int, resolver: Resolver,
             for i, c in enumerate(kids):
                 visit(c, hr if i == len(kids) - 1 else hr.copy(), board)
             return
-        t0 = time.perf_counter()
-        decision = hr.decide(state, board)
-        dt = time.perf_counter() - t0
-        stats.decisions += 1
-        src = decision.stats.source
-        stats.sources[src] = stats.sources.get(src, 0) + 1
-        if src == "resolve":
-            stats.solve_seconds += dt
-            stats.iterations += decision.stats.iterations
-            stats.max_relative_exploitability = max(stats.max_relative_exploitability,
-                                                    decision.stats.relative_exploitability)
-            stats.total_exploitability += decision.stats.exploitability
+        decision = stats.decide(hr, state, board)
         k = int(real.num_actions[n])
         off = int(real.offset[n])
         index = [list(kids).index(real_child(node, a)) for a in decision.actions]

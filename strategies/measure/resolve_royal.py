@@ -188,18 +188,7 @@ def resolving_table(tree: BettingTree, seat: int, resolver: Resolver, cards: Car
             for i, c in enumerate(kids):
                 visit(c, hr if i == len(kids) - 1 else hr.copy(), board, buckets, weight)
             return
-        t0 = time.perf_counter()
-        decision = hr.decide(node.state, board)
-        dt = time.perf_counter() - t0
-        stats.decisions += 1
-        src = decision.stats.source
-        stats.sources[src] = stats.sources.get(src, 0) + 1
-        if src == "resolve":
-            stats.solve_seconds += dt
-            stats.iterations += decision.stats.iterations
-            stats.max_relative_exploitability = max(stats.max_relative_exploitability,
-                                                    decision.stats.relative_exploitability)
-            stats.total_exploitability += decision.stats.exploitability * weight
+        decision = stats.decide(hr, node.state, board, weight)
         k = len(kids)
         off = int(layout.offsets[n])
         index = [list(kids).index(real_child(node, a)) for a in decision.actions]
