@@ -74,12 +74,15 @@ def _write_bytecode(config: pytest.Config) -> None:
     state = config.stash.get(assertstate_key, None)
     if state is None:  # --assert=plain
         return
-    for path in sorted((ROOT / "tests").rglob("test_*.py")):
-        pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
-        if not pyc.exists():
-            pyc.parent.mkdir(exist_ok=True)
-            source_hash, code = _rewrite_test(path, config)
-            _write_pyc(state, code, source_hash, pyc)
+    try:
+        for path in sorted((ROOT / "tests").rglob("test_*.py")):
+            pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
+            if not pyc.exists():
+                pyc.parent.mkdir(exist_ok=True)
+                source_hash, code = _rewrite_test(path, config)
+                _write_pyc(state, code, source_hash, pyc)
+    except (TypeError, AttributeError):  # pragma: no cover - their signatures changed
+        return  # the workers rewrite as before (a syntax error is theirs to report)
 
 
 @pytest.hookimpl(trylast=True)
