@@ -68,17 +68,6 @@ class CardAbstraction(Protocol):
         ...
 
 
-def _canonical(groups: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
-    """The smallest relabelling of the suits of ``groups`` (each group sorted)."""
-    best: tuple[tuple[int, ...], ...] | None = None
-    for perm in itertools.permutations(range(4)):
-        form = tuple(tuple(sorted((c // 4) * 4 + perm[c % 4] for c in g)) for g in groups)
-        if best is None or form < best:
-            best = form
-    assert best is not None
-    return best
-
-
 def _round_shape(game: Game, round_: int) -> list[int]:
     """Sizes of the card groups a player sees in ``round_``: hole, then board by round."""
     return [game.num_hole_cards] + [game.num_board_cards[i] for i in range(round_ + 1)]
@@ -146,21 +135,39 @@ def _cycle_lengths(perm: Sequence[int]) -> list[int]:
 
 
 class LosslessCards:
-    """Suit-isomorphic lossless buckets, enumerated up front (small games only)."""
+    """Suit-isomorphic lossless buckets, enumerated up front (small games only).
+
+    Each round's observations (hole cards, then each round's board cards; order within a
+    group free) are enumerated once with numpy, each with its canonical form: the smallest,
+    over the 24 relabellings of the four suits, of its groups each sorted (compared group by
+    group, which for groups of fixed sizes is the order of the flat card sequence, so a form
+    is one integer, :data:`_KEY_BASE` per card). Buckets number the distinct forms in sorted
+    order. A query looks its observation up directly (no relabelling), so Royal's 155,040
+    flop observations take a fraction of a second, not seconds of Python."""
 
     def __init__(self, game: Game) -> None:
+        import numpy as np
+
         self.game = game
-        deck = deck_for(game)
-        self._index: list[dict[tuple[tuple[int, ...], ...], int]] = []
+        deck = np.array(sorted(deck_for(game)), dtype=np.int64)
+        if len(deck) and int(deck.max()) >= _KEY_BASE:
+            raise AbstractionError(f"expected card indices below {_KEY_BASE}, the deck has "
+                                   f"{int(deck.max())}")
+        self._lookup: list[tuple[Any, Any]] = []
         counts = []
         for r in range(game.num_rounds):
             _check_small(game, r)
-            forms = set()
-            for obs in _observations(deck, _round_shape(game, r)):
-                forms.add(_canonical(obs))
-            index = {form: i for i, form in enumerate(sorted(forms))}
-            self._index.append(index)
-            counts.append(len(index))
+            shape = _round_shape(game, r)
+            obs = _observation_array(deck, shape)
+            raw = _form_keys(obs, shape, np.arange(_KEY_BASE))
+            canon = raw.copy()
+            for perm in itertools.permutations(range(4)):
+                relabel = np.array([(c // 4) * 4 + perm[c % 4] for c in range(_KEY_BASE)])
+                np.minimum(canon, _form_keys(obs, shape, relabel), out=canon)
+            forms = np.unique(canon)
+            order = np.argsort(raw)
+            self._lookup.append((raw[order], np.searchsorted(forms, canon[order])))
+            counts.append(len(forms))
         self._buckets = tuple(counts)
         self._cache: dict[tuple[int, tuple[int, ...], tuple[int, ...]], int] = {}
 
@@ -179,18 +186,72 @@ class LosslessCards:
             return cached
         game = self.game
         groups: list[Sequence[int]] = [hole]
-        for r in range(round_ + 1):
-            groups.append(board[game.board_start(r) : game.board_cards_through(r)])
-        try:
-            value = self._index[round_][_canonical(groups)]
-        except (KeyError, IndexError):
+        found = -1
+        if 0 <= round_ < len(self._lookup):
+            for r in range(round_ + 1):
+                groups.append(board[game.board_start(r) : game.board_cards_through(r)])
+        if len(groups) > 1 and all(
+                len(g) == n for g, n in zip(groups, _round_shape(game, round_), strict=True)):
+            flat = [int(c) for g in groups for c in sorted(g)]
+            if all(0 <= c < _KEY_BASE for c in flat):
+                raw = 0
+                for c in flat:
+                    raw = raw * _KEY_BASE + c
+                keys, values = self._lookup[round_]
+                at = int(keys.searchsorted(raw))
+                if at < len(keys) and int(keys[at]) == raw:
+                    found = int(values[at])
+        if found < 0:
             raise AbstractionError(
                 f"expected cards of this game for round {round_}, got hole {list(hole)!r} "
                 f"board {list(board)!r}"
-            ) from None
+            )
         if len(self._cache) < 100_000:
-            self._cache[key] = value
-        return value
+            self._cache[key] = found
+        return found
+
+
+_KEY_BASE = 64
+"""Cards are encoded in base 64 in :class:`LosslessCards`' keys (every card index is below
+52): a round sees at most 10 cards in any game small enough to enumerate, 60 bits."""
+
+
+def _observation_array(deck: Any, shape: Sequence[int]) -> Any:
+    """``[observation, card]``: every way to deal groups of sizes ``shape`` from ``deck``
+    (disjoint; each group's cards in increasing order, the groups side by side)."""
+    import numpy as np
+
+    obs = np.zeros((1, 0), dtype=np.int64)
+    used = np.zeros(1, dtype=np.uint64)
+    for size in shape:
+        if size == 0:  # an empty group: one way
+            continue
+        combos = np.array(list(itertools.combinations(deck.tolist(), size)),
+                          dtype=np.int64).reshape(-1, size)
+        masks = np.zeros(len(combos), dtype=np.uint64)
+        for j in range(size):
+            masks |= np.left_shift(np.uint64(1), combos[:, j].astype(np.uint64))
+        ok = (used[:, None] & masks[None, :]) == 0
+        rows, cols = np.nonzero(ok)
+        obs = np.concatenate([obs[rows], combos[cols]], axis=1)
+        used = used[rows] | masks[cols]
+    return obs
+
+
+def _form_keys(obs: Any, shape: Sequence[int], relabel: Any) -> Any:
+    """Each observation's cards relabelled by ``relabel`` (a card -> card table), each
+    group sorted, as one integer (base :data:`_KEY_BASE`, the groups' cards in order)."""
+    import numpy as np
+
+    cards = relabel[obs]
+    start = 0
+    for size in shape:
+        cards[:, start : start + size].sort(axis=1)
+        start += size
+    keys = np.zeros(len(cards), dtype=np.int64)
+    for j in range(cards.shape[1]):
+        keys = keys * _KEY_BASE + cards[:, j]
+    return keys
 
 
 class BlindCards:
@@ -209,21 +270,6 @@ class BlindCards:
 
     def bucket(self, round_: int, hole: Sequence[int], board: Sequence[int]) -> int:
         return 0
-
-
-def _observations(deck: Sequence[int], shape: Sequence[int]) -> Any:
-    """Every way to deal groups of sizes ``shape`` from ``deck`` (order within a group free)."""
-
-    def rec(left: tuple[int, ...], i: int) -> Any:
-        if i == len(shape):
-            yield ()
-            return
-        for combo in itertools.combinations(left, shape[i]):
-            rest = tuple(c for c in left if c not in combo)
-            for tail in rec(rest, i + 1):
-                yield (combo, *tail)
-
-    yield from rec(tuple(deck), 0)
 
 
 def check_buckets(game: Game, buckets: Any, where: str = "cards") -> tuple[int, ...]:
