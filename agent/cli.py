@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING
 from agent import exploitconfig
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, SIZE_CONVENTIONS
 from agent.acpc.describe import cards_text
-from agent.acpc.errors import AcpcError, UsageError
+from agent.acpc.errors import AcpcError, UsageError, whole_lines
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState
@@ -251,6 +251,7 @@ async def _run(args: argparse.Namespace, game: Game, policy: Policy) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-agent``; returns the exit status."""
+    whole_lines()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["explain"]:
         from agent.explain import main as explain_main

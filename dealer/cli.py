@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.errors import AcpcError, GameDefError
+from agent.acpc.errors import AcpcError, GameDefError, whole_lines
 from agent.acpc.gamedef import parse_gamedef
 from agent.acpc.gamefiles import read_game_text
 from dealer.engine import MatchConfig
@@ -188,6 +188,7 @@ def parse_args(argv: Sequence[str]) -> tuple[MatchConfig, ServerOptions]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-dealer``; returns the exit status."""
+    whole_lines()
     try:
         config, options = parse_args(sys.argv[1:] if argv is None else argv)
     except _Fail as exc:

@@ -96,6 +96,9 @@ def compile_core(action: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-arena``; returns the exit status."""
+    from agent.acpc.errors import whole_lines
+
+    whole_lines()
     args = build_parser().parse_args(argv)
     if args.command == "compile":
         return compile_core("status" if args.status else "remove" if args.remove else "build")

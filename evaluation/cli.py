@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.acpc.errors import AcpcError, GameDefError
+from agent.acpc.errors import AcpcError, GameDefError, whole_lines
 from agent.acpc.gamefiles import bundled_games, load_game
 from agent.agents import BotSpecError, builtin_specs
 from agent.console import deprecated_alias, positive_float, positive_int
@@ -581,6 +581,7 @@ def _aivat(config: Any, quiet: bool) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-match``; returns the exit status."""
+    whole_lines()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

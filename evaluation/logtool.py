@@ -39,7 +39,7 @@ from pathlib import Path
 from agent.acpc.betting import BettingState, parse_action, parse_betting
 from agent.acpc.cards import in_deck, parse_cards
 from agent.acpc.dealing import Deal, deal_hands
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, whole_lines
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.limits import excerpt, read_lines
@@ -683,6 +683,7 @@ def _aivat(game: Game, logs: Sequence[Path], seats: Sequence[str], imaginary: bo
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-log``; returns the exit status."""
+    whole_lines()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -65,7 +65,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from agent.acpc.errors import AcpcError
+from agent.acpc.errors import AcpcError, whole_lines
 from agent.console import (
     deprecated_alias,
     nonnegative_float,
@@ -447,6 +447,7 @@ def resolve_bundled(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``acpc-strategy``; returns the exit status."""
+    whole_lines()
     parser = build_parser()
     args = parser.parse_args(argv)  # a bad flag or value: one line, status 2
     _refuse_combinations(parser, args)

@@ -49,3 +49,20 @@ class NetworkError(AcpcError, OSError):
 class UsageError(AcpcError, ValueError):
     """An argument outside what a function, a command or a file format accepts (the
     message says what was expected and what came)."""
+
+
+def whole_lines() -> None:
+    """Make this process's standard error write each line in one piece.
+
+    Python writes ``print(text, file=sys.stderr)`` as two writes, the text and then its
+    newline; two programs sharing one terminal or pipe (a dealer and its agents started by
+    one shell) could then interleave into one merged line. Every command calls this first:
+    standard error keeps its text until the line ends, then writes it whole (one write, so
+    whole on a pipe). Only the process's own standard error is changed (not a stream a
+    caller or a test put in its place)."""
+    import io
+    import sys
+
+    stream = sys.stderr
+    if stream is sys.__stderr__ and isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(write_through=False, line_buffering=True)

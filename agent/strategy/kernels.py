@@ -123,6 +123,7 @@ def table_checksum(table: npt.NDArray[Any]) -> str:
     nbytes = raw.shape[0]
     body = nbytes - nbytes % 32
     words = raw[:body].view("<u8")
+    words.flags.writeable = False  # one compiled signature, whether the table is read-only or not
     tail = np.zeros(0, dtype="<u8")
     if body != nbytes:
         pad = np.zeros(32, dtype=np.uint8)
