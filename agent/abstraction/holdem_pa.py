@@ -51,8 +51,8 @@ River: one exact score and the thresholds. An LRU of 4096 entries caches ``bucke
 turn table ``turn[canonical 4-card board, hole pair]`` (from the build, or recomputed
 from the centroids on first use: same kernel and same numbers as the build).
 :meth:`PotentialAwareCards.board_buckets` gives every hole's bucket on one board at once
-(sampled LBR's fast path): on the turn each river card's scores of every hole come from
-one sort (:func:`_river_scores_kernel`), then each hole's histogram and nearest centroid,
+(sampled LBR's fast path): on the turn each river card's scores of every hole come at
+once, by rank class (:func:`river_scores_kernel`), then each hole's histogram and nearest centroid,
 the numbers of :meth:`~PotentialAwareCards.bucket`.
 
 Spec (JSON-able; stored in a strategy file as ``cards``)::
@@ -106,6 +106,7 @@ __all__ = [
     "board_tables",
     "combine_recall",
     "deck_preflop_class",
+    "river_scores_kernel",
     "river_scores_on_board",
     "turn_pass",
 ]
@@ -114,7 +115,6 @@ SUITS: Final = 4
 FULL_RANKS: Final = 13
 _CACHE_SIZE: Final = 4096
 _MASK32: Final = 0xFFFFFFFF
-_VALUE_SHIFT: Final = 12  # packed sort key: hand value << 12 | candidate pair (< 4096)
 
 Int = int | np.int64
 Int64Array = npt.NDArray[np.int64]
@@ -222,7 +222,86 @@ def _unrank_comb(index: Int, k: Int, out: Int64Array) -> None:
 
 
 @kernel
-def _river_scores_kernel(
+def _no_flush_scores(
+    key5: Int,
+    bits5: Int,
+    dead: Int,
+    scarce: Int,
+    ranks: Int,
+    keys: Int64Array,
+    card_bits: Int64Array,
+    offsets: Int32Array,
+    values: Int32Array,
+    flush_values: Int32Array,
+    out: Int64Array,
+) -> None:
+    """:func:`river_scores_kernel` on a board with at most two cards of any suit: no hole
+    can make a flush, so a pair's value is its ranks' (valued with two cards of the
+    board's scarcest suit) and its score its rank class's. Per class: the pairs of every
+    class below it (twice) and at it, minus the pairs through either of its two cards
+    (counted by the other card's rank), plus 1 (the pair itself is taken out twice)."""
+    live = np.zeros(ranks, np.int64)
+    for c in range(4 * ranks):
+        if not (dead >> c) & 1:
+            live[c // 4] += 1
+    value = np.empty((ranks, ranks), np.int64)
+    n_classes = ranks * (ranks + 1) // 2
+    by_value = np.empty(n_classes, np.int64)  # the classes' values, ascending
+    weight = np.empty(n_classes, np.int64)  # their live pairs
+    k = 0
+    for x in range(ranks):
+        kx = key5 + keys[x * 4 + scarce]
+        bx = bits5 + card_bits[x * 4 + scarce]
+        for y in range(x, ranks):
+            v = hand_value(kx + keys[y * 4 + scarce], bx + card_bits[y * 4 + scarce], offsets,
+                           values, flush_values)  # fmt: skip
+            value[x, y] = v
+            value[y, x] = v
+            w = live[x] * (live[x] - 1) // 2 if x == y else live[x] * live[y]
+            j = k
+            while j > 0 and by_value[j - 1] > v:
+                by_value[j] = by_value[j - 1]
+                weight[j] = weight[j - 1]
+                j -= 1
+            by_value[j] = v
+            weight[j] = w
+            k += 1
+    total = np.empty(n_classes, np.int64)  # 2 * pairs below + pairs at each value
+    below = 0
+    i = 0
+    while i < n_classes:
+        e = i
+        at = 0
+        while e < n_classes and by_value[e] == by_value[i]:
+            at += weight[e]
+            e += 1
+        for t in range(i, e):
+            total[t] = 2 * below + at
+        below += at
+        i = e
+    score = np.empty((ranks, ranks), np.int64)
+    for x in range(ranks):
+        for y in range(x, ranks):
+            v = value[x, y]
+            s = total[np.searchsorted(by_value, v)] + 1
+            for z in range(ranks):
+                u = value[x, z]
+                if u <= v:
+                    s -= (live[z] - (z == x)) * (2 if u < v else 1)
+                u = value[y, z]
+                if u <= v:
+                    s -= (live[z] - (z == y)) * (2 if u < v else 1)
+            score[x, y] = s
+    for b in range(4 * ranks):
+        if (dead >> b) & 1:
+            continue
+        for a in range(b):
+            if not (dead >> a) & 1:
+                out[b * (b - 1) // 2 + a] = score[a // 4, b // 4]
+
+
+@kernel
+def river_scores_kernel(
     board: Int64Array,
     deck: Int,
     keys: Int64Array,
@@ -239,57 +318,115 @@ def _river_scores_kernel(
 ) -> None:
     """``out[pair id]`` = ``2 * wins + ties`` of every hole pair of live cards on a 5-card board.
 
-    All pairs of the ``deck - 5`` live cards are evaluated once and sorted by value; a hole's
-    wins are the pairs below it minus those sharing one of its cards (counted per card),
-    ties the same within its value group (plus 1: itself is subtracted twice). Entries of
-    pairs touching the board are left as they are. Scratch: ``packed``, ``pair_a``,
-    ``pair_b`` of ``C(deck - 5, 2)``, ``less``, ``equal`` of ``deck`` entries.
+    The score of :func:`agent.abstraction.holdem_buckets.river_score` for every pair at
+    once, by rank class: a pair that cannot make a flush (both cards of a suit the board has
+    three of, one of a suit it has four of, any pair on a five-suited board) has its two
+    ranks' value (:func:`_no_flush_scores` when no pair can). Otherwise every distinct value
+    (the classes' and the flush pairs' own) is ranked, the pairs counted into their value's
+    group (a counting sort), and a pair's wins are the pairs below it minus those sharing
+    one of its cards (counted per card), ties the same within its group (plus 1: itself is
+    subtracted twice). Entries of pairs touching the board are left as they are. Scratch:
+    ``packed``, ``pair_a``, ``pair_b`` of ``C(deck - 5, 2)``, ``less``, ``equal`` of
+    ``deck`` entries.
     """
     key5 = SUIT_BASE
     bits5 = np.int64(0)
     dead = np.int64(0)
+    suits = np.zeros(4, np.int64)
     for i in range(5):
         key5 += keys[board[i]]
         bits5 += card_bits[board[i]]
         dead |= np.int64(1) << board[i]
+        suits[board[i] % 4] += 1
+    scarce = 0
+    rich = 0
+    for s in range(1, 4):
+        if suits[s] < suits[scarce]:
+            scarce = s
+        if suits[s] > suits[rich]:
+            rich = s
+    n_rich = suits[rich]
+    ranks = deck // 4
+    if n_rich <= 2:
+        _no_flush_scores(key5, bits5, dead, scarce, ranks, keys, card_bits, offsets, values,
+                         flush_values, out)  # fmt: skip
+        return
+    class_value = np.empty(ranks * ranks, np.int64)
+    distinct = np.empty(ranks * ranks + pair_a.shape[0], np.int64)
+    n = 0
+    for x in range(ranks):
+        kx = key5 + keys[x * 4 + scarce]
+        bx = bits5 + card_bits[x * 4 + scarce]
+        for y in range(x, ranks):
+            v = hand_value(kx + keys[y * 4 + scarce], bx + card_bits[y * 4 + scarce], offsets,
+                           values, flush_values)  # fmt: skip
+            class_value[x * ranks + y] = v
+            class_value[y * ranks + x] = v
+            distinct[n] = v
+            n += 1
     m = 0
     for b in range(deck):
         if (dead >> b) & 1:
             continue
-        kb = key5 + keys[b]
-        bb = bits5 + card_bits[b]
         for a in range(b):
             if (dead >> a) & 1:
                 continue
-            v = hand_value(kb + keys[a], bb + card_bits[a], offsets, values, flush_values)
             pair_a[m] = a
             pair_b[m] = b
-            packed[m] = (np.int64(v) << _VALUE_SHIFT) | m
+            if n_rich >= 5 or (n_rich == 4 and (a % 4 == rich or b % 4 == rich)) or (
+                a % 4 == rich and b % 4 == rich
+            ):
+                v = hand_value(key5 + keys[a] + keys[b], bits5 + card_bits[a] + card_bits[b],
+                               offsets, values, flush_values)  # fmt: skip
+                packed[m] = -1 - v  # its own value
+                distinct[n] = v
+                n += 1
+            else:
+                packed[m] = (a // 4) * ranks + b // 4  # its class
             m += 1
-    order = np.sort(packed[:m])
+    order = np.sort(distinct[:n])
+    d = 0
+    for i in range(n):
+        if i == 0 or order[i] != order[i - 1]:
+            order[d] = order[i]
+            d += 1
+    uniq = order[:d]
+    class_rank = np.searchsorted(uniq, class_value)
+    count = np.zeros(d + 1, np.int64)
+    for j in range(m):
+        p = packed[j]
+        r = class_rank[p] if p >= 0 else np.searchsorted(uniq, -1 - p)
+        packed[j] = r
+        count[r + 1] += 1
+    for r in range(d):
+        count[r + 1] += count[r]
+    start = count.copy()
+    slot = np.empty(m, np.int64)
+    for j in range(m):
+        r = packed[j]
+        slot[start[r]] = j
+        start[r] += 1
     for c in range(deck):
         less[c] = 0
         equal[c] = 0
     less_total = 0
-    i = 0
-    while i < m:
-        value = order[i] >> _VALUE_SHIFT
-        j = i
-        while j < m and (order[j] >> _VALUE_SHIFT) == value:
-            g = order[j] & ((1 << _VALUE_SHIFT) - 1)
+    for r in range(d):
+        i = count[r]
+        e = count[r + 1]
+        for t in range(i, e):
+            g = slot[t]
             equal[pair_a[g]] += 1
             equal[pair_b[g]] += 1
-            j += 1
-        group = j - i
-        for t in range(i, j):
-            g = order[t] & ((1 << _VALUE_SHIFT) - 1)
+        group = e - i
+        for t in range(i, e):
+            g = slot[t]
             a = pair_a[g]
             b = pair_b[g]
             wins = less_total - less[a] - less[b]
             ties = group - equal[a] - equal[b] + 1
             out[b * (b - 1) // 2 + a] = 2 * wins + ties
-        for t in range(i, j):
-            g = order[t] & ((1 << _VALUE_SHIFT) - 1)
+        for t in range(i, e):
+            g = slot[t]
             a = pair_a[g]
             b = pair_b[g]
             equal[a] = 0
@@ -297,7 +434,6 @@ def _river_scores_kernel(
             less[a] += 1
             less[b] += 1
         less_total += group
-        i = j
 
 
 @kernel
@@ -410,7 +546,7 @@ def _turn_pass_kernel(
 ) -> None:
     """Turn features of every hole pair on the canonical 4-card boards ``boards[ids]``.
 
-    Per board: for each river card, the scores of every hole (:func:`_river_scores_kernel`)
+    Per board: for each river card, the scores of every hole (:func:`river_scores_kernel`)
     into per-hole bin counts and score sums. Then the sampled hands of the board (rows
     ``sample_start[cid] .. sample_start[cid + 1]`` with pair ids ``sample_pair``) get their
     cumulative counts and score sums; ``river_counts[worker, score] += mult[cid]``; and if
@@ -464,7 +600,7 @@ def _turn_pass_kernel(
                 if (dead >> river) & 1:
                     continue
                 board5[4] = river
-                _river_scores_kernel(
+                river_scores_kernel(
                     board5, deck, keys, card_bits, offsets, values, flush_values, packed,
                     pair_a, pair_b, less, equal, scores,
                 )  # fmt: skip
@@ -694,7 +830,7 @@ def _board_clusters_kernel(
     ``n_board`` (0, 3, 4 or 5) cards of ``board``, for the rounds ``r`` with ``rows[r]``
     (the others, and the pairs touching the board, untouched): every hole at once, the
     very numbers of :meth:`PotentialAwareCards.bucket`. The turn's clusters come from the
-    scores of every pair on each river card (:func:`_river_scores_kernel`, one sort per
+    scores of every pair on each river card (:func:`river_scores_kernel`, all at once per
     river, instead of :func:`river_score` per hole and river), binned and compared with
     the centroids as :func:`_turn_cluster_kernel` does; the river's from one such pass."""
     dead = np.int64(0)
@@ -731,7 +867,7 @@ def _board_clusters_kernel(
             if (dead4 >> river) & 1:
                 continue
             board5[4] = river
-            _river_scores_kernel(board5, 52, keys, card_bits, offsets, values, flush_values,
+            river_scores_kernel(board5, 52, keys, card_bits, offsets, values, flush_values,
                                  packed, pair_a, pair_b, less, equal, scores)
             for b in range(52):
                 for a in range(b):
@@ -751,7 +887,7 @@ def _board_clusters_kernel(
                     cdf[x] = acc
                 out[2, pid] = nearest_centroid(cdf, sums, weights, gaps, means)
     if rows[3]:
-        _river_scores_kernel(board, 52, keys, card_bits, offsets, values, flush_values,
+        river_scores_kernel(board, 52, keys, card_bits, offsets, values, flush_values,
                              packed, pair_a, pair_b, less, equal, scores)
         for b in range(52):
             for a in range(b):
@@ -835,7 +971,7 @@ def river_scores_on_board(board: Sequence[int], ranks: int = FULL_RANKS) -> Int6
     live = deck - 5
     m = live * (live - 1) // 2
     out = np.full(deck * (deck - 1) // 2, -1, np.int64)
-    _river_scores_kernel(
+    river_scores_kernel(
         cards, deck, *TABLES_7, np.zeros(m, np.int64), np.zeros(m, np.int64),
         np.zeros(m, np.int64), np.zeros(deck, np.int64), np.zeros(deck, np.int64), out,
     )  # fmt: skip

@@ -9,10 +9,11 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   the thresholds are applied as :meth:`HoldemCards.bucket_of_value` does (bisect right);
   any other abstraction is asked hole by hole (small games);
 * **every hole's bucket on one board at once** (the fast path): :func:`board_buckets`. On
-  the turn and river every hole is valued once per 5-card board, the values sorted, and
-  each hole's ``2 * wins + ties`` against the 990 others counted with card removal (the
-  holes below it, minus those below it that share one of its cards); the turn sums the
-  squares over the 46 rivers. On the flop each hole's own run-outs
+  the turn and river each hole's ``2 * wins + ties`` against the 990 others on a 5-card
+  board comes from the agent's kernel for every pair at once
+  (:func:`agent.abstraction.holdem_pa.river_scores_kernel`: by rank class, card removal
+  counted per card); the turn sums the squares over the 46 rivers. On the flop each
+  hole's own run-outs
   (:func:`agent.abstraction.holdem_buckets.draw_rivers` on its canonical cards) are read
   from one table of every hole's score on every turn and river card, or, faster, E[HS^2]
   is read from the cached flop strength table of :mod:`strategies.cards.tables`. Integer
@@ -53,7 +54,7 @@ from agent.abstraction.holdem_buckets import (
     runout_seed,
     strength_moments,
 )
-from agent.abstraction.holdem_pa import PotentialAwareCards
+from agent.abstraction.holdem_pa import PotentialAwareCards, river_scores_kernel
 from agent.abstraction.isomorphism import holdem_indexer
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
@@ -314,91 +315,29 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
 
 
 @kernel
-def _board_scores(key5: int | np.int64, bits5: int | np.int64, dead5: int | np.int64,
-                  holes: I64, keys: I64, card_bits: I64,
+def _board_scores(board5: I64, holes: I64, keys: I64, card_bits: I64,
                   offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
-                  flush_values: npt.NDArray[np.int32], work: I64, less_c: I64,
-                  group_c: I64, out: I64) -> None:
-    """``out[i]``: ``2 * wins + ties`` of ``holes[i]`` with the 5-card board (summed
-    ``key5``, ``bits5``; card set ``dead5``) against every hole that misses it and the
-    board (990 in hold'em), the score of
+                  flush_values: npt.NDArray[np.int32], packed: I64, pair_a: I64, pair_b: I64,
+                  less: I64, equal: I64, by_pair: I64, out: I64) -> None:
+    """``out[i]``: ``2 * wins + ties`` of ``holes[i]`` with the 5-card ``board5`` against
+    every hole that misses it and the board (990 in hold'em), the score of
     :func:`agent.abstraction.holdem_buckets.river_score`; -1 for holes touching the board.
-    Every hole is valued once and sorted by value, then by hole (a stable radix sort, 8 bits
-    a pass: the values are ``category << 20`` plus rank nibbles, so three passes); a hole's
-    wins are the holes below it minus those below it that hold one of its cards (card
-    removal), ties likewise. ``work`` needs ``4 * len(holes) + 256`` entries, ``less_c``
-    and ``group_c`` 64."""
-    n_holes = holes.shape[0]
-    order = work[:n_holes]
-    vals = work[n_holes:2 * n_holes]
-    order2 = work[2 * n_holes:3 * n_holes]
-    vals2 = work[3 * n_holes:4 * n_holes]
-    counts = work[4 * n_holes:4 * n_holes + 256]
-    n = 0
-    top = np.int64(0)
-    for i in range(n_holes):
-        a = holes[i, 0]
-        b = holes[i, 1]
-        if (dead5 >> a) & 1 or (dead5 >> b) & 1:
+    Every pair's score comes from the agent's kernel
+    (:func:`agent.abstraction.holdem_pa.river_scores_kernel`, by colex pair id into
+    ``by_pair``, 1,326 entries; scratch ``packed``, ``pair_a``, ``pair_b`` of 1,081 and
+    ``less``, ``equal`` of 52)."""
+    dead = np.int64(0)
+    for j in range(5):
+        dead |= np.int64(1) << board5[j]
+    river_scores_kernel(board5, 52, keys, card_bits, offsets, values, flush_values, packed,
+                        pair_a, pair_b, less, equal, by_pair)
+    for i in range(holes.shape[0]):
+        a = min(holes[i, 0], holes[i, 1])
+        b = max(holes[i, 0], holes[i, 1])
+        if (dead >> a) & 1 or (dead >> b) & 1:
             out[i] = -1
-            continue
-        v = np.int64(hand_value(key5 + keys[a] + keys[b], bits5 + card_bits[a] + card_bits[b],
-                                offsets, values, flush_values))
-        vals[n] = v
-        order[n] = i  # ascending: ties stay in hole order through every stable pass
-        top |= v
-        n += 1
-    shift = 0
-    while n > 0 and (top >> shift) > 0:
-        counts[:] = 0
-        for j in range(n):
-            counts[(vals[j] >> shift) & 255] += 1
-        if counts[(vals[0] >> shift) & 255] != n:  # a pass that moves something
-            start = 0
-            for d in range(256):
-                c = counts[d]
-                counts[d] = start
-                start += c
-            for j in range(n):
-                d = (vals[j] >> shift) & 255
-                k = counts[d]
-                counts[d] = k + 1
-                vals2[k] = vals[j]
-                order2[k] = order[j]
-            for j in range(n):
-                vals[j] = vals2[j]
-                order[j] = order2[j]
-        shift += 8
-    less_c[:] = 0
-    group_c[:] = 0
-    less_total = 0
-    g = 0
-    while g < n:
-        v = vals[g]
-        e = g
-        while e < n and vals[e] == v:
-            i = order[e]
-            group_c[holes[i, 0]] += 1
-            group_c[holes[i, 1]] += 1
-            e += 1
-        size = e - g
-        for j in range(g, e):
-            i = order[j]
-            a = holes[i, 0]
-            b = holes[i, 1]
-            wins = less_total - less_c[a] - less_c[b]
-            ties = size - group_c[a] - group_c[b] + 1
-            out[i] = 2 * wins + ties
-        for j in range(g, e):
-            i = order[j]
-            a = holes[i, 0]
-            b = holes[i, 1]
-            less_c[a] += 1
-            less_c[b] += 1
-            group_c[a] = 0
-            group_c[b] = 0
-        less_total += size
-        g = e
+        else:
+            out[i] = by_pair[b * (b - 1) // 2 + a]
 
 
 @kernel
@@ -408,29 +347,27 @@ def _late_ehs2_kernel(board: I64, holes: I64, keys: I64, card_bits: I64,
     """``out[i]``: E[HS^2] of ``holes[i]`` on the 4- or 5-card ``board`` (the turn: every
     river card), the agent's value bit for bit; nan for holes touching the board."""
     n_holes = holes.shape[0]
-    key = SUIT_BASE
-    bits = np.int64(0)
     dead = np.int64(0)
+    board5 = np.zeros(5, np.int64)
     for j in range(board.shape[0]):
-        key += keys[board[j]]
-        bits += card_bits[board[j]]
+        board5[j] = board[j]
         dead |= np.int64(1) << board[j]
     count = np.zeros(n_holes, np.int64)
     total_sq = np.zeros(n_holes, np.int64)
     scores = np.zeros(n_holes, np.int64)
-    work = np.zeros(4 * n_holes + 256, np.int64)
-    less_c = np.zeros(64, np.int64)
-    group_c = np.zeros(64, np.int64)
+    packed = np.zeros(1081, np.int64)
+    pair_a = np.zeros(1081, np.int64)
+    pair_b = np.zeros(1081, np.int64)
+    less = np.zeros(52, np.int64)
+    equal = np.zeros(52, np.int64)
+    by_pair = np.zeros(1326, np.int64)
     for river in range(52 if board.shape[0] == 4 else 1):
         if board.shape[0] == 4:
             if (dead >> river) & 1:
                 continue
-            _board_scores(key + keys[river], bits + card_bits[river],
-                          dead | (np.int64(1) << river), holes, keys, card_bits, offsets,
-                          values, flush_values, work, less_c, group_c, scores)
-        else:
-            _board_scores(key, bits, dead, holes, keys, card_bits, offsets, values,
-                          flush_values, work, less_c, group_c, scores)
+            board5[4] = river
+        _board_scores(board5, holes, keys, card_bits, offsets, values, flush_values, packed,
+                      pair_a, pair_b, less, equal, by_pair, scores)
         for i in range(n_holes):
             if scores[i] >= 0:
                 count[i] += 1
@@ -451,12 +388,10 @@ def _flop_ehs2_kernel(flop: I64, holes: I64, rivers_per_turn: int, perms: I64, k
     canonical cards, mapped back through the suit relabelling) read from that table; nan
     for holes touching the flop."""
     n_holes = holes.shape[0]
-    key = SUIT_BASE
-    bits = np.int64(0)
     dead = np.int64(0)
+    board5 = np.zeros(5, np.int64)
     for j in range(3):
-        key += keys[flop[j]]
-        bits += card_bits[flop[j]]
+        board5[j] = flop[j]
         dead |= np.int64(1) << flop[j]
     pair = np.full((52, 52), -1, np.int64)
     n_pairs = 0
@@ -468,17 +403,20 @@ def _flop_ehs2_kernel(flop: I64, holes: I64, rivers_per_turn: int, perms: I64, k
                 pair[t, r] = n_pairs
                 n_pairs += 1
     table = np.zeros((n_pairs, n_holes), np.int64)
-    work = np.zeros(4 * n_holes + 256, np.int64)
-    less_c = np.zeros(64, np.int64)
-    group_c = np.zeros(64, np.int64)
+    packed = np.zeros(1081, np.int64)
+    pair_a = np.zeros(1081, np.int64)
+    pair_b = np.zeros(1081, np.int64)
+    less = np.zeros(52, np.int64)
+    equal = np.zeros(52, np.int64)
+    by_pair = np.zeros(1326, np.int64)
     for t in range(52):
         for r in range(t + 1, 52):
             k = pair[t, r]
             if k >= 0:
-                _board_scores(key + keys[t] + keys[r], bits + card_bits[t] + card_bits[r],
-                              dead | (np.int64(1) << t) | (np.int64(1) << r), holes, keys,
-                              card_bits, offsets, values, flush_values, work, less_c,
-                              group_c, table[k])
+                board5[3] = t
+                board5[4] = r
+                _board_scores(board5, holes, keys, card_bits, offsets, values, flush_values,
+                              packed, pair_a, pair_b, less, equal, by_pair, table[k])
     cards = np.zeros(5, np.int64)
     canon = np.zeros(10, np.int64)
     moved = np.zeros(5, np.int64)
