@@ -65,6 +65,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from agent import exploitconfig
 from agent.acpc.errors import AcpcError, whole_lines
 from agent.console import (
     deprecated_alias,
@@ -218,6 +219,21 @@ def _add_lbr(sub: Any) -> None:
     p.add_argument("--gadget", default=None, metavar="G",
                    help="with --resolve: the re-solving gadget, unsafe, resolve, maxmargin "
                    "or reach-maxmargin (default reach-maxmargin)")
+    p.add_argument(exploitconfig.flag("mode"), default=None, metavar="MODE",
+                   help="sampled: LBR against the file's exploiting agent (acpc-agent "
+                   "--exploit MODE: dbbr, or safe where deals can be enumerated), one agent "
+                   "told every hand in order and refitting on its schedule (1 worker)")
+    words = {"prior_weight": ("N", "observations the equilibrium prior is worth (default "
+                              f"{exploitconfig.DEFAULT_PRIOR_WEIGHT:g})"),
+             "every": ("N", f"hands between refits (default {exploitconfig.DEFAULT_EVERY})"),
+             "warmup": ("M", "hands played as the equilibrium before the first refit "
+                        f"(default {exploitconfig.DEFAULT_WARMUP})"),
+             "epsilon": ("CHIPS", "safe exploitation's starting budget (default "
+                         f"{exploitconfig.DEFAULT_EPSILON:g})")}
+    for name in exploitconfig.OPTIONS:
+        metavar, what = words[name]
+        p.add_argument(exploitconfig.flag(name), default=None, metavar=metavar,
+                       help=f"with --exploit: {what}, as acpc-agent's")
 
 
 def _quiet(p: argparse.ArgumentParser, what: str) -> None:

@@ -40,6 +40,7 @@ from strategies.measure.translation.full_br import AgentLab
 from strategies.measure.translation.lab import parse_mappings, parse_purifications
 
 if TYPE_CHECKING:
+    from agent.exploitconfig import ExploitConfig
     from agent.resolve import ResolveConfig
 
 
@@ -48,6 +49,7 @@ def lbr(args: argparse.Namespace) -> int:
     if is_sampled(args):
         return sampled(args)
     _resolve(args)  # --resolve-iterations or --gadget without --resolve: one line
+    _exploit(args)  # --exploit-every etc. without --exploit: one line
     fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
     strategy = load_strategy(resolve_strategy(args.file))
@@ -111,7 +113,8 @@ def _one(text: str | None, what: str) -> str | None:
 def is_sampled(args: argparse.Namespace) -> bool:
     """Sampled LBR for ``--sampled``, ``--resolve``, built-ins and games the lab cannot
     enumerate."""
-    if args.sampled or args.file.startswith("builtin:") or getattr(args, "resolve", None):
+    if args.sampled or args.file.startswith("builtin:") or getattr(args, "resolve", None) \
+            or getattr(args, "exploit", None):
         return True
     from agent.acpc.gamedef import parse_gamedef
     from agent.strategy.fileformat import read_header
@@ -143,6 +146,32 @@ def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
 
     return ResolveConfig(gadget=gadget or "reach-maxmargin", mode=mode,
                          iterations=200 if iterations is None else iterations)
+
+
+def _exploit(args: argparse.Namespace) -> ExploitConfig | None:
+    """The exploiting agent's configuration from ``--exploit`` and its options (None
+    without ``--exploit``), each value checked by :mod:`agent.exploitconfig` (one line)."""
+    from agent import exploitconfig
+
+    mode = getattr(args, "exploit", None)
+    given = {name: getattr(args, f"exploit_{name}") for name in exploitconfig.OPTIONS
+             if getattr(args, f"exploit_{name}", None) is not None}
+    if mode is None:
+        if given:
+            flags = ", ".join(exploitconfig.flag(name) for name in given)
+            raise UsageError(f"expected --exploit with {flags}, got no --exploit")
+        return None
+    exploitconfig.check_mode(mode)
+    if args.file.startswith("builtin:"):
+        raise UsageError(f"expected a strategy file with --exploit, got {args.file!r}")
+    if getattr(args, "resolve", None):
+        raise UsageError("expected one of --resolve and --exploit, got both")
+    if args.workers != 1:
+        raise UsageError(f"expected --workers 1 with --exploit (the agent learns from every "
+                         f"hand before the next), got {args.workers}")
+    options = {name: exploitconfig.parse_option(name, str(text))
+               for name, text in given.items()}
+    return exploitconfig.ExploitConfig(mode, **options)  # type: ignore[arg-type]
 
 
 def describe(setting: str) -> str:
@@ -201,8 +230,14 @@ def sampled(args: argparse.Namespace) -> int:
                        setting=args.setting, values=values, fast=not args.slow,
                        flop_table=not args.slow)
     resolve = _resolve(args)
-    local = ChunkPlayer(config) if resolve is None else \
-        ResolvingChunkPlayer(config, resolve)  # validates everything before work starts
+    exploit = _exploit(args)
+    if exploit is not None:
+        from strategies.measure.exploiting_lbr import ExploitingChunkPlayer
+
+        local: ChunkPlayer = ExploitingChunkPlayer(config, exploit)
+    else:
+        local = ChunkPlayer(config) if resolve is None else \
+            ResolvingChunkPlayer(config, resolve)  # validates everything before work starts
     base = local.base
     mapping = getattr(base, "mapping_name", None)
     purify = str(base.purification) if hasattr(base, "purification") else None
@@ -218,6 +253,10 @@ def sampled(args: argparse.Namespace) -> int:
           + ("" if resolve is None else
              f"; re-solving ({resolve.mode}, {resolve.gadget}, {resolve.iterations} "
              f"iterations)")
+          + ("" if exploit is None else
+             f"; exploiting agent {exploit.mode} (warm-up {exploit.warmup}, every "
+             f"{exploit.every}, prior weight {exploit.prior_weight:g}"
+             + (f", epsilon {exploit.epsilon:g}" if exploit.mode == "safe" else "") + ")")
           + f"; values {values}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
           f"{args.seed}, {args.workers} worker(s)", flush=True)
     rows: list[list[float]] = []
@@ -233,8 +272,11 @@ def sampled(args: argparse.Namespace) -> int:
         last = now
         s = summarize(rows, big)
         rate = len(rows) / max(now - played_start, 1e-9)
+        run = getattr(local, "run", None)
         print(f"  hands {len(rows):>7,}  {rate:6.2f} hands/s  LBR {s.mbb:9.1f} +- "
-              f"{s.mbb_half_width:.1f} mbb/h", flush=True)
+              f"{s.mbb_half_width:.1f} mbb/h"
+              + ("" if run is None else f"  refits {run.refits}, best-response hands "
+                 f"{run.best_response_hands:,}"), flush=True)
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # SIGTERM keeps the hands done, as Ctrl-C does
@@ -287,6 +329,21 @@ def sampled(args: argparse.Namespace) -> int:
               f"read {m.played} re-solved decisions the agent took, translated "
               f"{m.translated}, weighed {m.hypothetical} hypothetical ones "
               f"({m.hypothetical_resolves} re-solves, {m.hypothetical_seconds:.0f} s)")
+    exploiting = None
+    if exploit is not None:
+        from strategies.measure.exploiting_lbr import ExploitingChunkPlayer
+
+        assert isinstance(local, ExploitingChunkPlayer)
+        run = local.run
+        print(f"exploiting agent: told {run.hands:,} hands, {run.refits} refits, a best "
+              f"response played in {run.best_response_hands:,} of them (the equilibrium in "
+              f"the others), {run.tables} tables modelled")
+        exploiting = {"mode": exploit.mode, "prior_weight": exploit.prior_weight,
+                      "every": exploit.every, "warmup": exploit.warmup,
+                      "epsilon": exploit.epsilon, "refits": run.refits,
+                      "best_response_hands": run.best_response_hands,
+                      "tables": run.tables, "refit_log": run.refit_log,
+                      "best_response": run.best_response[: len(rows)]}
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({
@@ -303,6 +360,7 @@ def sampled(args: argparse.Namespace) -> int:
             "model": (asdict(local.resolving_model.stats)
                       if isinstance(local, ResolvingChunkPlayer) and args.workers == 1
                       else None),
+            "exploit": exploiting,
             "columns": ["deal", "lbr_position", "chips"], "values": rows,
         }, separators=(",", ":")))
         print(f"{PROG} lbr: wrote {args.json}", file=sys.stderr)

@@ -1094,7 +1094,14 @@ class ChunkPlayer:
                                    self.model, self.settings, rng, self.holes,
                                    cache=self.cache, fast=self.config.fast)
                 out.append([chunk * CHUNK_DEALS + i, position, record.value])
+                self.hand_over(deal, position, 2 * i + position, record)
         return out
+
+    def hand_over(self, deal: Deal, lbr_position: int, hand_number: int,
+                  record: HandRecord) -> None:
+        """After each hand of :meth:`play` (nothing here: the agent does not learn; the
+        exploiting agent's player, :mod:`strategies.measure.exploiting_lbr`, tells it the
+        hand and models its next table)."""
 
 
 _PLAYERS: dict[str, ChunkPlayer] = {}
