@@ -85,9 +85,63 @@ def _write_bytecode(config: pytest.Config) -> None:
         return  # the workers rewrite as before (a syntax error is theirs to report)
 
 
+_COMPILED_RUN = "tests/agent/test_native.py::test_compiled_core_passes_the_core_and_dealer_tests"
+EARLY = (
+    "tests/strategies/test_graft_ray.py",
+    "tests/evaluation/test_ray_cluster.py",
+    f"{_COMPILED_RUN}[dealer engine]",
+    "tests/evaluation/test_estimator.py",
+    "tests/agent/abstraction/test_holdem_buckets.py",
+    "tests/jobs/test_ray.py",
+    f"{_COMPILED_RUN}[match states]",
+    "tests/agent/test_agent_live.py",
+    f"{_COMPILED_RUN}[core]",
+    "tests/evaluation/test_runner.py",
+    "tests/agent/test_native.py::test_compiled_core_is_built_and_served",
+)
+"""What xdist's workers start with, one group at the head of each worker's first share (a
+file's tests stay together: its module fixtures, a Ray head among them, are built once):
+the tests that wait longest on other processes (Ray clusters, the compiled core's nested
+runs, live matches) or compile the biggest kernels. Left in file order, one of them
+started last kept the suite going on one core for a minute (measured: the Ray grafts'
+test, 249 s of waiting, began 331 s into a 584 s run)."""
+
+
+def _early_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """``items`` reordered so that xdist's ``worksteal`` scheduler, which gives worker
+    ``i`` of ``workers`` the next ``len(left) // (workers - i)`` tests, puts the
+    :data:`EARLY` groups at the heads of the workers' shares, round robin in that order;
+    every other test keeps its order. The same on every worker (xdist requires it)."""
+    groups: list[list[pytest.Item]] = [[] for _ in EARLY]
+    rest: list[pytest.Item] = []
+    for item in items:
+        for g, prefix in enumerate(EARLY):
+            if item.nodeid == prefix or item.nodeid.startswith(prefix + "::"):
+                groups[g].append(item)
+                break
+        else:
+            rest.append(item)
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for g, group in enumerate(groups):
+        heads[g % workers].extend(group)
+    out: list[pytest.Item] = []
+    left = len(items)
+    for i, head in enumerate(heads):
+        share = max(left // (workers - i), len(head))
+        fill = share - len(head)
+        out += head + rest[:fill]
+        rest = rest[fill:]
+        left -= share
+    return out + rest
+
+
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Which files' plain-Python checks this session runs (one run serves them all)."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist's workers, the long tests first (:func:`_early_first`); then which files'
+    plain-Python checks this session runs (one run serves them all)."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 0)
+    if workers > 1:
+        items[:] = _early_first(items, workers)
     select_plain_python([item.path.relative_to(ROOT).as_posix() for item in items
                          if getattr(item, "originalname", None) == PLAIN_TEST])
 
