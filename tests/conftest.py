@@ -87,24 +87,30 @@ def _write_bytecode(config: pytest.Config) -> None:
 
 _COMPILED_RUN = "tests/agent/test_native.py::test_compiled_core_passes_the_core_and_dealer_tests"
 EARLY = (
-    "tests/strategies/test_graft_ray.py",
     "tests/evaluation/test_ray_cluster.py",
+    "tests/strategies/test_graft_ray.py",
     f"{_COMPILED_RUN}[dealer engine]",
-    "tests/evaluation/test_estimator.py",
-    "tests/agent/abstraction/test_holdem_buckets.py",
-    "tests/jobs/test_ray.py",
-    f"{_COMPILED_RUN}[match states]",
+    "tests/evaluation/test_estimator.py::test_joint_walk_equals_the_separate_walks",
+    "tests/agent/abstraction/test_holdem_buckets.py::test_kernels_as_plain_python",
     "tests/agent/test_agent_live.py",
+    "tests/agent/abstraction/test_isomorphism.py::test_every_flop_hand",
+    "tests/jobs/test_ray.py",
     f"{_COMPILED_RUN}[core]",
-    "tests/evaluation/test_runner.py",
+    "tests/evaluation/test_runner.py::test_failing_agents_are_named_and_the_rest_is_kept",
+    f"{_COMPILED_RUN}[match states]",
+    "tests/agent/abstraction/test_isomorphism.py::test_every_turn_class_round_trips",
     "tests/agent/test_native.py::test_compiled_core_is_built_and_served",
+    f"{_COMPILED_RUN}[dealer fast path]",
 )
-"""What xdist's workers start with, one group at the head of each worker's first share (a
-file's tests stay together: its module fixtures, a Ray head among them, are built once):
-the tests that wait longest on other processes (Ray clusters, the compiled core's nested
-runs, live matches) or compile the biggest kernels. Left in file order, one of them
-started last kept the suite going on one core for a minute (measured: the Ray grafts'
-test, 249 s of waiting, began 331 s into a 584 s run)."""
+"""What xdist's workers start with, one group at the head of each worker's first share, round
+robin (a file, a test with all its parameters, or one case): the tests that wait longest on
+other processes (Ray clusters, the compiled core's nested runs, live matches, agents that
+never answer) or compile the biggest kernels. A file whose module fixture starts a Ray head
+or builds strategies stays whole (built once); the others go one by one, so that no worker
+gets a chain of them. Left in file order, one of them started last kept the suite going
+on one core for a minute (measured: the Ray grafts' test, 249 s of waiting, began 331 s
+into a 584 s run); with whole files for all of them, the runner's waiting tests queued
+behind a Ray cluster's and ran last."""
 
 
 def _early_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
@@ -116,7 +122,7 @@ def _early_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     rest: list[pytest.Item] = []
     for item in items:
         for g, prefix in enumerate(EARLY):
-            if item.nodeid == prefix or item.nodeid.startswith(prefix + "::"):
+            if item.nodeid == prefix or item.nodeid.startswith((prefix + "::", prefix + "[")):
                 groups[g].append(item)
                 break
         else:
