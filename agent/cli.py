@@ -313,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        *best_response.KERNELS, *sampling]):
                 policy = make_policy(args.strategy, game, **options)
         elif args.resolve is not None:
-            options["resolve"] = _resolve_config(args)
+            options["resolve"] = _resolve_config(args, game)
             from agent.resolve import kernels as resolve_kernels
 
             with compile_notice(PROG, [*policy_kernels(args.strategy, game),
@@ -363,14 +363,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _resolve_config(args: argparse.Namespace) -> ResolveConfig:
+def _resolve_config(args: argparse.Namespace, game: Game) -> ResolveConfig:
     """The re-solver's configuration from ``--resolve``, ``--resolve-iterations``,
-    ``--resolve-ms`` and ``--gadget`` (:class:`agent.resolve.ResolveConfig`).
+    ``--resolve-ms`` and ``--gadget`` (:class:`agent.resolve.ResolveConfig`), after checking
+    that it can play ``game`` (before anything compiles).
 
     Raises:
-        UsageError: for a bad value (one line).
+        UsageError: for a bad value or a game :func:`agent.resolving.resolve_support`
+            refuses (one line).
     """
     from agent.resolve import ResolveConfig
+    from agent.resolving import resolve_support
+
+    why = resolve_support(game)
+    if why is not None:
+        raise UsageError(why)
 
     ms = args.resolve_ms
     if ms is not None and not (ms > 0 and ms < float("inf")):

@@ -108,6 +108,7 @@ __all__ = [
     "deck_preflop_class",
     "river_scores_kernel",
     "river_scores_on_board",
+    "suit_extremes",
     "turn_pass",
 ]
 
@@ -219,6 +220,22 @@ def _unrank_comb(index: Int, k: Int, out: Int64Array) -> None:
             c += 1
         out[i] = c
         index -= _binom(c, i + 1)
+
+
+@kernel
+def suit_extremes(suits: Int64Array) -> tuple[int, int]:
+    """The scarcest and the richest of the four suits by ``suits`` (a board's count of
+    each; the first of equals): two hole cards of the scarcest suit can make no flush
+    unless a pair of the richest can, the rank classes' valuation of
+    :func:`river_scores_kernel` and of LBR's equities by rank class."""
+    scarce = 0
+    rich = 0
+    for s in range(1, 4):
+        if suits[s] < suits[scarce]:
+            scarce = s
+        if suits[s] > suits[rich]:
+            rich = s
+    return scarce, rich
 
 
 @kernel
@@ -338,13 +355,7 @@ def river_scores_kernel(
         bits5 += card_bits[board[i]]
         dead |= np.int64(1) << board[i]
         suits[board[i] % 4] += 1
-    scarce = 0
-    rich = 0
-    for s in range(1, 4):
-        if suits[s] < suits[scarce]:
-            scarce = s
-        if suits[s] > suits[rich]:
-            rich = s
+    scarce, rich = suit_extremes(suits)
     n_rich = suits[rich]
     ranks = deck // 4
     if n_rich <= 2:

@@ -54,7 +54,7 @@ from agent.abstraction.holdem_buckets import (
     runout_seed,
     strength_moments,
 )
-from agent.abstraction.holdem_pa import PotentialAwareCards, river_scores_kernel
+from agent.abstraction.holdem_pa import PotentialAwareCards, river_scores_kernel, suit_extremes
 from agent.abstraction.isomorphism import holdem_indexer
 from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
@@ -258,13 +258,7 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
             used |= np.int64(1) << c
             suits[c % 4] += 1
         ours = hand_value(key + ours_key, bits + ours_bits, offsets, values, flush_values)
-        scarce = 0
-        rich = 0
-        for s in range(1, 4):
-            if suits[s] < suits[scarce]:
-                scarce = s
-            if suits[s] > suits[rich]:
-                rich = s
+        scarce, rich = suit_extremes(suits)
         for k in range(n_present):
             q = present[k]
             theirs = hand_value(key + class_key[scarce, k], bits + class_bits[scarce, k],
@@ -315,6 +309,14 @@ def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: 
 
 
 @kernel
+def _scores_scratch() -> tuple[I64, I64, I64, I64, I64, I64]:
+    """:func:`_board_scores`' scratch: ``packed``, ``pair_a``, ``pair_b`` (1,081 pairs of
+    live cards), ``less``, ``equal`` (52 cards) and ``by_pair`` (1,326 pair ids)."""
+    return (np.zeros(1081, np.int64), np.zeros(1081, np.int64), np.zeros(1081, np.int64),
+            np.zeros(52, np.int64), np.zeros(52, np.int64), np.zeros(1326, np.int64))
+
+
+@kernel
 def _board_scores(board5: I64, holes: I64, keys: I64, card_bits: I64,
                   offsets: npt.NDArray[np.int32], values: npt.NDArray[np.int32],
                   flush_values: npt.NDArray[np.int32], packed: I64, pair_a: I64, pair_b: I64,
@@ -355,12 +357,7 @@ def _late_ehs2_kernel(board: I64, holes: I64, keys: I64, card_bits: I64,
     count = np.zeros(n_holes, np.int64)
     total_sq = np.zeros(n_holes, np.int64)
     scores = np.zeros(n_holes, np.int64)
-    packed = np.zeros(1081, np.int64)
-    pair_a = np.zeros(1081, np.int64)
-    pair_b = np.zeros(1081, np.int64)
-    less = np.zeros(52, np.int64)
-    equal = np.zeros(52, np.int64)
-    by_pair = np.zeros(1326, np.int64)
+    packed, pair_a, pair_b, less, equal, by_pair = _scores_scratch()
     for river in range(52 if board.shape[0] == 4 else 1):
         if board.shape[0] == 4:
             if (dead >> river) & 1:
@@ -403,12 +400,7 @@ def _flop_ehs2_kernel(flop: I64, holes: I64, rivers_per_turn: int, perms: I64, k
                 pair[t, r] = n_pairs
                 n_pairs += 1
     table = np.zeros((n_pairs, n_holes), np.int64)
-    packed = np.zeros(1081, np.int64)
-    pair_a = np.zeros(1081, np.int64)
-    pair_b = np.zeros(1081, np.int64)
-    less = np.zeros(52, np.int64)
-    equal = np.zeros(52, np.int64)
-    by_pair = np.zeros(1326, np.int64)
+    packed, pair_a, pair_b, less, equal, by_pair = _scores_scratch()
     for t in range(52):
         for r in range(t + 1, 52):
             k = pair[t, r]
