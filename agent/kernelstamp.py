@@ -35,7 +35,8 @@ __all__ = ["KERNEL_MODULES", "kernels_known_warm", "mark_kernels_warm", "stamp_p
 
 _AGENT = Path(__file__).resolve().parent
 KERNEL_MODULES = ("jit.py", "handeval.py", "abstraction/holdem_buckets.py",
-                  "abstraction/holdem_pa.py", "abstraction/isomorphism.py",
+                  "abstraction/holdem_board.py", "abstraction/holdem_pa.py",
+                  "abstraction/isomorphism.py", "strategy/best_response.py",
                   "strategy/kernels.py")
 """The agent's modules (relative to the ``agent`` package) whose kernels a match uses."""
 

@@ -27,6 +27,9 @@ import numpy.typing as npt
 from agent.abstraction.actions import BettingTree
 from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.convention import realise_raise_to
+from agent.abstraction.holdem_board import board_buckets
+from agent.abstraction.holdem_buckets import HoldemCards
+from agent.abstraction.holdem_pa import PotentialAwareCards
 from agent.abstraction.translation import MappingFn
 from agent.acpc.betting import Action, BettingState
 from agent.acpc.errors import AbstractionError
@@ -66,16 +69,25 @@ class _Reader:
         self.sizes_in = sizes_in
         self.hands = hands
         self.buckets: BucketCache = {} if buckets is None else buckets
+        self.holes: npt.NDArray[np.int64] | None = None
         self.tables: dict[int, F64] = {}
         self.kinds_of: dict[int, NodeKinds] = {}
 
     def bucket_of(self, round_: int, board: tuple[int, ...]) -> npt.NDArray[np.int64]:
-        """Every hand's bucket (-1 where the board blocks it)."""
+        """Every hand's bucket (-1 where the board blocks it); hold'em's all at once
+        (:func:`agent.abstraction.holdem_board.board_buckets`)."""
         got = self.buckets.get((round_, board))
         if got is None:
-            used = set(board)
-            got = np.array([self.cards.bucket(round_, hole, board)
-                            if used.isdisjoint(hole) else -1 for hole in self.hands], np.int64)
+            if isinstance(self.cards, (HoldemCards, PotentialAwareCards)):
+                # every hole at once, the same buckets (agent.abstraction.holdem_board)
+                if self.holes is None:
+                    self.holes = np.array(self.hands, np.int64)
+                got = board_buckets(self.cards, round_, self.holes, board)
+            else:
+                used = set(board)
+                got = np.array([self.cards.bucket(round_, hole, board)
+                                if used.isdisjoint(hole) else -1 for hole in self.hands],
+                               np.int64)
             if len(self.buckets) >= MAX_BUCKET_CACHE:
                 self.buckets.clear()
             self.buckets[(round_, board)] = got

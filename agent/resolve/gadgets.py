@@ -82,6 +82,7 @@ class Subgame:
     scale: float
     frozen: Mapping[int, F64] = field(default_factory=dict)
     """Agent decision nodes held fixed: ``[hand, k]`` rows."""
+    _live: F64 | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.tree.hands)
@@ -106,11 +107,13 @@ class Subgame:
         return int(self.tree.board_of[0])
 
     def live(self) -> F64:
-        """1 for the opponent's live hands (module docstring), else 0."""
-        b = self.root_board
-        weight = self.tree.compat[b] @ self.agent_reach
-        live: F64 = ((self.tree.valid[b] > 0) & (weight > 0)).astype(np.float64)
-        return live
+        """1 for the opponent's live hands (module docstring), else 0 (computed once: a
+        product of the root board's hands x hands compatibility with the agent's reach)."""
+        if self._live is None:
+            b = self.root_board
+            weight = self.tree.compat[b] @ self.agent_reach
+            self._live = ((self.tree.valid[b] > 0) & (weight > 0)).astype(np.float64)
+        return self._live
 
     def alternative(self, gadget: str) -> F64:
         """The opponent's alternative values: ``cbv`` (plus ``gift`` for reach variants)."""

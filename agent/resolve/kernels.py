@@ -45,22 +45,26 @@ GADGET_UNSAFE, GADGET_RESOLVE, GADGET_MAXMARGIN = 0, 1, 2
 @kernel
 def forward(kind: I8, player: I64, child_start: I64, num_children: I64, children: I64,
             board_of: I64, valid: F64, strategy: F64, reach: F64) -> None:
-    """``reach[n, p, h]`` for every node, from ``reach[0]`` (set by the caller)."""
+    """``reach[n, p, h]`` for every node, from ``reach[0]`` (set by the caller). A decision
+    node's children are filled hand by hand (a hand's row of ``strategy`` is contiguous)."""
     n_hands = reach.shape[2]
     for n in range(kind.shape[0]):
         k = kind[n]
         if k < 2:
             continue
         s = child_start[n]
+        m = num_children[n]
         if k == 2:
             p = player[n]
-            for a in range(num_children[n]):
-                c = children[s + a]
-                for h in range(n_hands):
-                    reach[c, p, h] = reach[n, p, h] * strategy[h, s + a]
-                    reach[c, 1 - p, h] = reach[n, 1 - p, h]
+            for h in range(n_hands):
+                mine = reach[n, p, h]
+                other = reach[n, 1 - p, h]
+                for a in range(m):
+                    c = children[s + a]
+                    reach[c, p, h] = mine * strategy[h, s + a]
+                    reach[c, 1 - p, h] = other
         else:
-            for a in range(num_children[n]):
+            for a in range(m):
                 c = children[s + a]
                 b = board_of[c]
                 for q in range(2):
@@ -189,10 +193,11 @@ def backward(u: int, best: bool, kind: I8, player: I64, child_start: I64,
                 for h in range(n_hands):
                     values[n, h] += w * valid[b, h] * values[c, h]
         elif player[n] != u:
-            for a in range(m):
-                c = children[s + a]
-                for h in range(n_hands):
-                    values[n, h] += values[c, h]
+            for h in range(n_hands):
+                v = 0.0
+                for a in range(m):
+                    v += values[children[s + a], h]
+                values[n, h] = v
         elif best and not frozen[n]:
             for h in range(n_hands):
                 top = values[children[s], h]
@@ -200,21 +205,33 @@ def backward(u: int, best: bool, kind: I8, player: I64, child_start: I64,
                     top = max(top, values[children[s + a], h])
                 values[n, h] = top
         else:
-            for a in range(m):
-                c = children[s + a]
-                for h in range(n_hands):
-                    values[n, h] += strategy[h, s + a] * values[c, h]
+            for h in range(n_hands):
+                v = 0.0
+                for a in range(m):
+                    v += strategy[h, s + a] * values[children[s + a], h]
+                values[n, h] = v
 
 
 @kernel
 def match_all(kind: I8, player: I64, child_start: I64, num_children: I64, frozen: B,
               only: int, regrets: F64, strategy: F64) -> None:
-    """Current strategy of every free decision node (of player ``only``, or all if -1)."""
+    """Current strategy of every free decision node (of player ``only``, or all if -1).
+    Hand by hand over flat views (a hand's rows are contiguous; no view per row)."""
+    n_hands = regrets.shape[0]
+    width = regrets.shape[1]
+    flat_regrets = regrets.reshape(n_hands * width)
+    flat_strategy = strategy.reshape(n_hands * width)
+    nodes = np.zeros(kind.shape[0], np.int64)
+    count = 0
     for n in range(kind.shape[0]):
-        if kind[n] != 2 or frozen[n] or (only >= 0 and player[n] != only):
-            continue
-        for h in range(regrets.shape[0]):
-            match_row(regrets[h], child_start[n], num_children[n], strategy[h])
+        if kind[n] == 2 and not frozen[n] and (only < 0 or player[n] == only):
+            nodes[count] = n
+            count += 1
+    for h in range(n_hands):
+        base = h * width
+        for i in range(count):
+            n = nodes[i]
+            match_row(flat_regrets, base + child_start[n], num_children[n], flat_strategy)
 
 
 @kernel
@@ -228,12 +245,14 @@ def update(u: int, t: float, kind: I8, player: I64, child_start: I64, num_childr
         if kind[n] != 2 or player[n] != u or frozen[n]:
             continue
         s = child_start[n]
-        for a in range(num_children[n]):
-            c = children[s + a]
-            for h in range(n_hands):
-                r = regrets[h, s + a] + values[c, h] - values[n, h]
+        m = num_children[n]
+        for h in range(n_hands):
+            here = values[n, h]
+            weight = t * reach[n, u, h]
+            for a in range(m):
+                r = regrets[h, s + a] + values[children[s + a], h] - here
                 regrets[h, s + a] = r if r > 0.0 else 0.0
-                average[h, s + a] += t * reach[n, u, h] * strategy[h, s + a]
+                average[h, s + a] += weight * strategy[h, s + a]
 
 
 @kernel

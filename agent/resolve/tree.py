@@ -365,10 +365,28 @@ def _order(a: Action) -> tuple[int, int]:
             a.raise_to if a.kind is ActionKind.RAISE else 0)
 
 
+_LAST_TABLES: list[tuple[Hands, str, tuple[tuple[int, ...], ...],
+                         tuple[F64, F64, I64]]] = []
+"""The last :func:`card_tables` answer: a hold'em river decision builds two trees on one
+board (the root's and the subgame's), which share these arrays (never written)."""
+
+
 def card_tables(game: Game, hands: Hands,
                 boards: Sequence[tuple[int, ...]]) -> tuple[F64, F64, I64]:
     """``valid[board, hand]``, ``compat[board, i, j]`` and ``strength[board, hand]`` (module
-    docstring; ``strength`` only for complete boards, else -1)."""
+    docstring; ``strength`` only for complete boards, else -1). The last answer is kept
+    and given again for the same hands, game and boards."""
+    key = tuple(tuple(b) for b in boards)
+    for kept_hands, fingerprint, kept_boards, tables in _LAST_TABLES:
+        if kept_hands is hands and fingerprint == game.fingerprint and kept_boards == key:
+            return tables
+    tables = _card_tables(game, hands, boards)
+    _LAST_TABLES[:] = [(hands, game.fingerprint, key, tables)]
+    return tables
+
+
+def _card_tables(game: Game, hands: Hands,
+                 boards: Sequence[tuple[int, ...]]) -> tuple[F64, F64, I64]:
     h = len(hands)
     full = game.total_board_cards
     valid = np.zeros((len(boards), h))

@@ -10,12 +10,12 @@ import random
 import numpy as np
 import pytest
 
+from agent.abstraction.holdem_board import late_ehs2
 from agent.abstraction.holdem_buckets import SCRATCH_SIZE, STRENGTH_TABLES, ehs2
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamefiles import load_game
 from strategies.measure.lbr_cards import (
     _ehs2_kernel,
-    _late_ehs2_kernel,
     _smallest_kernel,
     all_holes,
     equities,
@@ -42,7 +42,7 @@ def test_small_kernels_equal_oracles() -> None:
     full = board + [next(c for c in range(52) if c not in dealt + others.ravel().tolist())]
     every = all_holes(game)
     batch = np.zeros(every.shape[0])
-    _late_ehs2_kernel(np.array(full, dtype=np.int64), every, *STRENGTH_TABLES[1:], batch)
+    late_ehs2(np.array(full, dtype=np.int64), every, *STRENGTH_TABLES[1:], batch)
     for h in others.tolist():
         if not set(h) & set(full):
             i = int(np.flatnonzero((every == h).all(axis=1))[0])
