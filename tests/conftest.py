@@ -88,29 +88,22 @@ def _write_bytecode(config: pytest.Config) -> None:
 _COMPILED_RUN = "tests/agent/test_native.py::test_compiled_core_passes_the_core_and_dealer_tests"
 EARLY = (
     "tests/evaluation/test_ray_cluster.py",
-    "tests/strategies/test_graft_ray.py",
+    "tests/strategies/test_graft_ray.py::test_ray_grafts_equal_the_process_pool",
     f"{_COMPILED_RUN}[dealer engine]",
+    "tests/evaluation/test_runner.py::test_failing_agents_are_named_and_the_rest_is_kept",
     "tests/evaluation/test_estimator.py::test_joint_walk_equals_the_separate_walks",
     "tests/agent/abstraction/test_holdem_buckets.py::test_kernels_as_plain_python",
     "tests/agent/test_agent_live.py",
-    "tests/agent/abstraction/test_isomorphism.py::test_every_flop_hand",
     "tests/jobs/test_ray.py",
-    f"{_COMPILED_RUN}[core]",
-    "tests/evaluation/test_runner.py::test_failing_agents_are_named_and_the_rest_is_kept",
-    f"{_COMPILED_RUN}[match states]",
-    "tests/agent/abstraction/test_isomorphism.py::test_every_turn_class_round_trips",
-    "tests/agent/test_native.py::test_compiled_core_is_built_and_served",
-    f"{_COMPILED_RUN}[dealer fast path]",
 )
-"""What xdist's workers start with, one group at the head of each worker's first share, round
-robin (a file, a test with all its parameters, or one case): the tests that wait longest on
-other processes (Ray clusters, the compiled core's nested runs, live matches, agents that
-never answer) or compile the biggest kernels. A file whose module fixture starts a Ray head
-or builds strategies stays whole (built once); the others go one by one, so that no worker
-gets a chain of them. Left in file order, one of them started last kept the suite going
-on one core for a minute (measured: the Ray grafts' test, 249 s of waiting, began 331 s
-into a 584 s run); with whole files for all of them, the runner's waiting tests queued
-behind a Ray cluster's and ran last."""
+"""What xdist's workers start with, one group at the head of each worker's first share (a
+file, a test with all its parameters, or one case), at most one a worker: the tests that
+wait longest on other processes (Ray clusters, the compiled core's dealer run, agents that
+never answer, live matches) or compile the biggest kernels. A file whose module fixture
+starts a Ray head or builds strategies stays whole (built once). Left in file order, one of
+them started last kept the suite going on one core for a minute (measured: the Ray grafts'
+test, 249 s of waiting, began 331 s into a 584 s run); two groups on one worker ran the
+second last (a Ray test waits most of the run: up to 559 s of a 611 s run)."""
 
 
 def _early_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:

@@ -5,7 +5,8 @@ the board's work shared by every hole: on the turn and river each hole's ``2 * w
 against the 990 others on a 5-card board comes from the potential-aware module's kernel for
 every pair at once (:func:`board_scores`, by
 :func:`agent.abstraction.holdem_pa.river_scores_kernel`: by rank class, card removal counted
-per card); the turn sums the squares over the 46 rivers (:func:`late_ehs2`). On the flop each hole's own run-outs
+per card); the turn sums the squares over the 46 rivers (:func:`late_ehs2`). On the flop
+each hole's own run-outs
 (:func:`agent.abstraction.holdem_buckets.draw_rivers` on its canonical cards) are read from
 one table of every hole's score on every turn and river card (:func:`flop_ehs2`), or,
 faster, E[HS^2] is read from a flop strength table the caller gives (``flop_values``:
