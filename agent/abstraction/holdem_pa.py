@@ -239,6 +239,25 @@ def suit_extremes(suits: Int64Array) -> tuple[int, int]:
 
 
 @kernel
+def _class_values(key5: Int, bits5: Int, scarce: Int, ranks: Int, keys: Int64Array,
+                  card_bits: Int64Array, offsets: Int32Array, values: Int32Array,
+                  flush_values: Int32Array) -> Int64Array:
+    """``[x, y]``: the value on the board (summed ``key5``, ``bits5``) of a hole of ranks
+    ``x`` and ``y`` that cannot make a flush, valued with two cards of the board's
+    ``scarce`` suit (symmetric)."""
+    value = np.empty((ranks, ranks), np.int64)
+    for x in range(ranks):
+        kx = key5 + keys[x * 4 + scarce]
+        bx = bits5 + card_bits[x * 4 + scarce]
+        for y in range(x, ranks):
+            v = hand_value(kx + keys[y * 4 + scarce], bx + card_bits[y * 4 + scarce], offsets,
+                           values, flush_values)  # fmt: skip
+            value[x, y] = v
+            value[y, x] = v
+    return value
+
+
+@kernel
 def _no_flush_scores(
     key5: Int,
     bits5: Int,
@@ -261,19 +280,15 @@ def _no_flush_scores(
     for c in range(4 * ranks):
         if not (dead >> c) & 1:
             live[c // 4] += 1
-    value = np.empty((ranks, ranks), np.int64)
+    value = _class_values(key5, bits5, scarce, ranks, keys, card_bits, offsets, values,
+                          flush_values)  # fmt: skip
     n_classes = ranks * (ranks + 1) // 2
     by_value = np.empty(n_classes, np.int64)  # the classes' values, ascending
     weight = np.empty(n_classes, np.int64)  # their live pairs
     k = 0
     for x in range(ranks):
-        kx = key5 + keys[x * 4 + scarce]
-        bx = bits5 + card_bits[x * 4 + scarce]
         for y in range(x, ranks):
-            v = hand_value(kx + keys[y * 4 + scarce], bx + card_bits[y * 4 + scarce], offsets,
-                           values, flush_values)  # fmt: skip
-            value[x, y] = v
-            value[y, x] = v
+            v = value[x, y]
             w = live[x] * (live[x] - 1) // 2 if x == y else live[x] * live[y]
             j = k
             while j > 0 and by_value[j - 1] > v:
@@ -362,18 +377,13 @@ def river_scores_kernel(
         _no_flush_scores(key5, bits5, dead, scarce, ranks, keys, card_bits, offsets, values,
                          flush_values, out)  # fmt: skip
         return
-    class_value = np.empty(ranks * ranks, np.int64)
+    class_value = _class_values(key5, bits5, scarce, ranks, keys, card_bits, offsets, values,
+                                flush_values).ravel()  # fmt: skip
     distinct = np.empty(ranks * ranks + pair_a.shape[0], np.int64)
     n = 0
     for x in range(ranks):
-        kx = key5 + keys[x * 4 + scarce]
-        bx = bits5 + card_bits[x * 4 + scarce]
         for y in range(x, ranks):
-            v = hand_value(kx + keys[y * 4 + scarce], bx + card_bits[y * 4 + scarce], offsets,
-                           values, flush_values)  # fmt: skip
-            class_value[x * ranks + y] = v
-            class_value[y * ranks + x] = v
-            distinct[n] = v
+            distinct[n] = class_value[x * ranks + y]
             n += 1
     m = 0
     for b in range(deck):
