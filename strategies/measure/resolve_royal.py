@@ -1,6 +1,7 @@
-"""The re-solving lab in Royal no-limit hold'em: the agent that re-solves its flop
-(:mod:`agent.resolve`, as ``acpc-agent --resolve`` plays Royal) and the same blueprint
-translating, best-responded exactly by boards (:mod:`strategies.measure.translation.royal_br`).
+"""The re-solving lab in Royal no-limit hold'em: the agent that re-solves (:mod:`agent.resolve`,
+as ``acpc-agent --resolve`` plays Royal: its preflop over suit classes of flops, its flop)
+and the same blueprint translating, best-responded exactly by boards
+(:mod:`strategies.measure.translation.royal_br`).
 
 Royal's 16 M ordered deals are too many for the enumerated games of
 :mod:`strategies.measure.resolve_lab`, so the same measurement is made on the public tree:
@@ -17,15 +18,16 @@ before that round). Settings are :class:`strategies.measure.resolve_lab.Setting`
 **The agents.** The translating blueprint is the Royal tables' agent
 (:func:`strategies.measure.translation.royal_br.seat_model` on that tree: the decision
 model expanded, translation draws private). The re-solving agent is assembled as a table
-over the tree with Royal's lossless cards (:func:`resolving_table`): preflop it plays the
-translating blueprint (its realisation-equivalent behaviour, the ratios of its reaches by
-:func:`agent.resolve.blueprint.path_states`, the function the re-solver takes its flop
-ranges from); on the flop, for every public state that starts the flop and every board of
+over the tree with Royal's lossless cards (:func:`resolving_table`): the preflop of the
+tree is walked with one :class:`agent.resolve.HandResolver` (copied where the history
+branches), whose :meth:`~agent.resolve.HandResolver.decide` plays the blueprint's plan or
+re-solves the whole game (one flop per suit class: an opponent action off the plan) exactly
+where the live agent would; at every public state that starts the flop, for every board of
 a suit-isomorphism class (one board per class: the re-solver and the lossless buckets are
 suit-symmetric, so the other boards of a class are the same rows), the flop subtree is
-walked with one :class:`agent.resolve.HandResolver` (copied where the history branches),
-whose :meth:`~agent.resolve.HandResolver.decide` re-solves exactly where the live agent
-would; its strategy for every hand fills the rows of the hands' lossless buckets.
+walked on with a copy of that state (the flop re-solved from the preflop re-solve, nested,
+or from the real history); every decision's strategy for every hand fills the rows of the
+hands' lossless buckets.
 
 **The best response** to either agent in the other seat is
 :func:`strategies.measure.translation.royal_br.best_response_value`, with the responder
