@@ -33,11 +33,13 @@ decision of the hand after a hot-swap (:mod:`agent.strategy.hotswap`): a new fil
 new blueprint (its ranges, counterfactual values and round-0 plan).
 
 **Which games** (:func:`resolve_support`): two-player no-limit games with at most two
-hole cards. Leduc and Kuhn are re-solved in every round; hold'em and Royal on their last
-round only (:attr:`agent.resolve.Resolver.last_round_only`): their earlier decisions are
-translated (source ``translation``, counted as :attr:`ResolvingStats.translated_rounds`),
-and in mode ``off-tree`` so is the last round until some opponent action of the hand is
-off the blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
+hole cards. Leduc and Kuhn are re-solved in every round; Royal (a lossless file) in every
+round too, its preflop over one flop per suit class
+(:attr:`agent.resolve.Resolver.first_round_by_suits`); hold'em on its last round only
+(:attr:`agent.resolve.Resolver.last_round_only`): its earlier decisions are translated
+(source ``translation``, counted as :attr:`ResolvingStats.translated_rounds`), and in mode
+``off-tree`` so is the river until some opponent action of the hand is off the
+blueprint's abstraction (:meth:`agent.resolve.Resolver.off_tree`).
 
 **For evaluators that model the agent** (sampled LBR's re-solving model,
 :mod:`strategies.measure.resolving_lbr`): :meth:`ResolvingPolicy.translates` is the rule
@@ -95,7 +97,7 @@ EARLIER = "earlier in the hand"
 
 def resolve_support(game: Game) -> str | None:
     """Why ``--resolve`` cannot play ``game`` (one line), or None when it can (two-player
-    no-limit games; hold'em and Royal are re-solved on their last round only:
+    no-limit games; hold'em is re-solved on its last round only:
     :attr:`agent.resolve.Resolver.last_round_only`)."""
     if game.num_players != 2 or not game.is_nolimit:
         return (f"expected a two-player no-limit game for --resolve, got "
@@ -123,8 +125,8 @@ class ResolvingStats(PolicyStats):
     """Decisions read from the round-0 plan (source ``blueprint``)."""
     translated_rounds: int = 0
     """Decisions translated because their round is not re-solved (source
-    ``translation``: hold'em and Royal before their last round; in mode ``off-tree``, the
-    last round while every opponent action has been one of the blueprint's)."""
+    ``translation``: hold'em before its river; in mode ``off-tree``, the river while
+    every opponent action has been one of the blueprint's)."""
     time_budget_fallbacks: int = 0
     """Hands that fell back to translation because a re-solve overran the time budget."""
     failed_fallbacks: int = 0
@@ -213,15 +215,15 @@ class ResolvingPolicy(StrategyPolicy):
                                                   seconds=None))
         state = BettingState.initial(game)
         board: tuple[int, ...] = ()
+        if self.resolver.resolves(0):
+            for seat in (0, 1):
+                self.resolver.blueprint_plan(seat)
         if self.resolver.last_round_only:
             # a river reached by checks and calls, on the deck's last cards
             while state.round < game.num_rounds - 1:
                 state = state.apply(CALL)
             deck = deck_for(game)
             board = tuple(deck[len(deck) - game.total_board_cards:])
-        else:
-            for seat in (0, 1):
-                self.resolver.blueprint_plan(seat)
         probe.new_hand(state.player).decide(state, board)
 
     # ----------------------------------------------------------------- deciding
@@ -303,11 +305,11 @@ class ResolvingPolicy(StrategyPolicy):
         """Whether the agent's decision at ``state`` (``hand`` the hand's re-solver state,
         ``board`` the visible board) is translated rather than re-solved: a round the
         re-solver does not play, or mode ``off-tree`` in a game re-solved on its last round
-        only while no re-solve has run in the hand and every opponent action is the
-        blueprint's (module docstring). :meth:`act` follows it; so does an evaluator that
+        only (hold'em) while no re-solve has run in the hand and every opponent action is
+        the blueprint's (module docstring). :meth:`act` follows it; so does an evaluator that
         models the agent (sampled LBR's re-solving model)."""
         return not self.resolver.resolves(state.round) or (
-            self.config.mode == "off-tree" and self.resolver.last_round_only and
+            self.config.mode == "off-tree" and not self.resolver.resolves(0) and
             hand.plan is None and not self.resolver.off_tree(hand.seat, state, board))
 
     def current_hand(self, hand_number: int) -> tuple[HandResolver, str | None] | None:

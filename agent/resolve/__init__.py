@@ -74,11 +74,29 @@ tree holds that root (ranges, CBVs and gifts against the previous re-solve's str
 re-solve later in the same round keeps the round's root; otherwise (the plan is the
 blueprint's) the root comes from the history tree above.
 
-**Hold'em (and Royal): the last round only.** A game whose private hands times boards
-exceeds :data:`agent.resolve.resolver.MAX_WHOLE_DEALS` (``Resolver.last_round_only``) is
-re-solved on its last round only (``Resolver.resolves(round)``; ``decide`` refuses earlier
-rounds, which the live agent translates). The root is walked along the *real* history
-only (``Resolver.path_root``, :func:`agent.resolve.blueprint.path_states`): each player's
+**Royal: the preflop over suit classes.** A game above
+:data:`agent.resolve.resolver.MAX_WHOLE_DEALS` that deals its whole board in its second and
+last round, whose private hands times *suit classes* of boards is at most
+:data:`agent.resolve.resolver.MAX_SUIT_DEALS` (Royal: 190 x 95 = 18,050) and whose card
+abstraction does not tell suits apart (lossless or blind), is re-solved in its first round
+too (``Resolver.first_round_by_suits``): the round-0 plan (the blueprint's) and every
+round-0 subgame (the whole game, as in Leduc) deal the flop one board per suit class
+(:func:`agent.resolve.tree.build_tree` with ``suits``; the class's other boards are the
+same play with the suits permuted, which the kernels add back at the chance node:
+:attr:`agent.resolve.tree.PublicTree.perms`). That is exact when the root's ranges and
+values and the agent's fixed rows are the same under every permutation of the suits, as
+they are at the start of the hand with such cards (checked at each such re-solve: one
+line if not). A Royal round-0 subgame has about 9,400 to 12,500 public nodes (against
+113,000 over every flop). The flop's root comes from the preflop re-solve when one ran
+(nested, the real flop mapped onto its class's board), otherwise from the real history
+as below.
+
+**Hold'em: the last round only.** A game whose private hands times boards exceeds
+:data:`agent.resolve.resolver.MAX_WHOLE_DEALS` (``Resolver.last_round_only``) is
+re-solved on its last round only, Royal's preflop apart (``Resolver.resolves(round)``;
+``decide`` refuses earlier rounds, which the live agent translates). The root is walked
+along the *real* history only (``Resolver.path_root``,
+:func:`agent.resolve.blueprint.path_states`): each player's
 range is its reach under the translating blueprint over every hole pair the board allows
 (Bayes through the card abstraction, the translation draws split with the agent's own
 mapping); the opponent's CBVs are its best response, over the round's stated tree without

@@ -162,7 +162,8 @@ def evaluate(tree: PublicTree, u: int, best: bool, strategy: F64, root_reach: tu
         frozen = np.zeros(tree.num_nodes, np.bool_)
     K.backward(u, best, tree.kind, tree.player, tree.child_start, tree.num_children,
                tree.children, tree.board_of, tree.valid, tree.spent, tree.folder,
-               tree.chance_weight, tree.hole, tree.strength, tree.order, float(scale), frozen,
+               tree.chance_weight, tree.perm_start, tree.perm_count, tree.perms, tree.hole,
+               tree.strength, tree.order, float(scale), frozen,
                strategy, reach, values)
     return values
 
@@ -233,7 +234,8 @@ def solve(sub: Subgame, gadget: str, iterations: int, seconds: float | None = No
         count = min(iterations - done, CHUNK if seconds is not None else iterations)
         K.cfr_plus(done, count, agent, code, tree.kind, tree.player, tree.child_start,
                    tree.num_children, tree.children, tree.board_of, tree.valid, tree.spent,
-                   tree.folder, tree.chance_weight, tree.hole, tree.strength, tree.order,
+                   tree.folder, tree.chance_weight, tree.perm_start, tree.perm_count,
+                   tree.perms, tree.hole, tree.strength, tree.order,
                    float(sub.scale),
                    frozen, sub.agent_reach, opp_fixed, alternative, live, strategy, regrets,
                    average, g_regrets, g_average, reach, values, opp_root)

@@ -169,11 +169,14 @@ def terminal(n: int, u: int, kind: I8, board_of: I64, spent: I64, folder: I64, v
 @kernel
 def backward(u: int, best: bool, kind: I8, player: I64, child_start: I64,
              num_children: I64, children: I64, board_of: I64, valid: F64, spent: I64,
-             folder: I64, chance_weight: F64, hole: I64, strength: I64, order: I64,
-             scale: float, frozen: B, strategy: F64, reach: F64, values: F64) -> None:
+             folder: I64, chance_weight: F64, perm_start: I64, perm_count: I64, perms: I64,
+             hole: I64, strength: I64, order: I64, scale: float, frozen: B, strategy: F64,
+             reach: F64, values: F64) -> None:
     """``values[n, h]``: player ``u``'s counterfactual values (opponent reach from
     ``reach``), following ``strategy`` or, with ``best``, maximising at ``u``'s nodes that
-    are not ``frozen``."""
+    are not ``frozen``. A chance edge that stands for a suit class of boards
+    (``perm_count`` > 0: :attr:`agent.resolve.tree.PublicTree.perms`) adds its child's
+    values once per board of the class, permuted into that board's frame."""
     n_hands = values.shape[1]
     for n in range(kind.shape[0] - 1, -1, -1):
         k = kind[n]
@@ -190,8 +193,15 @@ def backward(u: int, best: bool, kind: I8, player: I64, child_start: I64,
             for a in range(m):
                 c = children[s + a]
                 b = board_of[c]
-                for h in range(n_hands):
-                    values[n, h] += w * valid[b, h] * values[c, h]
+                count = perm_count[s + a]
+                if count == 0:
+                    for h in range(n_hands):
+                        values[n, h] += w * valid[b, h] * values[c, h]
+                else:  # a suit class: each of its boards, the child's values permuted
+                    for q in range(perm_start[s + a], perm_start[s + a] + count):
+                        for h in range(n_hands):
+                            j = perms[q, h]
+                            values[n, h] += w * valid[b, j] * values[c, j]
         elif player[n] != u:
             for h in range(n_hands):
                 v = 0.0
@@ -318,7 +328,8 @@ def gadget_update(gadget: int, t: float, root_values: F64, alternative: F64, liv
 @kernel
 def cfr_plus(first: int, count: int, agent: int, gadget: int, kind: I8, player: I64,
              child_start: I64, num_children: I64, children: I64, board_of: I64, valid: F64,
-             spent: I64, folder: I64, chance_weight: F64, hole: I64, strength: I64,
+             spent: I64, folder: I64, chance_weight: F64, perm_start: I64, perm_count: I64,
+             perms: I64, hole: I64, strength: I64,
              order: I64, scale: float, frozen: B, agent_root: F64, opp_fixed: F64, alternative: F64,
              live: F64, strategy: F64, regrets: F64, average: F64, gadget_regrets: F64,
              gadget_average: F64, reach: F64, values: F64, opp_root: F64) -> None:
@@ -335,8 +346,8 @@ def cfr_plus(first: int, count: int, agent: int, gadget: int, kind: I8, player: 
         forward(kind, player, child_start, num_children, children, board_of, valid,
                 strategy, reach)
         backward(agent, False, kind, player, child_start, num_children, children, board_of,
-                 valid, spent, folder, chance_weight, hole, strength, order, scale, frozen,
-                 strategy, reach, values)
+                 valid, spent, folder, chance_weight, perm_start, perm_count, perms, hole,
+                 strength, order, scale, frozen, strategy, reach, values)
         update(agent, t, kind, player, child_start, num_children, children, frozen,
                strategy, reach, values, regrets, average)
         # the opponent's update against the agent's new strategy
@@ -344,8 +355,8 @@ def cfr_plus(first: int, count: int, agent: int, gadget: int, kind: I8, player: 
         forward(kind, player, child_start, num_children, children, board_of, valid,
                 strategy, reach)
         backward(opp, False, kind, player, child_start, num_children, children, board_of,
-                 valid, spent, folder, chance_weight, hole, strength, order, scale, frozen,
-                 strategy, reach, values)
+                 valid, spent, folder, chance_weight, perm_start, perm_count, perms, hole,
+                 strength, order, scale, frozen, strategy, reach, values)
         update(opp, t, kind, player, child_start, num_children, children, frozen,
                strategy, reach, values, regrets, average)
         gadget_update(gadget, t, values[0], alternative, live, gadget_regrets,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -15,6 +16,7 @@ from agent.abstraction.buckets import CardAbstraction, card_abstraction_from_spe
 from agent.abstraction.convention import DEFAULT_SIZE_CONVENTION, parse_size_convention
 from agent.abstraction.translation import MappingFn, get_mapping
 from agent.acpc.betting import Action, BettingState
+from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.resolve.blueprint import BucketCache, behaviour, path_states
@@ -27,6 +29,7 @@ from agent.resolve.tree import (
     PublicTree,
     build_tree,
     stated_fractions,
+    suit_maps,
 )
 from agent.strategy.fileformat import Strategy
 from agent.strategy.purification import Purification, parse_purification
@@ -41,6 +44,14 @@ MAX_WHOLE_DEALS = 10_000
 from a history tree over every board (Leduc, Kuhn); above it (hold'em, Royal) only the last
 round is re-solved, from a root walked along the real history
 (:meth:`Resolver.last_round_only`)."""
+MAX_SUIT_DEALS = 20_000
+"""The largest (private hands) x (suit classes of the board) of a game above
+:data:`MAX_WHOLE_DEALS` that deals its whole board in one round after the first, whose first
+round is re-solved too, over one board per suit class (:func:`suit_deals`;
+:attr:`Resolver.first_round_by_suits`). Royal: 190 x 95 = 18,050."""
+SUIT_SYMMETRIC_CARDS = ("lossless", "blind")
+"""Card abstraction kinds whose buckets do not tell suits apart: the blueprint's play is the
+same on every board of a suit class (up to the suits)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +153,9 @@ class _Plan:
     root_round: int
     root: _RootInfo | None = None
     """A solved plan's root (its ranges, scale and gifts); None for the blueprint's."""
+    walked: tuple[F64, F64] | None = None
+    """Its reaches and the opponent's best-response values (:meth:`HandResolver.
+    _nested_root`, kept: every later round's root of the plan reads them)."""
 
 
 class Resolver:
@@ -178,8 +192,19 @@ class Resolver:
         self._path_roots: dict[tuple[object, ...], tuple[_RootInfo, dict[int, F64]]] = {}
         self._buckets: BucketCache = {}
         self.last_round_only = whole_deals(game) > MAX_WHOLE_DEALS
-        """Only the last round is re-solved (:data:`MAX_WHOLE_DEALS`): its root's ranges
-        and counterfactual values are walked along the real history only."""
+        """Above :data:`MAX_WHOLE_DEALS`: the last round is re-solved from a root walked
+        along the real history (its ranges and counterfactual values) when no re-solved
+        plan holds it; earlier rounds are not re-solved, but for
+        :attr:`first_round_by_suits`."""
+        suits = suit_deals(game)
+        self.first_round_by_suits = (
+            self.last_round_only and suits is not None and suits <= MAX_SUIT_DEALS and
+            self.cards.spec.get("kind") in SUIT_SYMMETRIC_CARDS)
+        """The first round is re-solved as well (Royal: :data:`MAX_SUIT_DEALS`), over the
+        whole game with the board dealt one board per suit class
+        (:func:`agent.resolve.tree.build_tree` with ``suits``); the last round's root then
+        comes from that re-solve (nested) when one ran, else from the real history."""
+        self._suit_maps: list[npt.NDArray[np.int64]] | None = None
         self.solves = 0
         """Re-solves run by this resolver (all hands)."""
 
@@ -190,9 +215,26 @@ class Resolver:
                         cards=self.cards)
 
     def resolves(self, round_: int) -> bool:
-        """True when decisions in ``round_`` are re-solved (every round, or the last one
-        when :attr:`last_round_only`)."""
-        return not self.last_round_only or round_ == self.game.num_rounds - 1
+        """True when decisions in ``round_`` are re-solved (every round; when
+        :attr:`last_round_only`, the last one, and the first when
+        :attr:`first_round_by_suits`)."""
+        return (not self.last_round_only or round_ == self.game.num_rounds - 1 or
+                (round_ == 0 and self.first_round_by_suits))
+
+    def check_suit_symmetric(self, what: str, arrays: Sequence[F64]) -> None:
+        """Raise unless every array (``[hand]`` or ``[hand, k]``) is the same under every
+        permutation of the suits (a tree over suit classes needs it).
+
+        Raises:
+            UsageError: naming ``what``.
+        """
+        if self._suit_maps is None:
+            self._suit_maps = [fwd for _, fwd in suit_maps(self.game, self.hands)[1:]]
+        for arr in arrays:
+            for fwd in self._suit_maps:
+                if not np.allclose(arr[fwd], arr, rtol=1e-9, atol=1e-12):
+                    raise UsageError(f"expected {what} the same under every permutation of "
+                                     f"the suits (a re-solve over suit classes of boards)")
 
     def raise_cap(self, round_: int) -> int | None:
         """The subgame's raise cap in ``round_`` (:attr:`ResolveConfig.max_raises`)."""
@@ -213,7 +255,8 @@ class Resolver:
         plan = self._blueprint_plans.get(seat)
         if plan is None:
             tree = build_tree(self.game, BettingState.initial(self.game), (), self.fractions,
-                              hands=self.hands, max_nodes=self.config.max_nodes)
+                              hands=self.hands, max_nodes=self.config.max_nodes,
+                              suits=self.first_round_by_suits)
             strat = behaviour(tree, self.blueprint, self.cards, seat, self.mapping,
                               self.purification, self.sizes_in)
             plan = self._blueprint_plans[seat] = _Plan(tree, strat, "", 0)
@@ -249,7 +292,8 @@ class Resolver:
                     ) -> dict[tuple[int, ...], _RootInfo]:
         game = self.game
         tree = build_tree(game, BettingState.initial(game), prefix, self.fractions, path,
-                          hands=self.hands, max_nodes=self.config.max_nodes)
+                          hands=self.hands, max_nodes=self.config.max_nodes,
+                          suits=self.first_round_by_suits)
         overrides = {}
         for n in tree.path_nodes:
             st = tree.states[n]
@@ -370,6 +414,27 @@ class Resolver:
         return off
 
 
+def suit_deals(game: Game) -> int | None:
+    """Private hands times the suit classes of the board (boards the same up to a
+    permutation of the suits), for a game that deals its whole board at the start of its
+    second and last round (Royal); None for any other."""
+    if game.num_rounds != 2 or game.board_cards_through(0) != 0:
+        return None
+    deck = deck_for(game)
+    suits = sorted({c % 4 for c in deck})
+    maps = [{c: c - c % 4 + dict(zip(suits, p, strict=True))[c % 4] for c in deck}
+            for p in itertools.permutations(suits)]
+    seen: set[tuple[int, ...]] = set()
+    classes = 0
+    for combo in itertools.combinations(sorted(deck), game.total_board_cards):
+        if combo in seen:
+            continue
+        classes += 1
+        seen.update(tuple(sorted(m[c] for c in combo)) for m in maps)
+    hole = game.num_hole_cards
+    return math.comb(len(deck), hole) * classes
+
+
 def whole_deals(game: Game) -> int:
     """Private hands times the boards dealt by the last round."""
     deck = game.num_suits * game.num_ranks
@@ -445,9 +510,9 @@ class HandResolver:
                              f"re-solved on its last round only), got {state.betting!r}")
         plan = self._usable_plan(state, board)
         if plan is not None:
-            node, source = plan
+            node, perm, source = plan
             assert self.plan is not None
-            decision = self._from_plan(self.plan, node, source)
+            decision = self._from_plan(self.plan, node, source, perm)
         else:
             mode = res.config.mode
             if mode == "always":
@@ -482,13 +547,13 @@ class HandResolver:
     # ------------------------------------------------------------------ internals
 
     def _usable_plan(self, state: BettingState, board: tuple[int, ...]
-                     ) -> tuple[int, str] | None:
+                     ) -> tuple[int, npt.NDArray[np.int64] | None, str] | None:
         res = self.resolver
         mode = res.config.mode
         if mode == "always":
             return None
         if self.plan is None:
-            if (state.round > 0 and mode == "round") or res.last_round_only:
+            if (state.round > 0 and mode == "round") or not res.resolves(0):
                 return None
             self.plan = res.blueprint_plan(self.seat)
             self.plan_board = ()
@@ -498,11 +563,11 @@ class HandResolver:
         if not state.betting.startswith(plan.root_betting):
             return None
         actions = _actions_since(state, plan.root_betting)
-        node = plan.tree.follow(actions, board)
+        node, perm = plan.tree.follow_perm(actions, board)
         if node < 0 or plan.tree.kind[node] != DECISION:
             return None
-        return node, ("blueprint" if plan.root_betting == "" and plan.root_round == 0 and
-                      plan is res._blueprint_plans.get(self.seat) else "plan")
+        return node, perm, ("blueprint" if plan.root_betting == "" and plan.root_round == 0
+                            and plan is res._blueprint_plans.get(self.seat) else "plan")
 
     def _nested_root(self, state: BettingState, start: BettingState,
                      board: tuple[int, ...]) -> _RootInfo | None:
@@ -522,12 +587,15 @@ class HandResolver:
             if n < 0:
                 return None
             nodes.append(n)
+        perm: npt.NDArray[np.int64] | None = None  # the real board's hands in n's frame
         while tree.kind[n] == CHANCE:
             r = tree.states[n].round
-            n = tree.child_for_cards(n, board[self.resolver.game.board_start(r):
-                                              self.resolver.game.board_cards_through(r)])
+            n, p = tree.dealt(n, board[self.resolver.game.board_start(r):
+                                       self.resolver.game.board_cards_through(r)])
             if n < 0:
                 return None
+            if p is not None:
+                perm = p if perm is None else perm[p]
             nodes.append(n)
         if tree.kind[n] != DECISION:
             return None
@@ -535,11 +603,13 @@ class HandResolver:
         root = plan.root
         pair = (root.agent_reach, root.opp_reach) if seat == 0 else \
             (root.opp_reach, root.agent_reach)
-        reach = reaches(tree, plan.strategy, pair)
-        ones = tree.valid[int(tree.board_of[0])]
-        values = evaluate(tree, opp, True, plan.strategy,
-                          (root.agent_reach, ones) if seat == 0 else (ones, root.agent_reach),
-                          root.scale)
+        if plan.walked is None:
+            ones = tree.valid[int(tree.board_of[0])]
+            plan.walked = (reaches(tree, plan.strategy, pair),
+                           evaluate(tree, opp, True, plan.strategy,
+                                    (root.agent_reach, ones) if seat == 0 else
+                                    (ones, root.agent_reach), root.scale))
+        reach, values = plan.walked
         # values at a node leave out the chance probabilities above it; a gift is shared
         # by the boards dealt after it: every term is in the new root's units times mult
         mult = 1.0
@@ -552,18 +622,26 @@ class HandResolver:
                 kids = tree.children[s: s + int(tree.num_children[m])]
                 gift += values[kids].max(axis=0) - values[nodes[i + 1]]
         gift *= mult
-        valid = tree.valid[int(tree.board_of[n])]
-        theirs = reach[n, opp] * valid
+        # the chance edge of a suit class: the arrays at n are its board's; to the real one
+        # (the gifts were taken before it, where every hand is in the real frame)
+        def here(x: F64) -> F64:
+            return x if perm is None else x[perm]
+
+        valid = here(tree.valid[int(tree.board_of[n])])
+        theirs = here(reach[n, opp]) * valid
         if not theirs.any():
             theirs = valid.copy()
-        return _RootInfo(reach[n, seat] * valid, theirs, values[n] * valid * mult,
+        return _RootInfo(here(reach[n, seat]) * valid, theirs, here(values[n]) * valid * mult,
                          np.maximum(gift, 0.0) * valid, root.scale * mult)
 
-    def _from_plan(self, plan: _Plan, node: int, source: str) -> Decision:
+    def _from_plan(self, plan: _Plan, node: int, source: str,
+                   perm: npt.NDArray[np.int64] | None = None) -> Decision:
         tree = plan.tree
         s = int(tree.child_start[node])
         m = int(tree.num_children[node])
-        return Decision(tuple(tree.edge_actions(node)), plan.strategy[:, s: s + m].copy(),
+        rows = plan.strategy[:, s: s + m]
+        return Decision(tuple(tree.edge_actions(node)),
+                        rows.copy() if perm is None else rows[perm],
                         tree.hands, ResolveStats(source))
 
     def _resolve(self, state: BettingState, board: tuple[int, ...],
@@ -578,16 +656,17 @@ class HandResolver:
         if plan is not None and plan.root is not None and plan.root_betting == start.betting \
                 and self.plan_board == board:
             info = plan.root  # a later re-solve in the same round: the same root
-        elif res.last_round_only:
-            info, mine = res.path_root(self.seat, state, board)
         else:
             info = self._nested_root(state, start, board)
+        if info is None and res.last_round_only and state.round > 0:
+            info, mine = res.path_root(self.seat, state, board)
         if info is None:
             info = res.root_info(self.seat, state, board, self.own)
         in_round = list(state.actions[state.round])
         sub_board = board if state.round > 0 else ()
         tree = build_tree(game, start, sub_board, res.fractions, in_round, hands=res.hands,
-                          max_nodes=cfg.max_nodes, max_raises=res.raise_cap(state.round))
+                          max_nodes=cfg.max_nodes, max_raises=res.raise_cap(state.round),
+                          suits=res.first_round_by_suits)
         frozen = {}
         blue: F64 | None = None
         for n in tree.path_nodes[:-1]:
@@ -610,6 +689,10 @@ class HandResolver:
                 else:
                     raise UsageError(f"expected the agent's decision at {st.betting!r} "
                                      f"(decide() or played()) before {state.betting!r}")
+        if tree.perm_count.any():
+            res.check_suit_symmetric("the root's ranges, values and the agent's fixed rows",
+                                     [info.agent_reach, info.opp_reach, info.cbv, info.gift,
+                                      *frozen.values()])
         sub = Subgame(tree, self.seat, info.agent_reach, info.opp_reach, info.cbv, info.gift,
                       info.scale, frozen)
         sol: Solution = solve(sub, cfg.gadget, cfg.iterations, cfg.seconds)

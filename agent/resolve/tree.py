@@ -184,6 +184,17 @@ class PublicTree:
     complete."""
     order: I64
     """``[board, k]``: the hands sorted by :attr:`strength` (ascending, stable)."""
+    perm_start: I64
+    """Per edge: the first row of :attr:`perms` of a chance edge that stands for a suit
+    class of boards (``suits``: :func:`build_tree`); :attr:`perm_count` 0 for every other
+    edge."""
+    perm_count: I64
+    perms: I64
+    """``[row, hand]``: for each board a class edge stands for (:attr:`perm_boards`), the
+    index of every hand's image in the edge's (canonical) board's frame: a value of hand
+    ``h`` on that board is the canonical child's value of hand ``perms[row, h]``."""
+    perm_boards: list[tuple[int, ...]]
+    """Per row of :attr:`perms`: the board (sorted cards) it stands for."""
 
     @property
     def num_nodes(self) -> int:
@@ -220,40 +231,117 @@ class PublicTree:
                 return int(self.children[e])
         return -1
 
+    def dealt(self, n: int, cards: Sequence[int]) -> tuple[int, I64 | None]:
+        """The child of chance node ``n`` that deals ``cards`` and the hands' map into its
+        frame: ``(child, None)`` for a child dealing them, ``(child, perm)`` for the class
+        child that stands for them (suit classes: a value or row of hand ``h`` on ``cards``
+        is the child's of hand ``perm[h]``), ``(-1, None)`` if none."""
+        c = self.child_for_cards(n, cards)
+        if c >= 0:
+            return c, None
+        key = tuple(sorted(int(x) for x in cards))
+        s = int(self.child_start[n])
+        for e in range(s, s + int(self.num_children[n])):
+            q0 = int(self.perm_start[e])
+            for q in range(q0, q0 + int(self.perm_count[e])):
+                if self.perm_boards[q] == key:
+                    return int(self.children[e]), self.perms[q]
+        return -1, None
+
     def follow(self, actions: Sequence[Action], board: Sequence[int], start: int = 0) -> int:
         """The node reached from ``start`` by ``actions`` (dealing ``board``'s cards at each
-        chance node); -1 if the tree does not contain them."""
+        chance node); -1 if the tree does not contain them (a board a suit class stands
+        for: :meth:`follow_perm`)."""
+        n, perm = self.follow_perm(actions, board, start)
+        return n if perm is None else -1
+
+    def follow_perm(self, actions: Sequence[Action], board: Sequence[int], start: int = 0
+                    ) -> tuple[int, I64 | None]:
+        """:meth:`follow`, through suit classes too: the node and the hands' map into its
+        frame (None: the identity; :meth:`dealt`)."""
         n = start
         i = 0
+        perm: I64 | None = None
         while True:
             k = int(self.kind[n])
             if k == CHANCE:
                 r = self.states[n].round
                 cards = board[self.game.board_start(r): self.game.board_cards_through(r)]
                 if len(cards) < self.game.board_cards_through(r) - self.game.board_start(r):
-                    return n if i == len(actions) else -1
-                n = self.child_for_cards(n, cards)
+                    return (n, perm) if i == len(actions) else (-1, None)
+                n, p = self.dealt(n, cards)
                 if n < 0:
-                    return -1
+                    return -1, None
+                if p is not None:
+                    perm = p if perm is None else perm[p]
                 continue
             if i == len(actions):
-                return n
+                return n, perm
             if k != DECISION:
-                return -1
+                return -1, None
             n = self.child_for(n, actions[i])
             if n < 0:
-                return -1
+                return -1, None
             i += 1
+
+
+def suit_maps(game: Game, hands: Hands) -> list[tuple[dict[int, int], I64]]:
+    """Every permutation of the deck's suits (the identity first): its map of cards and the
+    hands' map (``fwd[h]``: the index of hand ``h``'s image)."""
+    deck = deck_for(game)
+    suits = sorted({c % 4 for c in deck})
+    out: list[tuple[dict[int, int], I64]] = []
+    for perm in itertools.permutations(suits):
+        to = dict(zip(suits, perm, strict=True))
+        cards = {c: c - c % 4 + to[c % 4] for c in deck}
+        fwd = np.array([hands.index[tuple(sorted(cards[c] for c in h))] for h in hands.cards],
+                       np.int64)
+        out.append((cards, fwd))
+    return out
+
+
+def suit_classes(game: Game, hands: Hands, combos: Sequence[tuple[int, ...]],
+                 first: tuple[int, ...] | None = None
+                 ) -> list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], I64]]]]:
+    """``combos`` (sorted card tuples, closed under the suit permutations) in suit classes:
+    per class its representative (``first``'s class: ``first``; otherwise its first combo)
+    and, per board of the class, the board and the hands' map into the representative's
+    frame (``perm[h]``: the hand whose value on the representative is ``h``'s on the
+    board)."""
+    maps = suit_maps(game, hands)
+    seen: set[tuple[int, ...]] = set()
+    out: list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], I64]]]] = []
+    order = ([first] if first is not None else []) + list(combos)
+    for rep in order:
+        if rep in seen:
+            continue
+        members: list[tuple[tuple[int, ...], I64]] = []
+        for cards, fwd in maps:
+            image = tuple(sorted(cards[c] for c in rep))
+            if image in seen:
+                continue
+            seen.add(image)
+            inverse = np.empty_like(fwd)
+            inverse[fwd] = np.arange(len(fwd))
+            members.append((image, inverse))
+        out.append((rep, members))
+    return out
 
 
 def build_tree(game: Game, root: BettingState, board: Sequence[int],
                fractions: Sequence[float], path: Sequence[Action] = (),
                hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES,
-               max_raises: int | None = None) -> PublicTree:
+               max_raises: int | None = None, suits: bool = False) -> PublicTree:
     """The public tree from ``root`` (board ``board`` dealt) with the stated actions and the
     real ``path`` (actions from ``root``; board cards of later rounds are taken from
     ``board`` where it has them); ``max_raises``: :func:`stated_actions`' cap per round
     (the path's own raises are always in).
+
+    ``suits``: a chance node that deals the whole board from none deals one board per suit
+    class (:func:`suit_classes`; the real board, where the path crosses it, is its class's
+    representative), its edge standing for every board of the class
+    (:attr:`PublicTree.perms`): right when every range and fixed row above it is
+    symmetric under the suits (the caller checks), as the play below is then.
 
     Raises:
         AbstractionError: for a path action that is illegal, or a tree above ``max_nodes``.
@@ -268,6 +356,7 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
     on_path: list[bool] = []
     kids: list[list[tuple[Action | tuple[int, ...], int]]] = []
     path_nodes: list[int] = []
+    class_of: dict[int, list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], I64]]]]] = {}
     # (state, board, parent, edge label, path position or -1)
     stack: list[tuple[BettingState, tuple[int, ...], int, Action | tuple[int, ...], int]] = [
         (root, board[: game.board_cards_through(root.round)], -1, (), 0)]
@@ -298,6 +387,11 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
             real_key = tuple(sorted(real)) if real is not None else None
             outs = [c for c in itertools.combinations([c for c in deck if not used >> c & 1],
                                                       need)]
+            if suits and not bd and dealt == game.total_board_cards:
+                outs = [tuple(sorted(c)) for c in outs]
+                classes = suit_classes(game, hands, outs, real_key)
+                class_of[n] = classes
+                outs = [rep for rep, _ in classes]
             for cards in reversed(outs):
                 follow = pos if (pos >= 0 and real_key == tuple(sorted(cards))) else -1
                 stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow))
@@ -321,12 +415,23 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
     num_children = np.zeros(num, np.int64)
     children: list[int] = []
     labels: list[Action | tuple[int, ...]] = []
+    perm_start: list[int] = []
+    perm_count: list[int] = []
+    perm_rows: list[I64] = []
+    perm_boards: list[tuple[int, ...]] = []
     for n, ks in enumerate(kids):
         child_start[n] = len(children)
         num_children[n] = len(ks)
+        members = dict(class_of.get(n, ()))
         for lab, c in ks:
             children.append(c)
             labels.append(lab)
+            rows = members.get(lab, []) if isinstance(lab, tuple) else []
+            perm_start.append(len(perm_rows))
+            perm_count.append(len(rows))
+            for image, inverse in rows:
+                perm_boards.append(image)
+                perm_rows.append(inverse)
     end = np.arange(1, num + 1, dtype=np.int64)
     for n in range(num - 1, 0, -1):
         p = parents[n]
@@ -357,7 +462,11 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
         folder=folder, chance_weight=chance_weight, on_path=np.array(on_path, np.bool_),
         path_nodes=path_nodes, valid=valid, compat=compat, hole=hands.hole(),
         strength=strength,
-        order=np.argsort(strength, axis=1, kind="stable").astype(np.int64))
+        order=np.argsort(strength, axis=1, kind="stable").astype(np.int64),
+        perm_start=np.array(perm_start, np.int64), perm_count=np.array(perm_count, np.int64),
+        perms=(np.array(perm_rows, np.int64) if perm_rows else
+               np.zeros((0, len(hands)), np.int64)),
+        perm_boards=perm_boards)
 
 
 def _order(a: Action) -> tuple[int, int]:

@@ -10,8 +10,9 @@ own sizes, ``own+X,Y`` = those and the pot fractions ``X``, ``Y`` -- the publish
 experiment's shape, a size missing from the agent's abstraction --, ``every-chip`` = every
 whole-chip bet), the exploitability of the translating blueprint (each mapping and
 purification) and of the re-solving agent (each gadget), both seats
-(:mod:`strategies.measure.resolve_lab`; a Royal blueprint, which the agent re-solves on its
-flop only: :mod:`strategies.measure.resolve_royal`, no game value, no agent files). Prints
+(:mod:`strategies.measure.resolve_lab`; a Royal blueprint, whose preflop the agent
+re-solves over suit classes of flops and its flop from the preflop or the real history:
+:mod:`strategies.measure.resolve_royal`, no game value, no agent files). Prints
 the table; with ``--out``, CSV, JSON and
 ``resolve_lab.png``; with ``--agent-files``, the assembled agents as JSON files. Ctrl-C
 keeps (and writes) the rows done.
@@ -121,7 +122,7 @@ def load_blueprint(spec: str) -> Strategy:
 
 
 def last_round_only(game: Game) -> bool:
-    """True for a game the agent re-solves on its last round only (Royal: the Royal lab)."""
+    """True for a game above the whole-game re-solver's bound (Royal: the Royal lab)."""
     from agent.resolve.resolver import MAX_WHOLE_DEALS, whole_deals
 
     return whole_deals(game) > MAX_WHOLE_DEALS

@@ -198,6 +198,9 @@ class AssemblyStats:
     gadget games leave on the table, an allowance for the safety check."""
     iterations: int = 0
     sources: dict[str, int] = field(default_factory=dict)
+    first_round_solves: int = 0
+    """Re-solves of the first round (counted by the Royal lab, whose first round is
+    re-solved over suit classes)."""
 
     def decide(self, hand: HandResolver, state: BettingState, board: Sequence[int],
                weight: float = 1.0) -> Decision:

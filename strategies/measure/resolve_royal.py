@@ -1,6 +1,7 @@
-"""The re-solving lab in Royal no-limit hold'em: the agent that re-solves its flop
-(:mod:`agent.resolve`, as ``acpc-agent --resolve`` plays Royal) and the same blueprint
-translating, best-responded exactly by boards (:mod:`strategies.measure.translation.royal_br`).
+"""The re-solving lab in Royal no-limit hold'em: the agent that re-solves (:mod:`agent.resolve`,
+as ``acpc-agent --resolve`` plays Royal: its preflop over suit classes of flops, its flop)
+and the same blueprint translating, best-responded exactly by boards
+(:mod:`strategies.measure.translation.royal_br`).
 
 Royal's 16 M ordered deals are too many for the enumerated games of
 :mod:`strategies.measure.resolve_lab`, so the same measurement is made on the public tree:
@@ -17,15 +18,16 @@ before that round). Settings are :class:`strategies.measure.resolve_lab.Setting`
 **The agents.** The translating blueprint is the Royal tables' agent
 (:func:`strategies.measure.translation.royal_br.seat_model` on that tree: the decision
 model expanded, translation draws private). The re-solving agent is assembled as a table
-over the tree with Royal's lossless cards (:func:`resolving_table`): preflop it plays the
-translating blueprint (its realisation-equivalent behaviour, the ratios of its reaches by
-:func:`agent.resolve.blueprint.path_states`, the function the re-solver takes its flop
-ranges from); on the flop, for every public state that starts the flop and every board of
+over the tree with Royal's lossless cards (:func:`resolving_table`): the preflop of the
+tree is walked with one :class:`agent.resolve.HandResolver` (copied where the history
+branches), whose :meth:`~agent.resolve.HandResolver.decide` plays the blueprint's plan or
+re-solves the whole game (one flop per suit class: an opponent action off the plan) exactly
+where the live agent would; at every public state that starts the flop, for every board of
 a suit-isomorphism class (one board per class: the re-solver and the lossless buckets are
 suit-symmetric, so the other boards of a class are the same rows), the flop subtree is
-walked with one :class:`agent.resolve.HandResolver` (copied where the history branches),
-whose :meth:`~agent.resolve.HandResolver.decide` re-solves exactly where the live agent
-would; its strategy for every hand fills the rows of the hands' lossless buckets.
+walked on with a copy of that state (the flop re-solved from the preflop re-solve, nested,
+or from the real history); every decision's strategy for every hand fills the rows of the
+hands' lossless buckets.
 
 **The best response** to either agent in the other seat is
 :func:`strategies.measure.translation.royal_br.best_response_value`, with the responder
@@ -48,11 +50,10 @@ import numpy.typing as npt
 from agent.abstraction.actions import AbstractAction, BettingAbstraction, BettingTree
 from agent.abstraction.buckets import CardAbstraction
 from agent.abstraction.translation import MappingFn, get_mapping
-from agent.acpc.betting import Action, BettingState
+from agent.acpc.betting import BettingState
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
-from agent.resolve import HandResolver, ResolveConfig, Resolver
-from agent.resolve.blueprint import BucketCache, path_states
+from agent.resolve import Decision, HandResolver, ResolveConfig, Resolver
 from agent.resolve.tree import stated_fractions
 from agent.strategy.fileformat import Strategy, table_layout
 from agent.strategy.purification import parse_purification
@@ -94,17 +95,6 @@ def real_tree(game: Game, agent_fractions: Sequence[float], setting: Setting,
     return build_full_tree(game, actions=actions, label=label)
 
 
-def _path(tree: BettingTree, n: int) -> list[Action]:
-    """The real actions from the root to node ``n``."""
-    out: list[Action] = []
-    nodes = tree.nodes
-    while nodes[n].parent >= 0:
-        p = nodes[n].parent
-        out.append(nodes[p].actions[list(nodes[p].children).index(n)].action)
-        n = p
-    return out[::-1]
-
-
 def _board_buckets(cards: CardAbstraction, hands: Sequence[Sequence[int]], round_: int,
                    board: tuple[int, ...]) -> npt.NDArray[np.int64]:
     used = set(board)
@@ -127,8 +117,8 @@ def resolving_table(tree: BettingTree, seat: int, resolver: Resolver, cards: Car
     """
     game = tree.game
     if not resolver.last_round_only or game.num_rounds != 2:
-        raise UsageError("expected a two-round game re-solved on its last round only "
-                         "(Royal)")
+        raise UsageError("expected a two-round game re-solved on its last round only, "
+                         "or on it and its first round over suit classes (Royal)")
     start = time.perf_counter()
     layout = table_layout(tree, tuple(int(b) for b in cards.buckets))
     table = np.zeros(layout.total)
@@ -139,56 +129,16 @@ def resolving_table(tree: BettingTree, seat: int, resolver: Resolver, cards: Car
                   int(layout.offsets[node.id]) + int(layout.rows[node.id]) * k] = 1.0 / k
     stats = AssemblyStats()
     hands = resolver.hands.cards
-    cache: BucketCache = {}
-
-    def reach_of(actions: Sequence[Action]) -> F64:
-        states, _ = path_states(game, resolver.blueprint, resolver.cards, seat,
-                                resolver.mapping, resolver.purification, resolver.sizes_in,
-                                hands, actions, (), cache)
-        return sum(states.values(), np.zeros(len(hands)))
-
     pre = _board_buckets(cards, hands, 0, ())
     nodes = tree.nodes
-    reach: dict[int, F64] = {0: np.ones(len(hands))}
-    starts: list[int] = []
-    for node in nodes:  # pre-order: a parent's reach is known before its children's
-        n = node.id
-        if n not in reach or node.is_terminal:
-            continue
-        if node.round > 0:
-            starts.append(n)
-            continue
-        if node.player != seat:
-            for c in node.children:
-                reach[c] = reach[n]
-            continue
-        path = _path(tree, n)
-        base = reach[n]
-        k = len(node.children)
-        rows = np.full((len(hands), k), 1.0 / k)
-        for i, (a, c) in enumerate(zip(node.actions, node.children, strict=True)):
-            got = reach_of([*path, a.action])
-            np.divide(got, base, out=rows[:, i], where=base > 0)
-            if got.any():
-                reach[c] = got
-        off = int(layout.offsets[n])
-        for h, b in enumerate(pre):
-            table[off + b * k: off + (b + 1) * k] = rows[h]
     solves_before = resolver.solves
     last = [time.perf_counter()]
     per_board = 1.0 / deals.num_boards
 
-    def visit(n: int, hr: HandResolver, board: tuple[int, ...], buckets: npt.NDArray[np.int64],
-              weight: float) -> None:
+    def fill(n: int, decision: Decision, buckets: npt.NDArray[np.int64]) -> list[int]:
+        """The decision's rows into the table at node ``n``; the children it plays."""
         node = nodes[n]
-        if node.is_terminal:
-            return
         kids = node.children
-        if node.player != seat:
-            for i, c in enumerate(kids):
-                visit(c, hr if i == len(kids) - 1 else hr.copy(), board, buckets, weight)
-            return
-        decision = stats.decide(hr, node.state, board, weight)
         k = len(kids)
         off = int(layout.offsets[n])
         index = [list(kids).index(real_child(node, a)) for a in decision.actions]
@@ -203,16 +153,39 @@ def resolving_table(tree: BettingTree, seat: int, resolver: Resolver, cards: Car
             last[0] = now
             progress(f"  seat {seat}: {stats.decisions} decisions, "
                      f"{resolver.solves - solves_before} re-solves, {now - start:.0f} s")
-        live = [i for i, u in zip(index, used, strict=True) if u]
-        for j, i in enumerate(live):
-            visit(kids[i], hr if j == len(live) - 1 else hr.copy(), board, buckets, weight)
+        return [kids[i] for i, u in zip(index, used, strict=True) if u]
 
-    for board in deals.boards:
-        buckets = _board_buckets(cards, hands, 1, board.cards)
-        weight = len(board.images) * per_board
-        for n in starts:
-            if reach[n].any():
-                visit(n, resolver.new_hand(seat), board.cards, buckets, weight)
+    flops = [(board.cards, _board_buckets(cards, hands, 1, board.cards),
+              len(board.images) * per_board) for board in deals.boards]
+
+    def preflop(n: int, hr: HandResolver) -> None:
+        node = nodes[n]
+        if node.is_terminal:
+            return
+        if node.round > 0:  # a flop's start: every board (one per suit class)
+            for board, buckets, weight in flops:
+                visit(n, hr.copy(), board, buckets, weight)
+            return
+        kids: Sequence[int] = node.children
+        if node.player == seat:
+            decision = stats.decide(hr, node.state, (), 1.0)
+            stats.first_round_solves += decision.stats.source == "resolve"
+            kids = fill(n, decision, pre)
+        for i, c in enumerate(kids):
+            preflop(c, hr if i == len(kids) - 1 else hr.copy())
+
+    def visit(n: int, hr: HandResolver, board: tuple[int, ...], buckets: npt.NDArray[np.int64],
+              weight: float) -> None:
+        node = nodes[n]
+        if node.is_terminal:
+            return
+        kids: Sequence[int] = node.children
+        if node.player == seat:
+            kids = fill(n, stats.decide(hr, node.state, board, weight), buckets)
+        for i, c in enumerate(kids):
+            visit(c, hr if i == len(kids) - 1 else hr.copy(), board, buckets, weight)
+
+    preflop(0, resolver.new_hand(seat))
     stats.solves = resolver.solves - solves_before
     stats.seconds = time.perf_counter() - start
     return table, stats
@@ -276,6 +249,7 @@ class RoyalResolveLab:
         brs = (self.table_br(t1, 1, fn), self.table_br(t0, 0, fn))
         extra = {"mode": config.mode, "iterations": config.iterations,
                  "decisions": s0.decisions + s1.decisions, "resolves": s0.solves + s1.solves,
+                 "preflop_resolves": s0.first_round_solves + s1.first_round_solves,
                  "assembly_seconds": s0.seconds + s1.seconds,
                  "mean_resolve_ms": 1000 * (s0.solve_seconds + s1.solve_seconds) /
                  max(s0.solves + s1.solves, 1),

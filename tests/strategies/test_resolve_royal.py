@@ -1,6 +1,7 @@
 """The re-solving lab in Royal (:mod:`strategies.measure.resolve_royal`) on a reduced Royal:
 8 cards (ranks A and K in four suits), 2 hole cards, a flop of 3, blinds 1/2 reversed,
-stacks 6, re-solved on its flop only as the agent re-solves Royal.
+stacks 6, re-solved as the agent re-solves Royal: its preflop over one flop per suit class
+and its flop from the real history or, after a preflop re-solve, from it (nested).
 
 The blueprints are external-sampling MCCFR solutions of the ``fcpa`` abstraction with three
 seeds; the settings are the responder limited to the blueprint's own sizes (pot, all-in)
@@ -62,12 +63,15 @@ def blueprints(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Strategy]:
     return out
 
 
-def flop_resolver(lab: rr.RoyalResolveLab, gadget: str, iterations: int) -> Resolver:
-    """A resolver that re-solves the flop only, as for Royal (the reduced game is small
-    enough for the whole-game re-solver: forced)."""
-    resolver = Resolver(lab.strategy, ResolveConfig(gadget=gadget, iterations=iterations),
-                        cards=lab.cards)
+def royal_resolver(strategy: Strategy, gadget: str, iterations: int,
+                   cards: LosslessCards | None = None) -> Resolver:
+    """A resolver that re-solves as for Royal (the reduced game is small enough for the
+    whole-game re-solver: forced): its preflop over suit classes, its flop rooted on the
+    real history unless a preflop re-solve holds it."""
+    resolver = Resolver(strategy, ResolveConfig(gadget=gadget, iterations=iterations),
+                        cards=cards)
     resolver.last_round_only = True
+    resolver.first_round_by_suits = True
     return resolver
 
 
@@ -89,7 +93,8 @@ def test_translating_agent_matches_the_enumerated_lab(blueprints: dict[int, Stra
 def test_safe_gadgets_are_never_more_exploitable_than_the_translating_blueprint(
         blueprints: dict[int, Strategy]) -> None:
     """Over three blueprints and both settings, in each seat, a best responder wins no more
-    against the flop-re-solving agent (each safe gadget) than against the translating
+    against the re-solving agent (each safe gadget; preflop over suit classes where the
+    responder's half pot leaves the plan, and the flop) than against the translating
     blueprint, up to what the re-solves' own accuracy estimates leave on the table."""
     gains = []
     for bp in blueprints.values():
@@ -98,9 +103,11 @@ def test_safe_gadgets_are_never_more_exploitable_than_the_translating_blueprint(
             lab = rr.RoyalResolveLab.build(bp, "fcpa", setting)
             translating = lab.translate("rand-pshar", "none")
             for gadget in SAFE:
-                resolver = flop_resolver(lab, gadget, 40)
+                resolver = royal_resolver(lab.strategy, gadget, 40, lab.cards)
                 row = lab.resolve(resolver.config, resolver=resolver)
                 assert row.extra["resolves"] > 0
+                # the half pot preflop is re-solved there (off the blueprint's plan)
+                assert (row.extra["preflop_resolves"] > 0) == bool(extra)
                 allowance = (row.extra["total_subgame_exploitability_seat1"],
                              row.extra["total_subgame_exploitability_seat0"])
                 for q in (0, 1):
@@ -109,6 +116,45 @@ def test_safe_gadgets_are_never_more_exploitable_than_the_translating_blueprint(
                         bp.path, extra, gadget, q, row.best_responses, translating)
                 gains.append(2 * (translating.average - row.average))
     assert max(gains) > 0.01  # with the half pot the re-solving agent gains
+
+
+def test_preflop_over_suit_classes_plays_as_over_every_flop(
+        blueprints: dict[int, Strategy]) -> None:
+    """After the opponent's off-tree half pot preflop, the agent's re-solve over one flop per
+    suit class and its nested flop re-solve (a flop its class stands for, not the class's
+    own) decide as the same re-solves over every flop do (the whole-game re-solver)."""
+    from agent.abstraction.convention import realise_raise_to
+    from agent.acpc.betting import CALL, Action, ActionKind, BettingState
+    from agent.acpc.cards import deck_for
+
+    bp = blueprints[2]
+    game = bp.game
+    # one raise cap for both; the resolve gadget (maxmargin's choice among hands with zero
+    # regret turns the full tree's rounding into asymmetric play; the classes stay exact)
+    config = ResolveConfig(gadget="resolve", iterations=30, max_raises=9)
+    merged = royal_resolver(bp, config.gadget, config.iterations)
+    merged.config = config
+    every = Resolver(bp, config)
+    assert not every.last_round_only and not every.first_round_by_suits
+    start = BettingState.initial(game)
+    opened = start.apply(Action(ActionKind.RAISE, realise_raise_to(start, 0.5)))
+    flop = opened.apply(CALL)
+    deck = deck_for(game)
+    board = (deck[1], deck[2], deck[7])  # a flop whose class has another representative
+    got = []
+    for resolver in (merged, every):
+        hand = resolver.new_hand(opened.player)
+        pre = hand.decide(opened, ())
+        assert pre.stats.source == "resolve"
+        assert hand.plan is not None
+        _, perm = hand.plan.tree.follow_perm(list(flop.actions[0]), board)
+        got.append((pre, hand.decide(flop, board), perm is not None))
+    (pre_m, flop_m, crossed), (pre_e, flop_e, _) = got
+    assert crossed  # the merged plan stands for this flop by another board of its class
+    assert pre_m.stats.nodes < pre_e.stats.nodes
+    np.testing.assert_allclose(pre_m.probs, pre_e.probs, atol=1e-9)
+    assert flop_m.stats.source == flop_e.stats.source == "resolve"
+    np.testing.assert_allclose(flop_m.probs, flop_e.probs, atol=1e-9)
 
 
 def test_refuses_a_whole_game_resolver(blueprints: dict[int, Strategy]) -> None:

@@ -15,7 +15,7 @@ from agent.acpc.betting import CALL, Action, ActionKind, BettingState
 from agent.acpc.cards import deck_for
 from agent.acpc.gamedef import Game, parse_gamedef
 from agent.resolve.gadgets import GADGETS, Subgame, gadget_exploitability, solve
-from agent.resolve.tree import DECISION, build_tree
+from agent.resolve.tree import CHANCE, DECISION, build_tree
 from tests.agent.resolve import oracle
 from tests.support import NO_JIT, run_without_jit
 
@@ -184,6 +184,55 @@ def test_safe_gadgets_keep_margins_when_the_blueprint_does() -> None:
 
 
 @pytest.mark.skipif(NO_JIT, reason="already running without the JIT")
+def test_small_suit_classes_give_every_board() -> None:
+    """A whole-game tree dealing one board per suit class (``suits``: the chance edge of a
+    class adds its child's values once per board of the class, permuted) gives the values
+    of the tree over every board, for both players, following a strategy and best
+    responding, when the strategy above the chance node is the same under the suits (the
+    rows below it: those of the class's board, permuted onto the others)."""
+    from agent.resolve.gadgets import evaluate
+    from agent.resolve.tree import suit_maps
+
+    game = tiny(2)
+    start = BettingState.initial(game)
+    full = build_tree(game, start, (), (1.0,))
+    merged = build_tree(game, start, (), (1.0,), hands=full.hands, suits=True)
+    assert len(merged.boards) < len(full.boards)
+    assert merged.perms.shape[0] == 6 * int((merged.kind == CHANCE).sum())  # every board
+    maps = [fwd for _, fwd in suit_maps(game, full.hands)]
+    rng = np.random.default_rng(5)
+    rows = rng.uniform(0.1, 1.0, (len(full.hands), merged.num_edges))
+    for n in np.flatnonzero(merged.kind == DECISION):
+        s, m = int(merged.child_start[n]), int(merged.num_children[n])
+        block = rows[:, s: s + m] / rows[:, s: s + m].sum(axis=1, keepdims=True)
+        if merged.states[n].round == 0:  # the same for suit-isomorphic hands
+            block = sum(block[f] for f in maps) / len(maps)
+        rows[:, s: s + m] = block
+    spread = np.zeros((len(full.hands), full.num_edges))
+
+    def copy(f: int, g: int, perm: np.ndarray | None) -> None:
+        s, m = int(full.child_start[f]), int(full.num_children[f])
+        t = int(merged.child_start[g])
+        if full.kind[f] == CHANCE:
+            for e in range(s, s + m):
+                child, p = merged.dealt(g, full.actions[e])  # type: ignore[arg-type]
+                copy(int(full.children[e]), child, p)
+        elif full.kind[f] == DECISION:
+            block = rows[:, t: t + m]
+            spread[:, s: s + m] = block if perm is None else block[perm]
+            for a in range(m):
+                copy(int(full.children[s + a]), int(merged.children[t + a]), perm)
+
+    copy(0, 0, None)
+    reach = rng.uniform(0.2, 1.0, len(full.hands))
+    reach = sum(reach[f] for f in maps) / len(maps)
+    for u in (0, 1):
+        for best in (False, True):
+            want = evaluate(full, u, best, spread, (reach, reach), 0.01)[0]
+            got = evaluate(merged, u, best, rows, (reach, reach), 0.01)[0]
+            np.testing.assert_allclose(got, want, atol=1e-12)
+
+
 def test_kernels_as_plain_python() -> None:
     """The ``small`` tests again with NUMBA_DISABLE_JIT=1."""
     run_without_jit(__file__)
