@@ -5,8 +5,9 @@ agent's range through an *agent model*: ``P(action | hole, history)`` for every 
 :class:`ResolvingModel` is that model for :class:`agent.resolving.ResolvingPolicy`, and it
 asks the agent's own re-solver (:mod:`agent.resolve`), not a copy of its rules:
 
-* **A translated decision** (a round the re-solver does not play: hold'em and Royal before
-  the river; mode ``off-tree`` before the hand's first re-solve, which
+* **A translated decision** (a round the re-solver does not play: hold'em before the
+  river, :meth:`agent.resolve.Resolver.resolves`; mode ``off-tree`` before the hand's first
+  re-solve, which
   :meth:`~agent.resolving.ResolvingPolicy.translates` decides for the policy and the model
   alike): the translating model, :class:`~strategies.measure.sampled_lbr.StrategyModel`,
   with its hypotheses (abstract node x weight per hole).
