@@ -29,6 +29,7 @@ from agent.resolve.tree import (
     PublicTree,
     build_tree,
     stated_fractions,
+    suit_card_maps,
     suit_maps,
 )
 from agent.strategy.fileformat import Strategy
@@ -196,9 +197,9 @@ class Resolver:
         along the real history (its ranges and counterfactual values) when no re-solved
         plan holds it; earlier rounds are not re-solved, but for
         :attr:`first_round_by_suits`."""
-        suits = suit_deals(game)
+        suits = suit_deals(game) if self.last_round_only else None
         self.first_round_by_suits = (
-            self.last_round_only and suits is not None and suits <= MAX_SUIT_DEALS and
+            suits is not None and suits <= MAX_SUIT_DEALS and
             self.cards.spec.get("kind") in SUIT_SYMMETRIC_CARDS)
         """The first round is re-solved as well (Royal: :data:`MAX_SUIT_DEALS`), over the
         whole game with the board dealt one board per suit class
@@ -421,9 +422,7 @@ def suit_deals(game: Game) -> int | None:
     if game.num_rounds != 2 or game.board_cards_through(0) != 0:
         return None
     deck = deck_for(game)
-    suits = sorted({c % 4 for c in deck})
-    maps = [{c: c - c % 4 + dict(zip(suits, p, strict=True))[c % 4] for c in deck}
-            for p in itertools.permutations(suits)]
+    maps = suit_card_maps(game)
     seen: set[tuple[int, ...]] = set()
     classes = 0
     for combo in itertools.combinations(sorted(deck), game.total_board_cards):

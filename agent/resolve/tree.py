@@ -285,19 +285,24 @@ class PublicTree:
             i += 1
 
 
-def suit_maps(game: Game, hands: Hands) -> list[tuple[dict[int, int], I64]]:
-    """Every permutation of the deck's suits (the identity first): its map of cards and the
-    hands' map (``fwd[h]``: the index of hand ``h``'s image)."""
+def suit_card_maps(game: Game) -> list[dict[int, int]]:
+    """Every permutation of the deck's suits (the identity first) as a map of its cards."""
     deck = deck_for(game)
     suits = sorted({c % 4 for c in deck})
-    out: list[tuple[dict[int, int], I64]] = []
+    out: list[dict[int, int]] = []
     for perm in itertools.permutations(suits):
         to = dict(zip(suits, perm, strict=True))
-        cards = {c: c - c % 4 + to[c % 4] for c in deck}
-        fwd = np.array([hands.index[tuple(sorted(cards[c] for c in h))] for h in hands.cards],
-                       np.int64)
-        out.append((cards, fwd))
+        out.append({c: c - c % 4 + to[c % 4] for c in deck})
     return out
+
+
+def suit_maps(game: Game, hands: Hands) -> list[tuple[dict[int, int], I64]]:
+    """Every permutation of the deck's suits (the identity first): its map of cards
+    (:func:`suit_card_maps`) and the hands' map (``fwd[h]``: the index of hand ``h``'s
+    image)."""
+    return [(cards, np.array([hands.index[tuple(sorted(cards[c] for c in h))]
+                              for h in hands.cards], np.int64))
+            for cards in suit_card_maps(game)]
 
 
 def suit_classes(game: Game, hands: Hands, combos: Sequence[tuple[int, ...]],
