@@ -82,6 +82,10 @@ class Subgame:
     scale: float
     frozen: Mapping[int, F64] = field(default_factory=dict)
     """Agent decision nodes held fixed: ``[hand, k]`` rows."""
+    continuation: F64 | None = None
+    """A depth-limited tree's (:attr:`agent.resolve.tree.PublicTree.depth_limited`)
+    ``[hand, edge]`` rows of every decision under its leaves, both players', held fixed
+    (:func:`agent.resolve.depth.continuation_strategy`); None for a tree without leaves."""
     _live: F64 | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +105,36 @@ class Subgame:
                     np.shape(rows) != (n, k):
                 raise UsageError(f"expected frozen rows [{n}, {k}] at an agent node, got "
                                  f"{np.shape(rows)} at node {node}")
+        if tree.depth_limited != (self.continuation is not None):
+            raise UsageError("expected continuation rows exactly for a depth-limited tree")
+        if self.continuation is not None:
+            cont = np.ascontiguousarray(self.continuation, dtype=np.float64)
+            if cont.shape != (n, tree.num_edges) or not np.all(np.isfinite(cont)):
+                raise UsageError(f"expected continuation rows [{n}, {tree.num_edges}], got "
+                                 f"shape {cont.shape}")
+            self.continuation = cont
+
+    def continuation_nodes(self) -> npt.NDArray[np.bool_]:
+        """The decision nodes under the leaves (held at :attr:`continuation`)."""
+        out: npt.NDArray[np.bool_] = (self.tree.under >= 0) & (self.tree.kind == DECISION)
+        return out
+
+    def fixed(self) -> tuple[npt.NDArray[np.bool_], F64]:
+        """The frozen nodes (the agent's earlier decisions and the continuations) and a
+        ``[hand, edge]`` strategy holding their rows (0 elsewhere)."""
+        tree = self.tree
+        frozen = np.zeros(tree.num_nodes, np.bool_)
+        strategy = np.zeros((len(tree.hands), tree.num_edges))
+        if self.continuation is not None:
+            frozen |= self.continuation_nodes()
+            strategy[:] = self.continuation
+            strategy[:, ~frozen[np.repeat(np.arange(tree.num_nodes),
+                                          tree.num_children)]] = 0.0
+        for node, rows in self.frozen.items():
+            frozen[node] = True
+            s = int(tree.child_start[node])
+            strategy[:, s: s + int(tree.num_children[node])] = rows
+        return frozen, strategy
 
     @property
     def root_board(self) -> int:
@@ -212,12 +246,7 @@ def solve(sub: Subgame, gadget: str, iterations: int, seconds: float | None = No
     n_hands = len(tree.hands)
     agent = sub.agent
     code = GADGET_CODES[gadget]
-    frozen = np.zeros(tree.num_nodes, np.bool_)
-    strategy = np.zeros((n_hands, tree.num_edges))
-    for node, rows in sub.frozen.items():
-        frozen[node] = True
-        s = int(tree.child_start[node])
-        strategy[:, s: s + int(tree.num_children[node])] = rows
+    frozen, strategy = sub.fixed()
     fixed = strategy.copy()
     regrets = np.zeros((n_hands, tree.num_edges))
     average = np.zeros((n_hands, tree.num_edges))
@@ -271,9 +300,13 @@ def gadget_exploitability(sub: Subgame, gadget: str, strategy: F64, opp_root: F6
     def pair(a: F64, o: F64) -> tuple[F64, F64]:
         return (a, o) if agent == 0 else (o, a)
 
-    v_opp = evaluate(tree, opp, True, strategy, pair(sub.agent_reach, ones), sub.scale)[0]
+    # a depth limit's continuations are held by both players (the opponent's choice is
+    # the leaf's, among them); frozen agent nodes do not bind the opponent's best response
+    held = sub.continuation_nodes()
+    v_opp = evaluate(tree, opp, True, strategy, pair(sub.agent_reach, ones), sub.scale,
+                     held)[0]
     w_agent = evaluate(tree, agent, True, strategy, pair(ones, opp_root), sub.scale,
-                       frozen)[0]
+                       held if frozen is None else frozen | held)[0]
     agent_value = float(sub.agent_reach @ w_agent)
     if gadget == "unsafe":
         best = float(sub.opp_reach * tree.valid[sub.root_board] @ v_opp)
