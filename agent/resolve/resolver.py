@@ -650,17 +650,19 @@ class HandResolver:
             walk = plan.strategy
             if tree.depth_limited:
                 # the first continuation (the blueprint's) with the leaf's whole reach; the
-                # opponent best-responds in it (the CBVs below: against the agent's
-                # blueprint continuation, the play the next re-solve replaces)
+                # opponent best-responds in it: the CBVs are against the agent's blueprint
+                # continuation, the play the next re-solve replaces (safe against it; the
+                # leaf's own values, the best of the continuations, were measured less
+                # safe: docs/reports/resolve-lab.md, depth limits)
                 walk = walk.copy()
                 for leaf in np.flatnonzero(tree.leaf):
                     s0 = int(tree.child_start[leaf])
                     walk[:, s0: s0 + int(tree.num_children[leaf])] = 0.0
                     walk[:, s0] = 1.0
-            plan.walked = (reaches(tree, walk, pair),
-                           evaluate(tree, opp, True, walk,
-                                    (root.agent_reach, ones) if seat == 0 else
-                                    (ones, root.agent_reach), root.scale))
+            vals = evaluate(tree, opp, True, walk,
+                            (root.agent_reach, ones) if seat == 0 else
+                            (ones, root.agent_reach), root.scale)
+            plan.walked = (reaches(tree, walk, pair), vals)
         reach, values = plan.walked
         # values at a node leave out the chance probabilities above it; a gift is shared
         # by the boards dealt after it: every term is in the new root's units times mult
