@@ -82,9 +82,9 @@ def test_a_multi_valued_leaf_is_worth_the_best_continuation_per_hand() -> None:
     the largest of its continuations' values, each of which is the oracle's recursion."""
     sub = limited(0, 3)
     tree = sub.tree
-    strategy = sub.continuation + random_rows(tree.num_edges, tree,
-                                              np.random.default_rng(4)) * (
-        (tree.under < 0) & (tree.kind == DECISION))[edge_nodes(tree)]
+    assert sub.continuation is not None
+    above = ((tree.under < 0) & (tree.kind == DECISION))[edge_nodes(tree)]
+    strategy = sub.continuation + random_rows(tree, np.random.default_rng(4)) * above
     ones = tree.valid[0]
     values = evaluate(tree, 1, True, strategy, (sub.agent_reach, ones), sub.scale,
                       sub.continuation_nodes())
