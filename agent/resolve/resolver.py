@@ -193,9 +193,10 @@ class _Plan:
     root_round: int
     root: _RootInfo | None = None
     """A solved plan's root (its ranges, scale and gifts); None for the blueprint's."""
-    walked: tuple[F64, F64] | None = None
-    """Its reaches and the opponent's best-response values (:meth:`HandResolver.
-    _nested_root`, kept: every later round's root of the plan reads them)."""
+    walked: tuple[F64, F64, F64] | None = None
+    """Its reaches, the opponent's best-response values and the values its gifts are taken
+    from (:meth:`HandResolver._nested_root`, kept: every later round's root of the plan
+    reads them)."""
 
 
 class Resolver:
@@ -662,8 +663,17 @@ class HandResolver:
             vals = evaluate(tree, opp, True, walk,
                             (root.agent_reach, ones) if seat == 0 else
                             (ones, root.agent_reach), root.scale)
-            plan.walked = (reaches(tree, walk, pair), vals)
-        reach, values = plan.walked
+            gifts = vals
+            if tree.depth_limited:
+                # gifts in the game the plan solved: the continuations held, the opponent's
+                # choice at each leaf (smaller than against the whole continuation, and
+                # measured less exploitable: docs/reports/resolve-lab.md, depth limits)
+                gifts = evaluate(tree, opp, True, walk,
+                                 (root.agent_reach, ones) if seat == 0 else
+                                 (ones, root.agent_reach), root.scale,
+                                 (tree.under >= 0) & (tree.kind == DECISION))
+            plan.walked = (reaches(tree, walk, pair), vals, gifts)
+        reach, values, gift_values = plan.walked
         # values at a node leave out the chance probabilities above it; a gift is shared
         # by the boards dealt after it: every term is in the new root's units times mult
         mult = 1.0
@@ -671,10 +681,11 @@ class HandResolver:
         for i, m in enumerate(nodes):
             if tree.kind[m] == CHANCE:
                 mult *= float(tree.chance_weight[m])
-            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes):
+            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes) \
+                    and not tree.leaf[m]:
                 s = int(tree.child_start[m])
                 kids = tree.children[s: s + int(tree.num_children[m])]
-                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+                gift += gift_values[kids].max(axis=0) - gift_values[nodes[i + 1]]
         gift *= mult
         # the chance edge of a suit class: the arrays at n are its board's; to the real one
         # (the gifts were taken before it, where every hand is in the real frame)
