@@ -20,6 +20,11 @@ The gadgets (the opponent's side of the root; Brown and Sandholm 2017, Burch et 
 * ``reach-maxmargin``: as maxmargin with ``cbv[h] + gift[h]``: value the opponent gave up
   earlier on the way to the subgame (against the blueprint) may be spent here.
 
+A depth-limited subgame (:mod:`agent.resolve.depth`) also holds the rows of both players
+under its leaves (``continuation``): CFR+ keeps them fixed (frozen nodes of either player),
+the opponent's choice at each leaf is learned like any of its decisions, and the
+exploitability estimate's best responses keep them too (the gadget game is the one solved).
+
 Only *live* hands play the gadget: hands the root's board does not block and that meet at
 least one agent hand with positive reach (a hand with no counterfactual weight has value 0
 whatever the agent does).

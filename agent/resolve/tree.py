@@ -10,6 +10,13 @@ game does, a chance node deals the next round's board cards (every combination o
 remaining deck; the branch of the real board is the one the path follows); so does a
 showdown reached before the last round (an all-in called), dealing the rest of the board.
 
+*Depth limits* (``depth``): the first node of round ``root.round + depth`` becomes a *leaf*:
+a decision node of ``leaf_player`` (:attr:`PublicTree.leaf`) whose children, one per
+continuation (edge labels: :attr:`PublicTree.continuations`), are each a copy of the rest of
+the game from there (chance nodes included); :attr:`PublicTree.under` says which copy a node
+lies in and :attr:`PublicTree.twin` maps every copy's edges onto the first copy's. The real
+path never crosses a leaf, and :meth:`PublicTree.follow` stops at one (a plan ends there).
+
 Nodes are numbered in pre-order, so a subtree is a contiguous range of ids
 (:attr:`PublicTree.end`); the children of node ``n`` are
 ``children[child_start[n] : child_start[n] + num_children[n]]`` and the position ``e`` in
