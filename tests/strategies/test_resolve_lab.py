@@ -85,7 +85,7 @@ def test_safe_gadgets_are_never_more_exploitable_than_the_translating_blueprint(
     assert max(gains) > 0.1  # with the half pot the re-solving agent gains a lot
 
 
-def test_multi_valued_leaves_are_safe_where_single_valued_ones_are_not(
+def test_multi_valued_leaves_pass_the_safety_check_where_single_valued_ones_fail(
         blueprints: dict[int, Strategy]) -> None:
     """Depth-limited re-solving (depth 1: every round-0 subgame stops at the board), at
     every decision (mode ``always``, so round 0 is re-solved too): with multi-valued leaves
@@ -93,7 +93,8 @@ def test_multi_valued_leaves_are_safe_where_single_valued_ones_are_not(
     blueprints, both settings, each seat, up to the re-solves' accuracy estimates); with
     single-valued (blueprint) leaves it is, in some case of the ``own`` setting (the
     opponent is assumed to play the blueprint below the leaf: the known flaw the
-    multi-valued leaves fix)."""
+    multi-valued leaves address; they are not safe in general either:
+    docs/reports/resolve-lab.md, depth limits)."""
     unsafe_single = 0
     for bp in blueprints.values():
         for extra in ((), (0.5,)):
