@@ -92,11 +92,6 @@ def check_bias(bias: float) -> float:
     return float(bias)
 
 
-def edge_nodes(tree: PublicTree) -> npt.NDArray[np.int64]:
-    """Per edge: the node it leaves."""
-    return np.repeat(np.arange(tree.num_nodes, dtype=np.int64), tree.num_children)
-
-
 def biased(tree: PublicTree, rows: F64, label: str, factor: float,
            nodes: npt.NDArray[np.bool_]) -> F64:
     """``rows`` with, at every decision node in ``nodes``, the probability of the edges of
@@ -106,7 +101,7 @@ def biased(tree: PublicTree, rows: F64, label: str, factor: float,
     kind = _KINDS.get(label)
     if kind is None:
         return out
-    owner = edge_nodes(tree)
+    owner = tree.edge_nodes()
     pick = np.array([bool(nodes[owner[e]]) and isinstance(a, Action) and a.kind is kind
                      for e, a in enumerate(tree.actions)], np.bool_)
     if not pick.any():
@@ -129,7 +124,7 @@ def continuation_strategy(tree: PublicTree, agent: int, agent_rows: F64, opp_row
     from ``agent_rows``, the opponent's from ``opp_rows`` biased as its continuation's
     label says (:func:`biased`)."""
     out = np.zeros((len(tree.hands), tree.num_edges))
-    owner = edge_nodes(tree)
+    owner = tree.edge_nodes()
     decision = tree.kind == DECISION
     for k, label in enumerate(tree.continuations):
         inside = (tree.under == k) & decision
@@ -152,7 +147,7 @@ def continuation_rows(tree: PublicTree, blueprint: Strategy, cards: CardAbstract
     walk that takes each of the seat's actions above the leaves with weight 1."""
     rows = behaviour(tree, blueprint, cards, seat, mapping, purification, sizes_in,
                      overrides, start, buckets)
-    owner = edge_nodes(tree)
+    owner = tree.edge_nodes()
     above = (tree.kind == DECISION) & (tree.player == seat) & (tree.under < 0) & ~tree.leaf
     n_hands = len(tree.hands)
     # the seat's reach under the walk (leaf edges taken with weight 1)
@@ -163,7 +158,7 @@ def continuation_rows(tree: PublicTree, blueprint: Strategy, cards: CardAbstract
     reach[0] = 1.0
     K.forward(tree.kind, tree.player, tree.child_start, tree.num_children, tree.children,
               tree.board_of, tree.valid, np.ascontiguousarray(walk), reach)
-    below = (tree.under >= 0) & (tree.kind == DECISION) & (tree.player == seat)
+    below = tree.continuation_nodes() & (tree.player == seat)
     lost = (reach[:, seat, :].T[:, owner] <= 0) & below[owner][None, :]
     lost &= tree.valid[tree.board_of[owner]].T > 0
     if not lost.any():

@@ -121,8 +121,7 @@ class Subgame:
 
     def continuation_nodes(self) -> npt.NDArray[np.bool_]:
         """The decision nodes under the leaves (held at :attr:`continuation`)."""
-        out: npt.NDArray[np.bool_] = (self.tree.under >= 0) & (self.tree.kind == DECISION)
-        return out
+        return self.tree.continuation_nodes()
 
     def fixed(self) -> tuple[npt.NDArray[np.bool_], F64]:
         """The frozen nodes (the agent's earlier decisions and the continuations) and a
@@ -133,8 +132,7 @@ class Subgame:
         if self.continuation is not None:
             frozen |= self.continuation_nodes()
             strategy[:] = self.continuation
-            strategy[:, ~frozen[np.repeat(np.arange(tree.num_nodes),
-                                          tree.num_children)]] = 0.0
+            strategy[:, ~frozen[tree.edge_nodes()]] = 0.0
         for node, rows in self.frozen.items():
             frozen[node] = True
             s = int(tree.child_start[node])

@@ -671,7 +671,7 @@ class HandResolver:
                 gifts = evaluate(tree, opp, True, walk,
                                  (root.agent_reach, ones) if seat == 0 else
                                  (ones, root.agent_reach), root.scale,
-                                 (tree.under >= 0) & (tree.kind == DECISION))
+                                 tree.continuation_nodes())
             plan.walked = (reaches(tree, walk, pair), vals, gifts)
         reach, values, gift_values = plan.walked
         # values at a node leave out the chance probabilities above it; a gift is shared
@@ -781,7 +781,6 @@ class HandResolver:
                              int(tree.leaf.sum()))
         return Decision(tuple(tree.edge_actions(node)), sol.strategy[:, s: s + m].copy(),
                         res.hands, stats)
-
 
     def _continuation(self, tree: PublicTree, state: BettingState, board: tuple[int, ...],
                       frozen: dict[int, F64]) -> F64:

@@ -227,6 +227,15 @@ class PublicTree:
     def depth_limited(self) -> bool:
         return bool(self.leaf.any())
 
+    def edge_nodes(self) -> I64:
+        """Per edge: the node it leaves (a node's edges are contiguous, in node order)."""
+        return np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.num_children)
+
+    def continuation_nodes(self) -> npt.NDArray[np.bool_]:
+        """The decision nodes under the leaves (held fixed for both players)."""
+        out: npt.NDArray[np.bool_] = (self.under >= 0) & (self.kind == DECISION)
+        return out
+
     def edge_actions(self, n: int) -> list[Action]:
         """The real actions of decision node ``n``'s children, in order (not a leaf)."""
         s = int(self.child_start[n])

@@ -14,7 +14,7 @@ from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.data import strategy_path
 from agent.resolve import ResolveConfig, Resolver
-from agent.resolve.depth import CONTINUATIONS, biased, continuation_strategy, edge_nodes
+from agent.resolve.depth import CONTINUATIONS, biased, continuation_strategy
 from agent.resolve.gadgets import GADGETS, Subgame, evaluate, solve
 from agent.resolve.tree import DECISION, PublicTree, build_tree
 from agent.strategy.fileformat import Strategy, load_strategy
@@ -83,7 +83,7 @@ def test_a_multi_valued_leaf_is_worth_the_best_continuation_per_hand() -> None:
     sub = limited(0, 3)
     tree = sub.tree
     assert sub.continuation is not None
-    above = ((tree.under < 0) & (tree.kind == DECISION))[edge_nodes(tree)]
+    above = ((tree.under < 0) & (tree.kind == DECISION))[tree.edge_nodes()]
     strategy = sub.continuation + random_rows(tree, np.random.default_rng(4)) * above
     ones = tree.valid[0]
     values = evaluate(tree, 1, True, strategy, (sub.agent_reach, ones), sub.scale,
@@ -133,7 +133,7 @@ def test_biased_rows() -> None:
     mine = random_rows(tree, rng)
     cont = continuation_strategy(tree, 0, mine, opp, 5.0)
     checked = 0
-    for n in np.flatnonzero((tree.under >= 0) & (tree.kind == DECISION)):
+    for n in np.flatnonzero(tree.continuation_nodes()):
         s, m = int(tree.child_start[n]), int(tree.num_children[n])
         label = tree.continuations[int(tree.under[n])]
         got = cont[:, s: s + m]
