@@ -26,10 +26,12 @@ FILE`` writes the policy's counters (:class:`agent.policy.PolicyStats`) as JSON 
 (``acpc-match`` reads its time-guard count). A summary line (hands, chips won, decision
 times, fallbacks) goes to stderr when the dealer closes the connection.
 
-``--resolve off-tree|round|always`` (with ``--resolve-iterations N``, ``--resolve-ms MS``
-and ``--gadget NAME``) re-solves subgames instead of translating, translation as the
-counted fallback (:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's
-plans and kernels are built before connecting.
+``--resolve off-tree|round|always`` (with ``--resolve-iterations N``, ``--resolve-ms MS``,
+``--gadget NAME``, ``--resolve-depth N`` and ``--resolve-leaf blueprint|multi``) re-solves
+subgames instead of translating, translation as the counted fallback
+(:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's plans and kernels are
+built before connecting. ``--resolve-depth N`` stops each subgame after N rounds (its own
+counted) and values the rest of the game at the leaves (:mod:`agent.resolve.depth`).
 
 ``--exploit dbbr|safe`` (with ``--exploit-prior-weight N``, ``--exploit-every N``,
 ``--exploit-warmup M`` and ``--exploit-epsilon CHIPS``) exploits the opponent: a model of it
@@ -99,7 +101,10 @@ RESOLVE_MODES = ("off-tree", "round", "always")
 """``--resolve``: :data:`agent.resolve.MODES` (not imported: numpy)."""
 GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
 """``--gadget``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
-RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget")
+RESOLVE_LEAVES = ("blueprint", "multi")
+"""``--resolve-leaf``: :data:`agent.resolve.depth.LEAVES` (not imported: numpy)."""
+RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget", "resolve_depth",
+                 "resolve_leaf")
 """The options that only apply with ``--resolve``."""
 EXPLOIT_FLAGS = tuple(exploitconfig.key(name) for name in exploitconfig.OPTIONS)
 """The options that only apply with ``--exploit``: their ``dest`` (``exploit_every``...),
@@ -159,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: no budget)")
     p.add_argument("--gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
+    p.add_argument("--resolve-depth", type=positive_int, default=None, metavar="N",
+                   help="with --resolve: rounds a subgame spans, counting its own (default: "
+                   "to the end of the game); the rest of the game is valued at the leaves")
+    p.add_argument("--resolve-leaf", default=None, choices=RESOLVE_LEAVES,
+                   help="with --resolve-depth: blueprint (the opponent continues with its "
+                   "blueprint) or multi (it picks, per hand, among its blueprint and the "
+                   "fold-, call- and raise-biased blueprint; default multi)")
     p.add_argument("--exploit", default=None, choices=exploitconfig.MODES, metavar="MODE",
                    help="exploit the opponent (two-player Kuhn or Leduc): dbbr (best respond "
                    "to a model of it built from its actions, the equilibrium as prior), "
@@ -365,7 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _resolve_config(args: argparse.Namespace, game: Game) -> ResolveConfig:
     """The re-solver's configuration from ``--resolve``, ``--resolve-iterations``,
-    ``--resolve-ms`` and ``--gadget`` (:class:`agent.resolve.ResolveConfig`), after checking
+    ``--resolve-ms``, ``--gadget``, ``--resolve-depth`` and ``--resolve-leaf``
+    (:class:`agent.resolve.ResolveConfig`), after checking
     that it can play ``game`` (before anything compiles).
 
     Raises:
@@ -383,10 +396,13 @@ def _resolve_config(args: argparse.Namespace, game: Game) -> ResolveConfig:
     if ms is not None and not (ms > 0 and ms < float("inf")):
         raise UsageError(f"expected --resolve-ms to be a positive number of milliseconds, "
                          f"got {ms!r}")
+    if args.resolve_leaf is not None and args.resolve_depth is None:
+        raise UsageError("expected --resolve-leaf only with --resolve-depth N")
     return ResolveConfig(gadget=args.gadget or "reach-maxmargin", mode=args.resolve,
                          iterations=(200 if args.resolve_iterations is None else
                                      args.resolve_iterations),
-                         seconds=None if ms is None else ms / 1000.0)
+                         seconds=None if ms is None else ms / 1000.0,
+                         depth=args.resolve_depth, leaf=args.resolve_leaf or "multi")
 
 
 def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:

@@ -212,6 +212,12 @@ def tell_resolve(info: dict[str, Any]) -> list[str]:
                  f"accuracy: exploitability {_num(info.get('exploitability'), 6)} chips/hand "
                  f"({_num(info.get('relative_exploitability'), 6)} per visit of its root), "
                  f"min margin {_num(info.get('min_margin'), 6)}"]
+        if info.get("depth") is not None:
+            leaf = info.get("leaf")
+            lines.append(f"depth limit {info['depth']} round(s): " + (
+                f"{info.get('leaves', '?')} leaves, "
+                f"{'single-valued (blueprint)' if leaf == 'blueprint' else 'multi-valued'}"
+                f" continuations" if leaf else "the subgame reaches the end of the game"))
     else:
         lines = [SOURCES.get(str(source), f"source {source}")]
     fallback = info.get("fallback")

@@ -59,7 +59,9 @@ and ``source`` here), ``reason`` (a re-solve's: :data:`agent.resolve.REASONS`),
 ``live_hands`` (opponent hands in the gadget), ``iterations``, ``solve_seconds`` (the CFR+
 time), ``exploitability`` (the gadget game's exploitability, chips per hand: the accuracy
 estimate), ``relative_exploitability`` (the same per visit of the subgame's root),
-``min_margin``, ``actions`` (the legal real actions in words), ``probs`` (the distribution
+``min_margin``, with a depth limit (``--resolve-depth``) ``depth``, ``leaf`` (the leaves'
+kind, empty when the subgame reaches the end of the game) and ``leaves``, ``actions`` (the
+legal real actions in words), ``probs`` (the distribution
 for the agent's cards), ``draw`` (``u``) and ``budget_ms``. A fallback's record is the
 translating record (:mod:`agent.policy`) with ``resolve`` holding ``mode``, ``fallback``
 (the reason) and, for :data:`FAILED`, ``error``; or, when the hand fell back at an earlier
@@ -335,6 +337,8 @@ class ResolvingPolicy(StrategyPolicy):
                        exploitability=float(f"{st.exploitability:.6g}"),
                        relative_exploitability=float(f"{st.relative_exploitability:.6g}"),
                        min_margin=float(f"{st.min_margin:.6g}"))
+            if st.depth is not None:
+                out.update(depth=st.depth, leaf=st.leaf, leaves=st.leaves)
         return out
 
     def _translate(self, ms: MatchState, began: float, info: dict[str, Any]) -> Action:

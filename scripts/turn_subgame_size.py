@@ -1,6 +1,6 @@
 """How big a hold'em turn subgame solved to the end would be, beside a river one.
 
-    python scripts/turn_subgame_size.py [--iterations 50]
+    python scripts/turn_subgame_size.py [--iterations 50] [--depth-limited]
 
 The re-solver (:mod:`agent.resolve`) plays hold'em's river only; the turn is not built
 (a depth-limited subgame is the method for it). This measures what a turn re-solve
@@ -16,7 +16,10 @@ arrays, hands x edges, would take gigabytes each). For a turn subgame depth-limi
 river (leaves valued by the blueprint), it counts the turn's nodes and leaves and times one
 evaluation pass of the river tree under a fixed strategy: a leaf's value needs one per
 river card, a lower bound of the leaf values' cost. Prints nodes, edges, boards, build
-seconds, the river solve's seconds, and the estimate. CPU seconds (``time.process_time``).
+seconds, the river solve's seconds, and the estimate; with ``--depth-limited``, the turn tree
+the re-solver builds with ``depth=1`` (:mod:`agent.resolve.depth`: a copy of the river per
+continuation at each leaf), with one and with four continuations. CPU seconds
+(``time.process_time``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--strategy", default="holdem.nolimit.2p.strat")
     p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--depth-limited", action="store_true",
+                   help="also build the turn subgame with the re-solver's depth limit at the "
+                   "river (single- and multi-valued leaves) and estimate its cost")
     args = p.parse_args()
     strategy = load_strategy(resolve_strategy(args.strategy))
     game = strategy.game
@@ -96,6 +102,26 @@ def main() -> int:
           f"{leaves * rivers * one:,.0f} CPU s per turn re-solve, one continuation "
           f"strategy per leaf, besides building {int(leaves) * rivers:,} river trees and "
           f"reading the blueprint on them")
+    if args.depth_limited:
+        # the re-solver's own depth limit (agent.resolve.depth): each leaf holds one copy of
+        # the river per continuation, so the tree is the whole turn's per continuation
+        state = BettingState.initial(game)
+        while state.round < game.num_rounds - 2:
+            state = state.apply(CALL)
+        for labels in (("blueprint",), ("blueprint", "fold", "call", "raise")):
+            t = time.process_time()
+            tree = build_tree(game, state, board[: game.board_cards_through(state.round)],
+                              res.fractions, hands=res.hands, max_nodes=5_000_000,
+                              max_raises=res.raise_cap(state.round), depth=1,
+                              continuations=labels, leaf_player=1)
+            built = time.process_time() - t
+            per_iteration = per * tree.num_nodes
+            print(f"depth 1, {len(labels)} continuation(s) per leaf (agent.resolve.depth): "
+                  f"{tree.num_nodes:,} public nodes, {int(tree.leaf.sum())} leaves, built in "
+                  f"{built:.1f} CPU s; about {per_iteration:.1f} CPU s per CFR+ iteration "
+                  f"at the river's rate ({per_iteration * args.iterations:,.0f} CPU s for "
+                  f"{args.iterations})", flush=True)
+            del tree
     return 0
 
 

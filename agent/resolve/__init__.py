@@ -32,8 +32,10 @@ randomness, except an optional time budget whose iterations are counted and repo
   earlier decision of the agent in the hand must be recorded one way or the other);
   ``HandResolver.copy()`` for evaluators that branch.
 * ``ResolveConfig(gadget="reach-maxmargin", mode="round", iterations=200, seconds=None,
-  extra_fractions=(), max_nodes=200_000, max_raises=None)``; gadgets :data:`GADGETS` (``unsafe``,
-  ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`.
+  extra_fractions=(), max_nodes=200_000, max_raises=None, depth=None, leaf="multi",
+  continuations=("blueprint", "fold", "call", "raise"), bias=5.0)``; gadgets :data:`GADGETS`
+  (``unsafe``, ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`; depth
+  limits below.
 * Lower level: :func:`agent.resolve.tree.build_tree`, :class:`agent.resolve.gadgets.Subgame`
   and :func:`agent.resolve.gadgets.solve` (one subgame, one gadget), and
   :func:`agent.resolve.blueprint.behaviour` (the translating blueprint on a tree).
@@ -50,6 +52,25 @@ really played (for every hand), so the new strategy stays consistent with its pa
 are lossless: every private hand of the game (with card blocking), so Leduc's subgames and
 a hold'em river are exact; terminal values take time linear in the hands
 (:mod:`agent.resolve.kernels`).
+
+**Depth limits** (``depth``: rounds a subgame spans, its own counted; None, the default:
+to the end of the game, as above). A subgame that would reach round ``root + depth`` stops
+at that round's first node (the chance node that deals its cards): a *leaf*, where the
+opponent chooses per hand among continuations of the rest of the game, copies of it in the
+tree held fixed for both players (:mod:`agent.resolve.depth`; Brown, Sandholm and Amos
+2018): the agent plays its blueprint there as translation would, the opponent its
+blueprint or (``leaf="multi"``, the default) also the blueprint biased ``bias`` times
+towards fold, call or raises; ``leaf="blueprint"`` keeps the blueprint alone
+(single-valued leaves). Card chance below a leaf is exact; the kernels are the same (the
+copies are frozen nodes). The plan stops at its leaves: the next round is re-solved
+(reason ``new round``) from it, nested: the ranges are the plan's at the leaf, the
+opponent's counterfactual values its best response against the agent's blueprint
+continuation (the play that re-solve replaces, so it is safe against it), the gifts taken
+in the game the plan solved (continuations held, the opponent's choice at each leaf). A
+depth that covers the rest of the game changes nothing. In Leduc and Royal only a round-0
+subgame can be cut (depth 1: the round-0 subgame stops at the board); each leaf costs
+one copy of the rest of the game per continuation, so a depth-limited subgame here is
+*larger* than the whole one (a cheaper leaf evaluation is not done).
 
 **The root.** The history tree (the stated abstraction from the start of the hand, the real
 path up to the round's start, every board) is walked with the blueprint through the
@@ -112,8 +133,8 @@ Leduc, the path root equals the history tree's (tested).
 
 **Limits.** The history tree enumerates every board: right for Leduc (and any game whose
 boards before the current round are few). A subgame's ``compat`` is dense per board, fine
-for one river board, not for a turn subgame over its 48 rivers; the turn (depth-limited,
-leaves valued by the blueprint) is not done. Public trees are bounded by ``max_nodes``.
+for one river board, not for a turn subgame over its 48 rivers; the hold'em turn
+(depth-limited at the river) is not re-solved. Public trees are bounded by ``max_nodes``.
 
 **Solving.** CFR+ vectorised over hands (numba kernels, :mod:`agent.resolve.kernels`;
 regret matching is :func:`agent.strategy.kernels.match_row`), alternating updates, linear

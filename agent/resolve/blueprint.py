@@ -10,8 +10,9 @@ split it), the agent's reach for every private hand; at the agent's nodes the bl
 row for the hand's bucket (purified) moves that reach to the children its actions realise.
 The result is the translating agent's behaviour strategy over the tree's real actions, per
 hand: what the re-solver takes as the blueprint's ranges (Bayes over every hand through the
-card abstraction) and as the strategy the opponent's counterfactual values are computed
-against.
+card abstraction), as the strategy the opponent's counterfactual values are computed
+against, and as both players' play below a depth limit's leaves (the walk passes a leaf
+like a chance node: every continuation alike; :mod:`agent.resolve.depth`).
 
 Imports numpy, :mod:`agent.acpc`, :mod:`agent.abstraction`, :mod:`agent.strategy`,
 :mod:`agent.decision` and :mod:`agent.resolve.tree`.
@@ -218,8 +219,9 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
         kind = int(tree.kind[n])
         s = int(tree.child_start[n])
         m = int(tree.num_children[n])
-        if kind == CHANCE:
-            for c in tree.children[s: s + m]:
+        if kind == CHANCE or tree.leaf[n]:
+            # a depth limit's leaf: the first continuation (the others are its copies)
+            for c in tree.children[s: s + (1 if tree.leaf[n] else m)]:
                 for astate, w in states.items():
                     cur = held[int(c)].get(astate)
                     held[int(c)][astate] = w.copy() if cur is None else cur + w
@@ -243,7 +245,7 @@ def behaviour(tree: PublicTree, blueprint: Strategy, cards: CardAbstraction, sea
             np.divide(block, total, out=block, where=total > 0)
             block[total[:, 0] <= 0] = 1.0 / m
             out[:, s: s + m] = block
-    return out
+    return out[:, tree.twin] if tree.depth_limited else out
 
 
 def path_states(game: Game, blueprint: Strategy, cards: CardAbstraction, seat: int,

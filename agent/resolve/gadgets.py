@@ -20,6 +20,11 @@ The gadgets (the opponent's side of the root; Brown and Sandholm 2017, Burch et 
 * ``reach-maxmargin``: as maxmargin with ``cbv[h] + gift[h]``: value the opponent gave up
   earlier on the way to the subgame (against the blueprint) may be spent here.
 
+A depth-limited subgame (:mod:`agent.resolve.depth`) also holds the rows of both players
+under its leaves (``continuation``): CFR+ keeps them fixed (frozen nodes of either player),
+the opponent's choice at each leaf is learned like any of its decisions, and the
+exploitability estimate's best responses keep them too (the gadget game is the one solved).
+
 Only *live* hands play the gadget: hands the root's board does not block and that meet at
 least one agent hand with positive reach (a hand with no counterfactual weight has value 0
 whatever the agent does).
@@ -82,6 +87,10 @@ class Subgame:
     scale: float
     frozen: Mapping[int, F64] = field(default_factory=dict)
     """Agent decision nodes held fixed: ``[hand, k]`` rows."""
+    continuation: F64 | None = None
+    """A depth-limited tree's (:attr:`agent.resolve.tree.PublicTree.depth_limited`)
+    ``[hand, edge]`` rows of every decision under its leaves, both players', held fixed
+    (:func:`agent.resolve.depth.continuation_strategy`); None for a tree without leaves."""
     _live: F64 | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +110,34 @@ class Subgame:
                     np.shape(rows) != (n, k):
                 raise UsageError(f"expected frozen rows [{n}, {k}] at an agent node, got "
                                  f"{np.shape(rows)} at node {node}")
+        if tree.depth_limited != (self.continuation is not None):
+            raise UsageError("expected continuation rows exactly for a depth-limited tree")
+        if self.continuation is not None:
+            cont = np.ascontiguousarray(self.continuation, dtype=np.float64)
+            if cont.shape != (n, tree.num_edges) or not np.all(np.isfinite(cont)):
+                raise UsageError(f"expected continuation rows [{n}, {tree.num_edges}], got "
+                                 f"shape {cont.shape}")
+            self.continuation = cont
+
+    def continuation_nodes(self) -> npt.NDArray[np.bool_]:
+        """The decision nodes under the leaves (held at :attr:`continuation`)."""
+        return self.tree.continuation_nodes()
+
+    def fixed(self) -> tuple[npt.NDArray[np.bool_], F64]:
+        """The frozen nodes (the agent's earlier decisions and the continuations) and a
+        ``[hand, edge]`` strategy holding their rows (0 elsewhere)."""
+        tree = self.tree
+        frozen = np.zeros(tree.num_nodes, np.bool_)
+        strategy = np.zeros((len(tree.hands), tree.num_edges))
+        if self.continuation is not None:
+            frozen |= self.continuation_nodes()
+            strategy[:] = self.continuation
+            strategy[:, ~frozen[tree.edge_nodes()]] = 0.0
+        for node, rows in self.frozen.items():
+            frozen[node] = True
+            s = int(tree.child_start[node])
+            strategy[:, s: s + int(tree.num_children[node])] = rows
+        return frozen, strategy
 
     @property
     def root_board(self) -> int:
@@ -212,12 +249,7 @@ def solve(sub: Subgame, gadget: str, iterations: int, seconds: float | None = No
     n_hands = len(tree.hands)
     agent = sub.agent
     code = GADGET_CODES[gadget]
-    frozen = np.zeros(tree.num_nodes, np.bool_)
-    strategy = np.zeros((n_hands, tree.num_edges))
-    for node, rows in sub.frozen.items():
-        frozen[node] = True
-        s = int(tree.child_start[node])
-        strategy[:, s: s + int(tree.num_children[node])] = rows
+    frozen, strategy = sub.fixed()
     fixed = strategy.copy()
     regrets = np.zeros((n_hands, tree.num_edges))
     average = np.zeros((n_hands, tree.num_edges))
@@ -271,9 +303,13 @@ def gadget_exploitability(sub: Subgame, gadget: str, strategy: F64, opp_root: F6
     def pair(a: F64, o: F64) -> tuple[F64, F64]:
         return (a, o) if agent == 0 else (o, a)
 
-    v_opp = evaluate(tree, opp, True, strategy, pair(sub.agent_reach, ones), sub.scale)[0]
+    # a depth limit's continuations are held by both players (the opponent's choice is
+    # the leaf's, among them); frozen agent nodes do not bind the opponent's best response
+    held = sub.continuation_nodes()
+    v_opp = evaluate(tree, opp, True, strategy, pair(sub.agent_reach, ones), sub.scale,
+                     held)[0]
     w_agent = evaluate(tree, agent, True, strategy, pair(ones, opp_root), sub.scale,
-                       frozen)[0]
+                       held if frozen is None else frozen | held)[0]
     agent_value = float(sub.agent_reach @ w_agent)
     if gadget == "unsafe":
         best = float(sub.opp_reach * tree.valid[sub.root_board] @ v_opp)

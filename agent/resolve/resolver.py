@@ -20,6 +20,15 @@ from agent.acpc.cards import deck_for
 from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.resolve.blueprint import BucketCache, behaviour, path_states
+from agent.resolve.depth import (
+    CONTINUATIONS,
+    DEFAULT_BIAS,
+    check_bias,
+    check_continuations,
+    continuation_rows,
+    continuation_strategy,
+    parse_leaf,
+)
 from agent.resolve.gadgets import Solution, Subgame, evaluate, parse_gadget, reaches, solve
 from agent.resolve.tree import (
     CHANCE,
@@ -73,6 +82,17 @@ class ResolveConfig:
     only raise (:func:`agent.resolve.tree.stated_actions`); None: the blueprint's cap for
     the round (:meth:`~agent.abstraction.actions.BettingAbstraction.raise_cap`) in a game
     re-solved on its last round only, no cap otherwise."""
+    depth: int | None = None
+    """Rounds a subgame spans, counting its root's; None: to the end of the game. A
+    subgame that stops before the end has leaves (:mod:`agent.resolve.depth`)."""
+    leaf: str = "multi"
+    """With :attr:`depth`: ``blueprint`` (single-valued leaves: the opponent continues with
+    its blueprint) or ``multi`` (it chooses among :attr:`continuations` per hand)."""
+    continuations: tuple[str, ...] = CONTINUATIONS
+    """The opponent's continuations at a multi-valued leaf
+    (:data:`agent.resolve.depth.CONTINUATIONS`, the blueprint first)."""
+    bias: float = DEFAULT_BIAS
+    """The biased continuations' factor."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gadget", parse_gadget(self.gadget))
@@ -85,6 +105,17 @@ class ResolveConfig:
         if self.max_raises is not None and (not isinstance(self.max_raises, int) or
                                             self.max_raises < 0):
             raise UsageError(f"expected a non-negative raise cap, got {self.max_raises!r}")
+        if self.depth is not None and (isinstance(self.depth, bool) or
+                                       not isinstance(self.depth, int) or self.depth < 1):
+            raise UsageError(f"expected a depth of at least 1 round (or None: to the end), "
+                             f"got {self.depth!r}")
+        object.__setattr__(self, "leaf", parse_leaf(self.leaf))
+        object.__setattr__(self, "continuations", check_continuations(self.continuations))
+        object.__setattr__(self, "bias", check_bias(self.bias))
+
+    def leaf_labels(self) -> tuple[str, ...]:
+        """The continuations a leaf offers: the blueprint alone, or :attr:`continuations`."""
+        return ("blueprint",) if self.leaf == "blueprint" else self.continuations
 
 
 @dataclass(frozen=True)
@@ -112,12 +143,20 @@ class ResolveStats:
     min_margin: float = 0.0
     reason: str = ""
     """Why a re-solve ran (:data:`REASONS`); empty for a plan read."""
+    depth: int | None = None
+    """The re-solve's depth limit (:attr:`ResolveConfig.depth`; None: to the end)."""
+    leaf: str = ""
+    """Its leaves' kind (``blueprint`` or ``multi``) when the subgame stops before the end
+    of the game; empty otherwise."""
+    leaves: int = 0
+    """Its leaves (public nodes where the rest of the game is a continuation)."""
 
 
 REASONS: tuple[str, ...] = ("new round", "off plan", "always")
 """Why a decision re-solved: the first re-solve of a round (no plan covers it: mode
-``round`` in a later round, or hold'em's river), the opponent's action left the current
-plan's tree (a blueprint plan or an earlier re-solve), or mode ``always``."""
+``round`` in a later round, hold'em's river, or a plan that stopped at its depth limit),
+the opponent's action left the current plan's tree (a blueprint plan or an earlier
+re-solve), or mode ``always``."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +193,10 @@ class _Plan:
     root_round: int
     root: _RootInfo | None = None
     """A solved plan's root (its ranges, scale and gifts); None for the blueprint's."""
-    walked: tuple[F64, F64] | None = None
-    """Its reaches and the opponent's best-response values (:meth:`HandResolver.
-    _nested_root`, kept: every later round's root of the plan reads them)."""
+    walked: tuple[F64, F64, F64] | None = None
+    """Its reaches, the opponent's best-response values and the values its gifts are taken
+    from (:meth:`HandResolver._nested_root`, kept: every later round's root of the plan
+    reads them)."""
 
 
 class Resolver:
@@ -517,8 +557,9 @@ class HandResolver:
             if mode == "always":
                 reason = "always"
             elif self.plan is None or (mode == "round" and
-                                       self.plan.root_round != state.round):
-                reason = "new round"
+                                       self.plan.root_round != state.round) or (
+                    self.plan.tree.depth_limited and self.plan.root_round != state.round):
+                reason = "new round"  # (or the plan stopped at its depth limit)
             else:
                 reason = "off plan"
             decision = self._resolve(state, board, reason)
@@ -586,6 +627,9 @@ class HandResolver:
             if n < 0:
                 return None
             nodes.append(n)
+        if tree.leaf[n]:  # a depth limit: the next round's root in the first continuation
+            n = int(tree.children[tree.child_start[n]])
+            nodes.append(n)
         perm: npt.NDArray[np.int64] | None = None  # the real board's hands in n's frame
         while tree.kind[n] == CHANCE:
             r = tree.states[n].round
@@ -604,11 +648,32 @@ class HandResolver:
             (root.opp_reach, root.agent_reach)
         if plan.walked is None:
             ones = tree.valid[int(tree.board_of[0])]
-            plan.walked = (reaches(tree, plan.strategy, pair),
-                           evaluate(tree, opp, True, plan.strategy,
-                                    (root.agent_reach, ones) if seat == 0 else
-                                    (ones, root.agent_reach), root.scale))
-        reach, values = plan.walked
+            walk = plan.strategy
+            if tree.depth_limited:
+                # the first continuation (the blueprint's) with the leaf's whole reach; the
+                # opponent best-responds in it: the CBVs are against the agent's blueprint
+                # continuation, the play the next re-solve replaces (safe against it; the
+                # leaf's own values, the best of the continuations, were measured less
+                # safe: docs/reports/resolve-lab.md, depth limits)
+                walk = walk.copy()
+                for leaf in np.flatnonzero(tree.leaf):
+                    s0 = int(tree.child_start[leaf])
+                    walk[:, s0: s0 + int(tree.num_children[leaf])] = 0.0
+                    walk[:, s0] = 1.0
+            vals = evaluate(tree, opp, True, walk,
+                            (root.agent_reach, ones) if seat == 0 else
+                            (ones, root.agent_reach), root.scale)
+            gifts = vals
+            if tree.depth_limited:
+                # gifts in the game the plan solved: the continuations held, the opponent's
+                # choice at each leaf (smaller than against the whole continuation, and
+                # measured less exploitable: docs/reports/resolve-lab.md, depth limits)
+                gifts = evaluate(tree, opp, True, walk,
+                                 (root.agent_reach, ones) if seat == 0 else
+                                 (ones, root.agent_reach), root.scale,
+                                 tree.continuation_nodes())
+            plan.walked = (reaches(tree, walk, pair), vals, gifts)
+        reach, values, gift_values = plan.walked
         # values at a node leave out the chance probabilities above it; a gift is shared
         # by the boards dealt after it: every term is in the new root's units times mult
         mult = 1.0
@@ -616,10 +681,11 @@ class HandResolver:
         for i, m in enumerate(nodes):
             if tree.kind[m] == CHANCE:
                 mult *= float(tree.chance_weight[m])
-            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes):
+            elif tree.kind[m] == DECISION and tree.player[m] == opp and i + 1 < len(nodes) \
+                    and not tree.leaf[m]:
                 s = int(tree.child_start[m])
                 kids = tree.children[s: s + int(tree.num_children[m])]
-                gift += values[kids].max(axis=0) - values[nodes[i + 1]]
+                gift += gift_values[kids].max(axis=0) - gift_values[nodes[i + 1]]
         gift *= mult
         # the chance edge of a suit class: the arrays at n are its board's; to the real one
         # (the gifts were taken before it, where every hand is in the real frame)
@@ -663,9 +729,12 @@ class HandResolver:
             info = res.root_info(self.seat, state, board, self.own)
         in_round = list(state.actions[state.round])
         sub_board = board if state.round > 0 else ()
+        depth = (cfg.depth if cfg.depth is not None and
+                 state.round + cfg.depth < game.num_rounds else None)
         tree = build_tree(game, start, sub_board, res.fractions, in_round, hands=res.hands,
                           max_nodes=cfg.max_nodes, max_raises=res.raise_cap(state.round),
-                          suits=res.first_round_by_suits)
+                          suits=res.first_round_by_suits, depth=depth,
+                          continuations=cfg.leaf_labels(), leaf_player=1 - self.seat)
         frozen = {}
         blue: F64 | None = None
         for n in tree.path_nodes[:-1]:
@@ -692,8 +761,10 @@ class HandResolver:
             res.check_suit_symmetric("the root's ranges, values and the agent's fixed rows",
                                      [info.agent_reach, info.opp_reach, info.cbv, info.gift,
                                       *frozen.values()])
+        continuation = (self._continuation(tree, state, board, frozen)
+                        if tree.depth_limited else None)
         sub = Subgame(tree, self.seat, info.agent_reach, info.opp_reach, info.cbv, info.gift,
-                      info.scale, frozen)
+                      info.scale, frozen, continuation)
         sol: Solution = solve(sub, cfg.gadget, cfg.iterations, cfg.seconds)
         res.solves += 1
         self.plan = _Plan(tree, sol.strategy, start.betting, state.round,
@@ -706,9 +777,37 @@ class HandResolver:
         stats = ResolveStats("resolve", cfg.gadget, tree.num_nodes, len(res.hands),
                              int(sub.live().sum()), sol.iterations, sol.seconds,
                              sol.exploitability, sol.relative_exploitability, sol.min_margin,
-                             reason)
+                             reason, cfg.depth, cfg.leaf if tree.depth_limited else "",
+                             int(tree.leaf.sum()))
         return Decision(tuple(tree.edge_actions(node)), sol.strategy[:, s: s + m].copy(),
                         res.hands, stats)
+
+    def _continuation(self, tree: PublicTree, state: BettingState, board: tuple[int, ...],
+                      frozen: dict[int, F64]) -> F64:
+        """Both players' rows under a depth-limited tree's leaves
+        (:mod:`agent.resolve.depth`): the translating agent's blueprint for the agent (its
+        abstract histories follow what it really played, ``frozen``), the opponent's
+        blueprint biased per continuation; the abstract histories at a root after the
+        start of the hand walked along the real history (:func:`agent.resolve.blueprint.
+        path_states`)."""
+        res = self.resolver
+        game = res.game
+        starts: list[dict[int, F64] | None] = [None, None]
+        if tree.states[0].round > 0 or tree.states[0].betting:
+            prior = [a for rnd in state.actions[: state.round] for a in rnd]
+            bd = board[: game.board_cards_through(state.round)]
+            for p in (0, 1):
+                starts[p] = path_states(game, res.blueprint, res.cards, p, res.mapping,
+                                        res.purification, res.sizes_in, res.hands.cards,
+                                        prior, bd, res._buckets)[0]
+        seat, opp = self.seat, 1 - self.seat
+        mine = continuation_rows(tree, res.blueprint, res.cards, seat, res.mapping,
+                                 res.purification, res.sizes_in, frozen, starts[seat],
+                                 res._buckets)
+        theirs = continuation_rows(tree, res.blueprint, res.cards, opp, res.mapping,
+                                   res.purification, res.sizes_in, None, starts[opp],
+                                   res._buckets)
+        return continuation_strategy(tree, seat, mine, theirs, res.config.bias)
 
 
 def _actions_since(state: BettingState, root_betting: str) -> list[Action]:

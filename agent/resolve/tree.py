@@ -10,6 +10,13 @@ game does, a chance node deals the next round's board cards (every combination o
 remaining deck; the branch of the real board is the one the path follows); so does a
 showdown reached before the last round (an all-in called), dealing the rest of the board.
 
+*Depth limits* (``depth``): the first node of round ``root.round + depth`` becomes a *leaf*:
+a decision node of ``leaf_player`` (:attr:`PublicTree.leaf`) whose children, one per
+continuation (edge labels: :attr:`PublicTree.continuations`), are each a copy of the rest of
+the game from there (chance nodes included); :attr:`PublicTree.under` says which copy a node
+lies in and :attr:`PublicTree.twin` maps every copy's edges onto the first copy's. The real
+path never crosses a leaf, and :meth:`PublicTree.follow` stops at one (a plan ends there).
+
 Nodes are numbered in pre-order, so a subtree is a contiguous range of ids
 (:attr:`PublicTree.end`); the children of node ``n`` are
 ``children[child_start[n] : child_start[n] + num_children[n]]`` and the position ``e`` in
@@ -152,8 +159,9 @@ class PublicTree:
     states: list[BettingState]
     boards: list[tuple[int, ...]]
     """Distinct boards; ``board_of[n]`` indexes this list."""
-    actions: list[Action | tuple[int, ...]]
-    """Per edge: the real action, or the cards a chance edge deals."""
+    actions: list[Action | tuple[int, ...] | str]
+    """Per edge: the real action, the cards a chance edge deals, or a leaf's continuation
+    (its label in :attr:`continuations`)."""
     kind: npt.NDArray[np.int8]
     player: I64
     child_start: I64
@@ -195,6 +203,17 @@ class PublicTree:
     ``h`` on that board is the canonical child's value of hand ``perms[row, h]``."""
     perm_boards: list[tuple[int, ...]]
     """Per row of :attr:`perms`: the board (sorted cards) it stands for."""
+    under: I64
+    """Per node: the continuation (index into the leaves' children) it lies under, -1 above
+    every leaf (a tree without ``depth``: -1 everywhere). Module docstring, *depth limits*."""
+    leaf: npt.NDArray[np.bool_]
+    """Per node: True at a depth limit's leaf (a decision of :attr:`leaf_player` whose
+    children are the continuations)."""
+    twin: I64 = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Per edge: the same edge in its leaf's first continuation (the edge itself above the
+    leaves and in a first continuation): the continuations are copies of one subtree."""
+    continuations: tuple[str, ...] = ()
+    """The leaves' children's labels, in order (empty: no depth limit)."""
 
     @property
     def num_nodes(self) -> int:
@@ -204,8 +223,21 @@ class PublicTree:
     def num_edges(self) -> int:
         return len(self.children)
 
+    @property
+    def depth_limited(self) -> bool:
+        return bool(self.leaf.any())
+
+    def edge_nodes(self) -> I64:
+        """Per edge: the node it leaves (a node's edges are contiguous, in node order)."""
+        return np.repeat(np.arange(self.num_nodes, dtype=np.int64), self.num_children)
+
+    def continuation_nodes(self) -> npt.NDArray[np.bool_]:
+        """The decision nodes under the leaves (held fixed for both players)."""
+        out: npt.NDArray[np.bool_] = (self.under >= 0) & (self.kind == DECISION)
+        return out
+
     def edge_actions(self, n: int) -> list[Action]:
-        """The real actions of decision node ``n``'s children, in order."""
+        """The real actions of decision node ``n``'s children, in order (not a leaf)."""
         s = int(self.child_start[n])
         out = []
         for e in range(s, s + int(self.num_children[n])):
@@ -275,6 +307,8 @@ class PublicTree:
                 if p is not None:
                     perm = p if perm is None else perm[p]
                 continue
+            if self.leaf[n]:  # the plan ends at a depth limit
+                return -1, None
             if i == len(actions):
                 return n, perm
             if k != DECISION:
@@ -336,7 +370,9 @@ def suit_classes(game: Game, hands: Hands, combos: Sequence[tuple[int, ...]],
 def build_tree(game: Game, root: BettingState, board: Sequence[int],
                fractions: Sequence[float], path: Sequence[Action] = (),
                hands: Hands | None = None, max_nodes: int = MAX_SUBGAME_NODES,
-               max_raises: int | None = None, suits: bool = False) -> PublicTree:
+               max_raises: int | None = None, suits: bool = False,
+               depth: int | None = None, continuations: Sequence[str] = (),
+               leaf_player: int = -1) -> PublicTree:
     """The public tree from ``root`` (board ``board`` dealt) with the stated actions and the
     real ``path`` (actions from ``root``; board cards of later rounds are taken from
     ``board`` where it has them); ``max_raises``: :func:`stated_actions`' cap per round
@@ -348,9 +384,24 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
     (:attr:`PublicTree.perms`): right when every range and fixed row above it is
     symmetric under the suits (the caller checks), as the play below is then.
 
+    ``depth``: rounds the tree spans, counting the root's (None: to the end of the game);
+    the first node of round ``root.round + depth`` (the chance node that deals its cards)
+    becomes a *leaf*: a decision of ``leaf_player`` whose children, labelled
+    ``continuations``, are each a copy of the rest of the game (module docstring).
+
     Raises:
         AbstractionError: for a path action that is illegal, or a tree above ``max_nodes``.
+        UsageError: for a depth below 1, or a depth limit without continuations or with
+            no leaf player.
     """
+    if depth is not None:
+        if not isinstance(depth, int) or depth < 1:
+            raise UsageError(f"expected a depth of at least 1 round, got {depth!r}")
+        if not continuations or leaf_player not in (0, 1):
+            raise UsageError(f"expected continuations and a leaf player (0 or 1) with a "
+                             f"depth limit, got {tuple(continuations)!r} and "
+                             f"{leaf_player!r}")
+    stop = None if depth is None else root.round + depth
     hands = Hands.of(game) if hands is None else hands
     board = tuple(int(c) for c in board)
     deck = deck_for(game)
@@ -359,14 +410,17 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
     kinds: list[int] = []
     parents: list[int] = []
     on_path: list[bool] = []
-    kids: list[list[tuple[Action | tuple[int, ...], int]]] = []
+    kids: list[list[tuple[Action | tuple[int, ...] | str, int]]] = []
     path_nodes: list[int] = []
     class_of: dict[int, list[tuple[tuple[int, ...], list[tuple[tuple[int, ...], I64]]]]] = {}
-    # (state, board, parent, edge label, path position or -1)
-    stack: list[tuple[BettingState, tuple[int, ...], int, Action | tuple[int, ...], int]] = [
-        (root, board[: game.board_cards_through(root.round)], -1, (), 0)]
+    under: list[int] = []
+    leaf: list[bool] = []
+    # (state, board, parent, edge label, path position or -1, continuation or -1)
+    stack: list[tuple[BettingState, tuple[int, ...], int, Action | tuple[int, ...] | str,
+                      int, int]] = [
+        (root, board[: game.board_cards_through(root.round)], -1, (), 0, -1)]
     while stack:
-        state, bd, parent, label, pos = stack.pop()
+        state, bd, parent, label, pos, cont = stack.pop()
         n = len(states)
         if n >= max_nodes:
             raise AbstractionError(f"expected a subgame of at most {max_nodes} public nodes, "
@@ -376,10 +430,19 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
         parents.append(parent)
         kids.append([])
         on_path.append(pos >= 0)
+        under.append(cont)
         if pos >= 0:
             path_nodes.append(n)
         if parent >= 0:
             kids[parent].append((label, n))
+        cut = (stop is not None and cont < 0 and not state.finished and
+               state.round >= stop)
+        leaf.append(cut)
+        if cut:  # a depth limit: the opponent picks a continuation of the rest of the game
+            kinds.append(DECISION)
+            for k in range(len(continuations) - 1, -1, -1):
+                stack.append((state, bd, n, continuations[k], -1, k))
+            continue
         dealt = game.board_cards_through(state.round)
         if state.finished and not (state.is_showdown and len(bd) < dealt):
             kinds.append(TERMINAL_SHOWDOWN if state.is_showdown else TERMINAL_FOLD)
@@ -399,7 +462,8 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
                 outs = [rep for rep, _ in classes]
             for cards in reversed(outs):
                 follow = pos if (pos >= 0 and real_key == tuple(sorted(cards))) else -1
-                stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow))
+                stack.append((state, bd + tuple(cards), n, tuple(sorted(cards)), follow,
+                              cont))
             continue
         kinds.append(DECISION)
         acts = stated_actions(state, fractions, max_raises)
@@ -414,12 +478,12 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
             acts.sort(key=_order)
         for a in reversed(acts):
             follow = pos + 1 if (nxt is not None and a == nxt) else -1
-            stack.append((state.apply(a), bd, n, a, follow))
+            stack.append((state.apply(a), bd, n, a, follow, cont))
     num = len(states)
     child_start = np.zeros(num, np.int64)
     num_children = np.zeros(num, np.int64)
     children: list[int] = []
-    labels: list[Action | tuple[int, ...]] = []
+    labels: list[Action | tuple[int, ...] | str] = []
     perm_start: list[int] = []
     perm_count: list[int] = []
     perm_rows: list[I64] = []
@@ -451,6 +515,8 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
         spent[n] = st.spent
         if kinds[n] == TERMINAL_FOLD:
             folder[n] = st.folded.index(True)
+        elif leaf[n]:
+            player[n] = leaf_player
         elif kinds[n] == DECISION:
             player[n] = st.player
         elif kinds[n] == CHANCE:
@@ -458,6 +524,16 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
             need = game.board_cards_through(st.round) - len(node_board[n])
             chance_weight[n] = 1.0 / math.comb(left, need)
     valid, compat, strength = card_tables(game, hands, boards)
+    twin = np.arange(len(children), dtype=np.int64)
+    for lf in np.flatnonzero(leaf).tolist():
+        first = int(children[child_start[lf]])
+        for e in range(int(child_start[lf]) + 1, int(child_start[lf] + num_children[lf])):
+            c = int(children[e])
+            d = c - first  # the copies are numbered alike (pre-order), shifted by d
+            for x in range(c, int(end[c])):
+                k = int(num_children[x])
+                twin[child_start[x]: child_start[x] + k] = np.arange(
+                    child_start[x - d], child_start[x - d] + k)
     return PublicTree(
         game=game, hands=hands, states=states, boards=boards, actions=labels,
         kind=np.array(kinds, np.int8), player=player, child_start=child_start,
@@ -471,7 +547,9 @@ def build_tree(game: Game, root: BettingState, board: Sequence[int],
         perm_start=np.array(perm_start, np.int64), perm_count=np.array(perm_count, np.int64),
         perms=(np.array(perm_rows, np.int64) if perm_rows else
                np.zeros((0, len(hands)), np.int64)),
-        perm_boards=perm_boards)
+        perm_boards=perm_boards, under=np.array(under, np.int64), twin=twin,
+        leaf=np.array(leaf, np.bool_),
+        continuations=tuple(continuations) if depth is not None else ())
 
 
 def _order(a: Action) -> tuple[int, int]:

@@ -3,13 +3,15 @@ exactly.
 
 ``acpc-strategy resolve-lab [--blueprint fcpa|fchpa|royal-fcpa|royal-fcha|FILE ...]
 [--setting own|own+0.5|every-chip ...] [--mappings all] [--purify none,full] [--gadgets all]
-[--iterations 1000] [--mode round] [--value-iterations 2000] [--out DIR] [--agent-files DIR]``
+[--iterations 1000] [--mode round] [--depth none,1] [--leaf blueprint,multi]
+[--value-iterations 2000] [--out DIR] [--agent-files DIR]``
 
 For every blueprint and setting (what the best responder may bet: ``own`` = the blueprint's
 own sizes, ``own+X,Y`` = those and the pot fractions ``X``, ``Y`` -- the published
 experiment's shape, a size missing from the agent's abstraction --, ``every-chip`` = every
 whole-chip bet), the exploitability of the translating blueprint (each mapping and
-purification) and of the re-solving agent (each gadget), both seats
+purification) and of the re-solving agent (each gadget; with ``--depth``, at each depth
+limit and ``--leaf`` kind: :mod:`agent.resolve.depth`), both seats
 (:mod:`strategies.measure.resolve_lab`; a Royal blueprint, whose preflop the agent
 re-solves over suit classes of flops and its flop from the preflop or the real history:
 :mod:`strategies.measure.resolve_royal`, no game value, no agent files). Prints
@@ -64,12 +66,60 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--iterations", type=positive_int, default=1000,
                    help="CFR+ iterations per re-solve (default 1000)")
     r.add_argument("--mode", default="round", help="round, off-tree or always (default round)")
+    r.add_argument("--depth", default="none",
+                   help="rounds each subgame spans, comma-separated, 'none' = to the end "
+                   "(e.g. none,1: every gadget at both; default none)")
+    r.add_argument("--leaf", default="multi",
+                   help="with a depth: blueprint (single-valued leaves), multi (the opponent "
+                   "picks among its blueprint and the fold-, call- and raise-biased "
+                   "blueprint), or both comma-separated (default multi)")
     r.add_argument("--value-iterations", type=positive_int, default=2000,
                    help="DCFR iterations of each setting's game value (default 2000; "
                    "not for Royal)")
     r.add_argument("--out", help="directory for CSV, JSON and resolve_lab.png")
     r.add_argument("--agent-files", help="directory for the assembled agents (JSON; "
                    "no-limit Leduc only)")
+
+
+def parse_depths(text: str) -> list[int | None]:
+    """``none,1`` -> [None, 1] (distinct, in order).
+
+    Raises:
+        UsageError: for anything but ``none`` and positive whole numbers.
+    """
+    out: list[int | None] = []
+    for part in str(text).split(",", MAX_EXTRA):
+        key = part.strip().lower()
+        value: int | None
+        if key == "none":
+            value = None
+        elif key.isdigit() and 0 < int(key) < 100:
+            value = int(key)
+        else:
+            raise UsageError(f"expected --depth as 'none' or rounds (1, 2, ...), "
+                             f"comma-separated, got {excerpt(text)}")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def resolve_configs(args: argparse.Namespace, gadgets: list[str]) -> list[Any]:
+    """The re-solving agents to measure: every gadget at every ``--depth``, a depth limit
+    with every ``--leaf`` kind."""
+    from agent.resolve import ResolveConfig
+    from agent.resolve.depth import parse_leaf
+
+    depths = parse_depths(args.depth)
+    leaves = [parse_leaf(x) for x in str(args.leaf).split(",", MAX_EXTRA) if x.strip()]
+    if not leaves:
+        raise UsageError(f"expected --leaf blueprint, multi or both, got {excerpt(args.leaf)}")
+    out = []
+    for gadget in gadgets:
+        for depth in depths:
+            for leaf in ([leaves[0]] if depth is None else leaves):
+                out.append(ResolveConfig(gadget=gadget, mode=args.mode,
+                                         iterations=args.iterations, depth=depth, leaf=leaf))
+    return out
 
 
 def parse_setting(text: str) -> tuple[str, tuple[float, ...] | None]:
@@ -133,7 +183,6 @@ def _royal(args: argparse.Namespace, strategy: Strategy, name: str,
            purifications: list[str], gadgets: list[str], rows: list[Any]) -> None:
     """Append the rows of one Royal blueprint (:mod:`strategies.measure.resolve_royal`) to
     ``rows`` as they are done."""
-    from agent.resolve import ResolveConfig
     from strategies.measure import resolve_lab as rl
     from strategies.measure import resolve_royal as rr
 
@@ -147,17 +196,17 @@ def _royal(args: argparse.Namespace, strategy: Strategy, name: str,
             for mapping in mappings:
                 rows.append(lab.translate(mapping, pur))
                 _progress(f"  translate {mapping} {pur}: {rows[-1].average:.5f}")
-        for gadget in gadgets:
-            cfg = ResolveConfig(gadget=gadget, mode=args.mode, iterations=args.iterations)
+        for cfg in resolve_configs(args, gadgets):
             rows.append(lab.resolve(cfg, progress=_progress))
-            _progress(f"  resolve {gadget}: {rows[-1].average:.5f} "
+            _progress(f"  resolve {rl.resolve_name(cfg.gadget, rows[-1].extra)}: "
+                      f"{rows[-1].average:.5f} "
                       f"({rows[-1].extra['resolves']} re-solves, "
                       f"{rows[-1].extra['assembly_seconds']:.1f} s)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``resolve-lab``; returns the exit status."""
-    from agent.resolve import GADGETS, MODES, ResolveConfig, parse_gadget
+    from agent.resolve import GADGETS, MODES, parse_gadget
     from strategies.measure import resolve_lab as rl
     from strategies.measure.translation import lab as tl
 
@@ -193,20 +242,21 @@ def run(args: argparse.Namespace) -> int:
                     for mapping in mappings:
                         rows.append(lab.translate(mapping, pur))
                         _progress(f"  translate {mapping} {pur}: {rows[-1].average:.5f}")
-                for gadget in gadgets:
-                    cfg = ResolveConfig(gadget=gadget, mode=args.mode,
-                                        iterations=args.iterations)
+                for cfg in resolve_configs(args, gadgets):
                     rows.append(lab.resolve(cfg, progress=_progress))
-                    _progress(f"  resolve {gadget}: {rows[-1].average:.5f} "
+                    agent = rl.resolve_name(cfg.gadget, rows[-1].extra)
+                    _progress(f"  resolve {agent}: {rows[-1].average:.5f} "
                               f"({rows[-1].extra['resolves']} re-solves, "
                               f"{rows[-1].extra['assembly_seconds']:.1f} s)")
                     if args.agent_files:
-                        path = Path(args.agent_files) / f"{name}-{label}-{gadget}.json"
-                        n = rl.agent_file(path, lab.games, lab.tables[("resolve", gadget,
-                                                                        "none")],
+                        stem = agent.replace(" ", "-")
+                        path = Path(args.agent_files) / f"{name}-{label}-{stem}.json"
+                        n = rl.agent_file(path, lab.games, lab.tables[rl.resolve_key(cfg,
+                                                                                     "none")],
                                           {"blueprint": name, "setting": label,
-                                           "agent": "resolve", "gadget": gadget,
-                                           "iterations": args.iterations, "mode": args.mode})
+                                           "agent": "resolve", "gadget": cfg.gadget,
+                                           "iterations": args.iterations, "mode": args.mode,
+                                           **rl.depth_extra(cfg)})
                         _progress(f"  wrote {path} ({n} information sets)")
                 if args.agent_files and mappings:
                     key = ("translate", mappings[0], purifications[0])

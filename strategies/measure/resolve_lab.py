@@ -374,8 +374,8 @@ class Lab:
         resolver = Resolver(self.strategy, config, mapping=mapping, purification=purification)
         t0, s0 = resolving_table(self.games[0], 0, resolver, progress)
         t1, s1 = resolving_table(self.games[1], 1, resolver, progress)
-        self.tables[("resolve", config.gadget, purification)] = (t0, t1)
-        extra = {"mode": config.mode, "iterations": config.iterations,
+        self.tables[resolve_key(config, purification)] = (t0, t1)
+        extra = {"mode": config.mode, "iterations": config.iterations, **depth_extra(config),
                  "decisions": s0.decisions + s1.decisions, "resolves": s0.solves + s1.solves,
                  "assembly_seconds": s0.seconds + s1.seconds,
                  "mean_resolve_ms": 1000 * (s0.solve_seconds + s1.solve_seconds) /
@@ -386,6 +386,23 @@ class Lab:
                  s1.total_exploitability}
         return Row(self.setting.name, self.setting.label, self.blueprint, "resolve", mapping,
                    purification, config.gadget, self.brs((t0, t1)), self.value, extra)
+
+
+def depth_extra(config: ResolveConfig) -> dict[str, Any]:
+    """A re-solving row's depth limit: ``depth`` (None: to the end) and ``leaf`` (the leaf
+    kind; empty without a depth limit)."""
+    return {"depth": config.depth, "leaf": config.leaf if config.depth is not None else ""}
+
+
+def resolve_name(gadget: str, extra: dict[str, Any]) -> str:
+    """A re-solving row's name: its gadget, and its depth limit when it has one."""
+    depth = extra.get("depth")
+    return gadget if depth is None else f"{gadget} d{depth} {extra.get('leaf', '')}"
+
+
+def resolve_key(config: ResolveConfig, purification: str) -> tuple[str, str, str]:
+    """The key of a re-solving agent's tables (:attr:`Lab.tables`)."""
+    return ("resolve", resolve_name(config.gadget, depth_extra(config)), purification)
 
 
 def blueprint_setting(strategy: Strategy, name: str, removed: Sequence[float] = ()
@@ -601,15 +618,15 @@ def format_table(rows: Sequence[Row]) -> str:
             lines.append(f"blueprint {blueprint}, responder {first.responder} (setting "
                          f"{setting}): exploitability, chips per hand (game value "
                          f"{first.value.values[0]:.5f} +- {first.value.error:.1g} for seat 0)")
-        lines.append(f"{'agent':34}{'seat 0':>10}{'seat 1':>10}{'average':>10}{'x best':>9}")
+        lines.append(f"{'agent':40}{'seat 0':>10}{'seat 1':>10}{'average':>10}{'x best':>9}")
         translating = [r.average for r in items if r.agent == "translate"]
         best = min(translating) if translating else math.nan
         for r in items:
             name = (f"translate {r.mapping} ({r.purification})" if r.agent == "translate"
-                    else f"resolve {r.gadget}")
+                    else f"resolve {resolve_name(r.gadget, r.extra)}")
             ratio = (best / r.average if r.agent == "resolve" and r.average > 0 and
                      best > RATIO_FLOOR else math.nan)
-            lines.append(f"{name:34}{_fmt(r.seat(0)):>10}{_fmt(r.seat(1)):>10}"
+            lines.append(f"{name:40}{_fmt(r.seat(0)):>10}{_fmt(r.seat(1)):>10}"
                          f"{_fmt(r.average):>10}"
                          f"{'' if math.isnan(ratio) else f'{ratio:.1f}x':>9}")
         lines.append("")
@@ -628,7 +645,7 @@ def plot_table(path: Path, rows: Sequence[Row]) -> Path:
     fig, axes = plt.subplots(1, len(blocks), figsize=(6.5 * len(blocks), 5.5), squeeze=False)
     for ax, ((blueprint, _), items) in zip(axes[0], blocks.items(), strict=True):
         names = [(f"{r.mapping} ({r.purification})" if r.agent == "translate"
-                  else f"re-solve: {r.gadget}") for r in items]
+                  else f"re-solve: {resolve_name(r.gadget, r.extra)}") for r in items]
         values = [max(r.average, 1e-7) for r in items]
         colors = ["#9aa7b8" if r.agent == "translate" else "#2f7ed8" for r in items]
         ax.barh(range(len(items)), values, color=colors)

@@ -57,7 +57,14 @@ from agent.resolve import Decision, HandResolver, ResolveConfig, Resolver
 from agent.resolve.tree import stated_fractions
 from agent.strategy.fileformat import Strategy, table_layout
 from agent.strategy.purification import parse_purification
-from strategies.measure.resolve_lab import AssemblyStats, Row, Setting, limited_actions
+from strategies.measure.resolve_lab import (
+    AssemblyStats,
+    Row,
+    Setting,
+    depth_extra,
+    limited_actions,
+    resolve_key,
+)
 from strategies.measure.translation import royal_br as rb
 from strategies.measure.translation.full_br import (
     RealValue,
@@ -244,10 +251,10 @@ class RoyalResolveLab:
                                 purification=purification, cards=self.cards)
         t0, s0 = resolving_table(self.trees[0], 0, resolver, self.cards, self.deals, progress)
         t1, s1 = resolving_table(self.trees[1], 1, resolver, self.cards, self.deals, progress)
-        self.tables[("resolve", config.gadget, purification)] = (t0, t1)
+        self.tables[resolve_key(config, purification)] = (t0, t1)
         fn = get_mapping(mapping)
         brs = (self.table_br(t1, 1, fn), self.table_br(t0, 0, fn))
-        extra = {"mode": config.mode, "iterations": config.iterations,
+        extra = {"mode": config.mode, "iterations": config.iterations, **depth_extra(config),
                  "decisions": s0.decisions + s1.decisions, "resolves": s0.solves + s1.solves,
                  "preflop_resolves": s0.first_round_solves + s1.first_round_solves,
                  "assembly_seconds": s0.seconds + s1.seconds,

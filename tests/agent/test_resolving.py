@@ -20,6 +20,7 @@ from agent.abstraction.buckets import LosslessCards
 from agent.abstraction.translation import get_mapping
 from agent.acpc.betting import parse_betting
 from agent.acpc.cards import deck_for
+from agent.acpc.errors import UsageError
 from agent.acpc.gamedef import Game
 from agent.acpc.gamefiles import load_game
 from agent.acpc.matchstate import MatchState, view_of
@@ -175,6 +176,33 @@ def test_same_seed_same_actions(leduc: Game) -> None:
                      enumerate([("c", 1), ("r3", 1), ("", 0), ("cc/", 0)] * 2)])
         assert p.stats.resolves == 8
     assert runs[0] == runs[1]
+
+
+def test_a_depth_limit_is_in_the_trace_and_told(leduc: Game) -> None:
+    """``--resolve-depth 1 --resolve-leaf multi``: a round-0 re-solve stops at the board
+    (its trace record says so, and ``explain`` tells it); the round-1 re-solve reaches the
+    end of the game (depth 1 still, no leaves)."""
+    import argparse
+
+    from agent.cli import _resolve_config
+    args = argparse.Namespace(resolve="always", resolve_ms=None, gadget="resolve",
+                              resolve_iterations=10, resolve_depth=1, resolve_leaf="multi")
+    config = _resolve_config(args, leduc)
+    assert (config.depth, config.leaf) == (1, "multi")
+    loaded = load_for_game(strategy_path(FCPA), leduc)
+    records: list[dict[str, Any]] = []
+    p = policy(loaded, config, records=records)
+    first = p.act(ms(leduc, "", 0, 0))
+    p.act(ms(leduc, f"{first}c/", 0, 0))
+    info = records[0]["resolve"]
+    assert (info["depth"], info["leaf"]) == (1, "multi") and info["leaves"] > 0
+    assert "depth limit 1 round(s): " in "\n".join(tell_decision(records[0]))
+    assert "multi-valued continuations" in "\n".join(tell_decision(records[0]))
+    last = records[-1]["resolve"]
+    assert (last["depth"], last["leaf"], last["leaves"]) == (1, "", 0)
+    args.resolve_depth = None
+    with pytest.raises(UsageError, match="--resolve-leaf only with --resolve-depth"):
+        _resolve_config(args, leduc)
 
 
 def test_a_hot_swap_rebuilds_the_resolver_at_the_next_hand(tmp_path: Path,

@@ -9,6 +9,9 @@ extensive-form game it is (Brown and Sandholm 2017):
 * maxmargin / reach-maxmargin: one opponent node whose actions are its hands, each paying
   ``subgame value - alternative``.
 
+A depth-limited subgame's continuations (:mod:`agent.resolve.depth`) are held fixed for both
+players (:func:`held`); the leaf is an ordinary opponent decision.
+
 :func:`cfr_plus` runs the same CFR+ schedule as :func:`agent.resolve.kernels.cfr_plus`
 (alternating, the agent first, regrets floored at 0, averages weighted by ``t``);
 :func:`exploitability` computes the gadget game's exploitability by explicit best responses.
@@ -108,6 +111,20 @@ def own_reach(tree: PublicTree, u: int, sigma: dict[tuple[int, int], list[float]
     return out
 
 
+def held(sub: Subgame) -> dict[int, np.ndarray]:
+    """Every decision node held fixed, with its ``[hand, k]`` rows: the agent's frozen
+    nodes and, in a depth-limited subgame, both players' nodes under the leaves."""
+    tree = sub.tree
+    out: dict[int, np.ndarray] = {}
+    if sub.continuation is not None:
+        for n in range(tree.num_nodes):
+            if tree.kind[n] == DECISION and tree.under[n] >= 0:
+                s = int(tree.child_start[n])
+                out[n] = sub.continuation[:, s: s + int(tree.num_children[n])]
+    out.update(sub.frozen)
+    return out
+
+
 def cfr_plus(sub: Subgame, gadget: str, iterations: int) -> tuple[np.ndarray, np.ndarray]:
     """``(average strategy [hand, edge], opponent's average root reach)``."""
     tree = sub.tree
@@ -119,7 +136,8 @@ def cfr_plus(sub: Subgame, gadget: str, iterations: int) -> tuple[np.ndarray, np
         for a in range(nh))]
     alt = sub.cbv + (sub.gift if gadget.startswith("reach-") else 0.0)
     decisions = [n for n in range(tree.num_nodes) if tree.kind[n] == DECISION]
-    frozen = set(sub.frozen)
+    fixed = held(sub)
+    frozen = set(fixed)
     regrets = {(n, h): [0.0] * int(tree.num_children[n]) for n in decisions for h in range(nh)}
     avg = np.zeros((nh, tree.num_edges))
     g_reg = {h: [0.0, 0.0] for h in live}  # resolve: [alternative, enter]
@@ -133,7 +151,7 @@ def cfr_plus(sub: Subgame, gadget: str, iterations: int) -> tuple[np.ndarray, np
         out = {}
         for (n, h), r in regrets.items():
             if n in frozen:
-                out[(n, h)] = [float(x) for x in sub.frozen[n][h]]
+                out[(n, h)] = [float(x) for x in fixed[n][h]]
             else:
                 out[(n, h)] = regret_match(r)
         return out
@@ -205,7 +223,7 @@ def cfr_plus(sub: Subgame, gadget: str, iterations: int) -> tuple[np.ndarray, np
         m = int(tree.num_children[n])
         for h in range(nh):
             if n in frozen:
-                out[h, s: s + m] = sub.frozen[n][h]
+                out[h, s: s + m] = fixed[n][h]
                 continue
             total = avg[h, s: s + m].sum()
             out[h, s: s + m] = avg[h, s: s + m] / total if total > 0 else 1.0 / m
@@ -261,13 +279,14 @@ def exploitability(sub: Subgame, gadget: str, strategy: np.ndarray,
     agent, opp = sub.agent, 1 - sub.agent
     nh = len(tree.hands)
     b0 = int(tree.board_of[0])
-    frozen = set(sub.frozen)
+    both = {n for n in held(sub) if n not in sub.frozen}  # continuations: both players'
+    frozen = set(sub.frozen) | both
     alt = sub.cbv + (sub.gift if gadget.startswith("reach-") else 0.0)
     ok = [h for h in range(nh) if tree.valid[b0, h] > 0]
     agent_w = {a: float(sub.agent_reach[a]) for a in ok}
     live = [h for h in ok if any(agent_w[a] > 0 and _disjoint(tree, a, h) for a in ok)]
     v_opp = {h: best_value(tree, 0, opp, h, {a: w for a, w in agent_w.items() if a != h},
-                           strategy, set(), sub.scale) for h in ok}
+                           strategy, both, sub.scale) for h in ok}
     opp_w = {h: float(opp_root[h]) for h in ok}
     agent_value = sum(agent_w[a] * best_value(tree, 0, agent, a, {h: w for h, w in opp_w.items()
                                                                   if h != a},
