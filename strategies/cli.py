@@ -219,6 +219,12 @@ def _add_lbr(sub: Any) -> None:
     p.add_argument("--gadget", default=None, metavar="G",
                    help="with --resolve: the re-solving gadget, unsafe, resolve, maxmargin "
                    "or reach-maxmargin (default reach-maxmargin)")
+    p.add_argument("--resolve-depth", type=positive_int, default=None, metavar="N",
+                   help="with --resolve: rounds a subgame spans, counting its own (acpc-agent "
+                   "--resolve-depth; default: to the end of the game)")
+    p.add_argument("--resolve-leaf", default=None, metavar="KIND",
+                   help="with --resolve-depth: blueprint or multi (acpc-agent "
+                   "--resolve-leaf; default multi)")
     p.add_argument(exploitconfig.flag("mode"), default=None, metavar="MODE",
                    help="sampled: LBR against the file's exploiting agent (acpc-agent "
                    "--exploit MODE: dbbr, or safe where deals can be enumerated), one agent "

@@ -128,24 +128,30 @@ def is_sampled(args: argparse.Namespace) -> bool:
 
 
 def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
-    """The re-solving agent's configuration from ``--resolve``, ``--resolve-iterations``
-    and ``--gadget`` (None without ``--resolve``; no time budget: LBR must model the
-    agent's play exactly)."""
+    """The re-solving agent's configuration from ``--resolve``, ``--resolve-iterations``,
+    ``--gadget``, ``--resolve-depth`` and ``--resolve-leaf`` (None without ``--resolve``;
+    no time budget: LBR must model the agent's play exactly)."""
     mode = getattr(args, "resolve", None)
     iterations = getattr(args, "resolve_iterations", None)
     gadget = getattr(args, "gadget", None)
+    depth = getattr(args, "resolve_depth", None)
+    leaf = getattr(args, "resolve_leaf", None)
     if mode is None:
-        given = [f for f, v in (("--resolve-iterations", iterations), ("--gadget", gadget))
+        given = [f for f, v in (("--resolve-iterations", iterations), ("--gadget", gadget),
+                                ("--resolve-depth", depth), ("--resolve-leaf", leaf))
                  if v is not None]
         if given:
             raise UsageError(f"expected --resolve with {', '.join(given)}, got no --resolve")
         return None
     if args.file.startswith("builtin:"):
         raise UsageError(f"expected a strategy file with --resolve, got {args.file!r}")
+    if leaf is not None and depth is None:
+        raise UsageError("expected --resolve-leaf only with --resolve-depth N")
     from agent.resolve import ResolveConfig
 
     return ResolveConfig(gadget=gadget or "reach-maxmargin", mode=mode,
-                         iterations=200 if iterations is None else iterations)
+                         iterations=200 if iterations is None else iterations,
+                         depth=depth, leaf=leaf or "multi")
 
 
 def _exploit(args: argparse.Namespace) -> ExploitConfig | None:
@@ -252,7 +258,8 @@ def sampled(args: argparse.Namespace) -> int:
              f"all-in, preflop {args.preflop}")
           + ("" if resolve is None else
              f"; re-solving ({resolve.mode}, {resolve.gadget}, {resolve.iterations} "
-             f"iterations)")
+             f"iterations" + ("" if resolve.depth is None else
+                              f", depth {resolve.depth}, {resolve.leaf} leaves") + ")")
           + ("" if exploit is None else
              f"; exploiting agent {exploit.mode} (warm-up {exploit.warmup}, every "
              f"{exploit.every}, prior weight {exploit.prior_weight:g}"

@@ -153,9 +153,22 @@ def test_command_resolve_and_its_conflicts(tmp_path: Any,
 
     data = json.loads(out_json.read_text())
     assert data["resolve"]["iterations"] == 5 and data["model"]["played"] > 0
+    # depth-limited re-solves (the agent's round 0 re-solved with multi-valued leaves)
+    assert main(["lbr", STRAT, "--setting", "fc", "--hands", "10", "--seed", "1",
+                 "--resolve", "always", "--resolve-iterations", "5", "--resolve-depth", "1",
+                 "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "re-solving (always, reach-maxmargin, 5 iterations, depth 1, multi leaves)" in out
+    data = json.loads(out_json.read_text())
+    assert (data["resolve"]["depth"], data["resolve"]["leaf"]) == (1, "multi")
     for argv, message in (
             (["lbr", "builtin:call", "--resolve", "round"], "expected a strategy file"),
-            (["lbr", STRAT, "--gadget", "unsafe"], "expected --resolve with --gadget")):
+            (["lbr", STRAT, "--gadget", "unsafe"], "expected --resolve with --gadget"),
+            (["lbr", STRAT, "--resolve-depth", "1"], "expected --resolve with --resolve-depth"),
+            (["lbr", STRAT, "--resolve", "round", "--resolve-leaf", "multi"],
+             "expected --resolve-leaf only with --resolve-depth N"),
+            (["lbr", STRAT, "--resolve", "round", "--resolve-depth", "1", "--resolve-leaf",
+              "many"], "expected a leaf kind (blueprint, multi), got 'many'")):
         assert main(argv) != 0
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
