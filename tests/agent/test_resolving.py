@@ -279,7 +279,11 @@ def test_unsupported_games_are_refused_in_one_line(
 
 
 def test_the_cli_names_match_the_resolver() -> None:
+    from agent.cli import RESOLVE_LEAVES
+    from agent.resolve.depth import LEAVES
+
     assert set(RESOLVE_MODES) == set(MODES) and GADGETS == RESOLVER_GADGETS
+    assert RESOLVE_LEAVES == LEAVES  # the CLI's copy (parsed without numpy) is the resolver's
 
 
 @pytest.mark.parametrize(("resolve", "expected"), [
