@@ -27,7 +27,7 @@ FILE`` writes the policy's counters (:class:`agent.policy.PolicyStats`) as JSON 
 times, fallbacks) goes to stderr when the dealer closes the connection.
 
 ``--resolve off-tree|round|always`` (with ``--resolve-iterations N``, ``--resolve-ms MS``,
-``--gadget NAME``, ``--resolve-depth N`` and ``--resolve-leaf blueprint|multi``) re-solves
+``--gadgets NAME``, ``--resolve-depth N`` and ``--resolve-leaf blueprint|multi``) re-solves
 subgames instead of translating, translation as the counted fallback
 (:mod:`agent.resolving`; two-player no-limit Leduc); the re-solver's plans and kernels are
 built before connecting. ``--resolve-depth N`` stops each subgame after N rounds (its own
@@ -100,7 +100,7 @@ VERIFY_MODES = ("auto", "full")
 RESOLVE_MODES = ("off-tree", "round", "always")
 """``--resolve``: :data:`agent.resolve.MODES` (not imported: numpy)."""
 GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
-"""``--gadget``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
+"""``--gadgets``: :data:`agent.resolve.GADGETS` (not imported: numpy)."""
 RESOLVE_LEAVES = ("blueprint", "multi")
 """``--resolve-leaf``: :data:`agent.resolve.depth.LEAVES` (not imported: numpy)."""
 RESOLVE_FLAGS = ("resolve_iterations", "resolve_ms", "gadget", "resolve_depth",
@@ -162,8 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --resolve: time budget per decision; a re-solve that does not "
                    "finish its iterations within it falls back to translation (counted; "
                    "default: no budget)")
-    p.add_argument("--gadget", default=None, choices=GADGETS,
+    p.add_argument("--gadgets", dest="gadget", default=None, choices=GADGETS,
                    help="with --resolve: the re-solving gadget (default reach-maxmargin)")
+    deprecated_alias(p, "--gadget", new="--gadgets")
     p.add_argument("--resolve-depth", type=positive_int, default=None, metavar="N",
                    help="with --resolve: rounds a subgame spans, counting its own (default: "
                    "to the end of the game); the rest of the game is valued at the leaves")
@@ -377,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _resolve_config(args: argparse.Namespace, game: Game) -> ResolveConfig:
     """The re-solver's configuration from ``--resolve``, ``--resolve-iterations``,
-    ``--resolve-ms``, ``--gadget``, ``--resolve-depth`` and ``--resolve-leaf``
+    ``--resolve-ms``, ``--gadgets``, ``--resolve-depth`` and ``--resolve-leaf``
     (:class:`agent.resolve.ResolveConfig`), after checking
     that it can play ``game`` (before anything compiles).
 

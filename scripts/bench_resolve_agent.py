@@ -19,7 +19,7 @@ the match; the dealers run with those defaults here, so a match that breaks one 
     .venv/bin/python scripts/bench_resolve_agent.py                       # 1,000 hands, ours
     .venv/bin/python scripts/bench_resolve_agent.py --hands 3000 --mode always \\
         --reference-dealer /path/to/acpc-reference/bin/dealer
-    .venv/bin/python scripts/bench_resolve_agent.py --resolve-ms 50 --gadget resolve
+    .venv/bin/python scripts/bench_resolve_agent.py --resolve-ms 50 --gadgets resolve
     .venv/bin/python scripts/bench_resolve_agent.py --game holdem.nolimit.2p.reverse_blinds.game \
         --strategy holdem.nolimit.2p.strat --hands 3000 --resolve-iterations 50 \
         --reference-dealer /path/to/acpc-reference/bin/dealer --only-reference
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--game", default="leduc.nolimit.2p.game")
     p.add_argument("--strategy", default="leduc.nolimit.2p.fcpa.strat")
     p.add_argument("--mode", default="round", choices=("off-tree", "round", "always"))
-    p.add_argument("--gadget", default="reach-maxmargin")
+    p.add_argument("--gadgets", dest="gadget", default="reach-maxmargin")
     p.add_argument("--resolve-iterations", type=int, default=200)
     p.add_argument("--resolve-ms", type=float, default=None)
     p.add_argument("--opponent", default="builtin:random")
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or Path(tempfile.mkdtemp(prefix="bench-resolve-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"{args.hands} hands of {game_path.name}, {args.strategy} --resolve {args.mode} "
-          f"--gadget {args.gadget} --resolve-iterations {args.resolve_iterations}"
+          f"--gadgets {args.gadget} --resolve-iterations {args.resolve_iterations}"
           + (f" --resolve-ms {args.resolve_ms:g}" if args.resolve_ms else "")
           + f" against {args.opponent}; limits (ms) {LIMITS_MS}")
     rows = []
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         stats_path = out_dir / f"stats{i}.json"
         dealer = [*prefix, f"bench{i}", str(game_path), str(args.hands), str(args.seed),
                   "R", "O", "-q"]
-        agent = ["--strategy", args.strategy, "--resolve", args.mode, "--gadget", args.gadget,
+        agent = ["--strategy", args.strategy, "--resolve", args.mode, "--gadgets", args.gadget,
                  "--resolve-iterations", str(args.resolve_iterations), "--seed", "1",
                  "--trace", str(trace), "--stats", str(stats_path)]
         if args.resolve_ms:

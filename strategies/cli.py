@@ -216,9 +216,10 @@ def _add_lbr(sub: Any) -> None:
                    "range kept with its own re-solver")
     p.add_argument("--resolve-iterations", type=positive_int, default=None, metavar="N",
                    help="with --resolve: CFR+ iterations per re-solve (default 200)")
-    p.add_argument("--gadget", default=None, metavar="G",
+    p.add_argument("--gadgets", dest="gadget", default=None, metavar="G",
                    help="with --resolve: the re-solving gadget, unsafe, resolve, maxmargin "
                    "or reach-maxmargin (default reach-maxmargin)")
+    deprecated_alias(p, "--gadget", new="--gadgets")
     p.add_argument("--resolve-depth", type=positive_int, default=None, metavar="N",
                    help="with --resolve: rounds a subgame spans, counting its own (acpc-agent "
                    "--resolve-depth; default: to the end of the game)")

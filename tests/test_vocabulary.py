@@ -62,6 +62,13 @@ CONCEPTS: dict[str, Concept] = {
     "connection wait (ms)": Concept("--start-timeout-ms", frozenset({"start_timeout_ms",
                                                                      "start_timeout"})),
     "tracebacks on errors": Concept("--debug", frozenset({"debug"})),
+    "re-solving mode": Concept("--resolve", frozenset({"resolve"}), frozenset({"--mode"})),
+    "re-solving gadget(s)": Concept("--gadgets", frozenset({"gadget", "gadgets"}),
+                                    frozenset({"--gadget"})),
+    "CFR+ iterations per re-solve": Concept("--resolve-iterations",
+                                            frozenset({"resolve_iterations"})),
+    "re-solving depth limit(s)": Concept("--resolve-depth", frozenset({"resolve_depth"})),
+    "depth limits' leaves": Concept("--resolve-leaf", frozenset({"resolve_leaf"})),
 }
 """The vocabulary. Positional arguments are not flags and are left out (``acpc-agent GAME``,
 ``acpc-strategy size GAME``)."""
@@ -72,7 +79,8 @@ REFERENCE_SPELLINGS = {("acpc-dealer", "--t_response"), ("acpc-dealer", "--t_han
 reference run unchanged) beside the project's names."""
 
 SAMPLES = {"--jobs": "2", "-j": "2", "--betting": "fcpa", "--out": "x.json",
-           "--mapping": "det-arith"}
+           "--mapping": "det-arith", "--gadget": "resolve", "--iterations": "30",
+           "--mode": "always"}
 """A valid value for each hidden alias that takes one."""
 
 REQUIRED = {"acpc-agent": ["leduc.limit.2p.game", "127.0.0.1", "5"],
@@ -123,6 +131,9 @@ def test_a_concept_has_one_flag_name_in_every_parser() -> None:
     assert len(found["parallel workers (threads, processes, matches)"]) >= 6
     assert len(found["no progress output"]) >= 8
     assert {"acpc-agent", "acpc-strategy lbr"} <= found["translation mapping(s)"]
+    for name in ("re-solving mode", "re-solving gadget(s)", "CFR+ iterations per re-solve",
+                 "re-solving depth limit(s)", "depth limits' leaves"):
+        assert {"acpc-agent", "acpc-strategy lbr", "acpc-strategy resolve-lab"} <= found[name]
 
 
 def test_every_quiet_has_its_short_form() -> None:
@@ -172,7 +183,7 @@ def _parser_of(root: argparse.ArgumentParser, path: tuple[str, ...]) -> argparse
      "--minutes", "-1"],
     ["inspect", "leduc.limit.2p.strat", "--samples", "-1"],
     ["translation", "best-size", "--iterations", "-1"],  # exit 1 on main
-    ["resolve-lab", "--iterations", "0"],  # exit 1 on main
+    ["resolve-lab", "--resolve-iterations", "0"],  # (as --iterations) exit 1 on main
     ["graft", "--base", "b", "--partition", "preflop", "--out", "o", "--target", "-1"],
     ["learn-sizes", "--game", "g", "--abstraction", "fcpa", "--learn", "0", "--out", "o",
      "--min-bet", "-1"],  # exit 1 on main, with another message

@@ -48,7 +48,7 @@ def lbr(args: argparse.Namespace) -> int:
     """Run ``acpc-strategy lbr``: exact in small games, else sampled (:func:`sampled`)."""
     if is_sampled(args):
         return sampled(args)
-    _resolve(args)  # --resolve-iterations or --gadget without --resolve: one line
+    _resolve(args)  # --resolve-iterations or --gadgets without --resolve: one line
     _exploit(args)  # --exploit-every etc. without --exploit: one line
     fractions = parse_fractions("0.5,1" if args.fractions is None else args.fractions)
     sizes_in = parse_size_convention(args.sizes_in)
@@ -129,7 +129,7 @@ def is_sampled(args: argparse.Namespace) -> bool:
 
 def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
     """The re-solving agent's configuration from ``--resolve``, ``--resolve-iterations``,
-    ``--gadget``, ``--resolve-depth`` and ``--resolve-leaf`` (None without ``--resolve``;
+    ``--gadgets``, ``--resolve-depth`` and ``--resolve-leaf`` (None without ``--resolve``;
     no time budget: LBR must model the agent's play exactly)."""
     mode = getattr(args, "resolve", None)
     iterations = getattr(args, "resolve_iterations", None)
@@ -137,7 +137,7 @@ def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
     depth = getattr(args, "resolve_depth", None)
     leaf = getattr(args, "resolve_leaf", None)
     if mode is None:
-        given = [f for f, v in (("--resolve-iterations", iterations), ("--gadget", gadget),
+        given = [f for f, v in (("--resolve-iterations", iterations), ("--gadgets", gadget),
                                 ("--resolve-depth", depth), ("--resolve-leaf", leaf))
                  if v is not None]
         if given:

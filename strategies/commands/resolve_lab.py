@@ -3,15 +3,15 @@ exactly.
 
 ``acpc-strategy resolve-lab [--blueprint fcpa|fchpa|royal-fcpa|royal-fcha|FILE ...]
 [--setting own|own+0.5|every-chip ...] [--mappings all] [--purify none,full] [--gadgets all]
-[--iterations 1000] [--mode round] [--depth none,1] [--leaf blueprint,multi]
-[--value-iterations 2000] [--out DIR] [--agent-files DIR]``
+[--resolve-iterations 1000] [--resolve round] [--resolve-depth none,1]
+[--resolve-leaf blueprint,multi] [--value-iterations 2000] [--out DIR] [--agent-files DIR]``
 
 For every blueprint and setting (what the best responder may bet: ``own`` = the blueprint's
 own sizes, ``own+X,Y`` = those and the pot fractions ``X``, ``Y`` -- the published
 experiment's shape, a size missing from the agent's abstraction --, ``every-chip`` = every
 whole-chip bet), the exploitability of the translating blueprint (each mapping and
-purification) and of the re-solving agent (each gadget; with ``--depth``, at each depth
-limit and ``--leaf`` kind: :mod:`agent.resolve.depth`), both seats
+purification) and of the re-solving agent (each gadget; with ``--resolve-depth``, at each depth
+limit and ``--resolve-leaf`` kind: :mod:`agent.resolve.depth`), both seats
 (:mod:`strategies.measure.resolve_lab`; a Royal blueprint, whose preflop the agent
 re-solves over suit classes of flops and its flop from the preflop or the real history:
 :mod:`strategies.measure.resolve_royal`, no game value, no agent files). Prints
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.acpc.errors import UsageError
 from agent.acpc.limits import excerpt
-from agent.console import positive_int
+from agent.console import deprecated_alias, positive_int
 
 if TYPE_CHECKING:
     from agent.acpc.gamedef import Game
@@ -63,16 +63,19 @@ def add_parser(sub: Any) -> None:
                    help="translating agents' purifications, comma-separated")
     r.add_argument("--gadgets", default="all",
                    help="unsafe, resolve, maxmargin, reach-maxmargin, comma-separated, or all")
-    r.add_argument("--iterations", type=positive_int, default=1000,
+    r.add_argument("--resolve-iterations", type=positive_int, default=1000,
                    help="CFR+ iterations per re-solve (default 1000)")
-    r.add_argument("--mode", default="round", help="round, off-tree or always (default round)")
-    r.add_argument("--depth", default="none",
+    r.add_argument("--resolve", default="round", metavar="MODE",
+                   help="round, off-tree or always (default round)")
+    r.add_argument("--resolve-depth", default="none",
                    help="rounds each subgame spans, comma-separated, 'none' = to the end "
                    "(e.g. none,1: every gadget at both; default none)")
-    r.add_argument("--leaf", default="multi",
+    r.add_argument("--resolve-leaf", default="multi",
                    help="with a depth: blueprint (single-valued leaves), multi (the opponent "
                    "picks among its blueprint and the fold-, call- and raise-biased "
                    "blueprint), or both comma-separated (default multi)")
+    deprecated_alias(r, "--iterations", new="--resolve-iterations")
+    deprecated_alias(r, "--mode", new="--resolve")
     r.add_argument("--value-iterations", type=positive_int, default=2000,
                    help="DCFR iterations of each setting's game value (default 2000; "
                    "not for Royal)")
@@ -96,7 +99,7 @@ def parse_depths(text: str) -> list[int | None]:
         elif key.isdigit() and 0 < int(key) < 100:
             value = int(key)
         else:
-            raise UsageError(f"expected --depth as 'none' or rounds (1, 2, ...), "
+            raise UsageError(f"expected --resolve-depth as 'none' or rounds (1, 2, ...), "
                              f"comma-separated, got {excerpt(text)}")
         if value not in out:
             out.append(value)
@@ -104,21 +107,23 @@ def parse_depths(text: str) -> list[int | None]:
 
 
 def resolve_configs(args: argparse.Namespace, gadgets: list[str]) -> list[Any]:
-    """The re-solving agents to measure: every gadget at every ``--depth``, a depth limit
-    with every ``--leaf`` kind."""
+    """The re-solving agents to measure: every gadget at every ``--resolve-depth``, a depth
+    limit with every ``--resolve-leaf`` kind."""
     from agent.resolve import ResolveConfig
     from agent.resolve.depth import parse_leaf
 
-    depths = parse_depths(args.depth)
-    leaves = [parse_leaf(x) for x in str(args.leaf).split(",", MAX_EXTRA) if x.strip()]
+    depths = parse_depths(args.resolve_depth)
+    leaves = [parse_leaf(x) for x in str(args.resolve_leaf).split(",", MAX_EXTRA) if x.strip()]
     if not leaves:
-        raise UsageError(f"expected --leaf blueprint, multi or both, got {excerpt(args.leaf)}")
+        raise UsageError(f"expected --resolve-leaf blueprint, multi or both, got "
+                         f"{excerpt(args.resolve_leaf)}")
     out = []
     for gadget in gadgets:
         for depth in depths:
             for leaf in ([leaves[0]] if depth is None else leaves):
-                out.append(ResolveConfig(gadget=gadget, mode=args.mode,
-                                         iterations=args.iterations, depth=depth, leaf=leaf))
+                out.append(ResolveConfig(gadget=gadget, mode=args.resolve,
+                                         iterations=args.resolve_iterations, depth=depth,
+                                         leaf=leaf))
     return out
 
 
@@ -210,8 +215,9 @@ def run(args: argparse.Namespace) -> int:
     from strategies.measure import resolve_lab as rl
     from strategies.measure.translation import lab as tl
 
-    if args.mode not in MODES:
-        raise UsageError(f"expected --mode {', '.join(MODES)}, got {excerpt(args.mode)}")
+    if args.resolve not in MODES:
+        raise UsageError(f"expected --resolve {', '.join(MODES)}, got "
+                         f"{excerpt(args.resolve)}")
     mappings = tl.parse_mappings(args.mappings)
     purifications = tl.parse_purifications(args.purify)
     gadgets = list(GADGETS) if args.gadgets.strip().lower() == "all" else [
@@ -255,7 +261,8 @@ def run(args: argparse.Namespace) -> int:
                                                                                      "none")],
                                           {"blueprint": name, "setting": label,
                                            "agent": "resolve", "gadget": cfg.gadget,
-                                           "iterations": args.iterations, "mode": args.mode,
+                                           "iterations": args.resolve_iterations,
+                                           "mode": args.resolve,
                                            **rl.depth_extra(cfg)})
                         _progress(f"  wrote {path} ({n} information sets)")
                 if args.agent_files and mappings:

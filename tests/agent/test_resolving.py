@@ -243,8 +243,8 @@ def test_a_hot_swap_rebuilds_the_resolver_at_the_next_hand(tmp_path: Path,
          "got '0'"),  # a bad value: status 2, as every command (1 on main)
         (["--strategy", FCPA, "--resolve", "round", "--resolve-ms", "-5"], 2,
          "acpc-agent: error: argument --resolve-ms: expected a number > 0, got '-5'"),
-        (["--strategy", FCPA, "--resolve", "round", "--gadget", "safe"], 2,
-         "argument --gadget: invalid choice: 'safe'"),
+        (["--strategy", FCPA, "--resolve", "round", "--gadgets", "safe"], 2,
+         "argument --gadgets: invalid choice: 'safe'"),
     ],
 )
 def test_bad_resolve_flags_are_one_line(argv: list[str], code: int, message: str,

@@ -166,7 +166,7 @@ def test_resolve_lab_command(blueprints: dict[int, Strategy], tmp_path: Path,
     assert bp.path is not None
     code = main(["resolve-lab", "--blueprint", str(bp.path), "--setting", "own+0.5",
                  "--mappings", "rand-pshar", "--purify", "none", "--gadgets", "resolve",
-                 "--iterations", "30", "--value-iterations", "200", "--out", str(tmp_path),
+                 "--resolve-iterations", "30", "--value-iterations", "200", "--out", str(tmp_path),
                  "--agent-files", str(tmp_path / "agents")])
     assert code == 0
     out = capsys.readouterr().out

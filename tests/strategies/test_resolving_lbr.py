@@ -163,7 +163,7 @@ def test_command_resolve_and_its_conflicts(tmp_path: Any,
     assert (data["resolve"]["depth"], data["resolve"]["leaf"]) == (1, "multi")
     for argv, message in (
             (["lbr", "builtin:call", "--resolve", "round"], "expected a strategy file"),
-            (["lbr", STRAT, "--gadget", "unsafe"], "expected --resolve with --gadget"),
+            (["lbr", STRAT, "--gadgets", "unsafe"], "expected --resolve with --gadgets"),
             (["lbr", STRAT, "--resolve-depth", "1"], "expected --resolve with --resolve-depth"),
             (["lbr", STRAT, "--resolve", "round", "--resolve-leaf", "multi"],
              "expected --resolve-leaf only with --resolve-depth N"),
@@ -176,7 +176,7 @@ def test_command_resolve_and_its_conflicts(tmp_path: Any,
 
 @pytest.mark.parametrize(("flag", "value", "message"), [
     ("--resolve", "sometimes", "expected a re-solve mode"),
-    ("--gadget", "safe", "gadget")])
+    ("--gadgets", "safe", "gadget")])
 def test_bad_resolve_values_are_one_line(flag: str, value: str, message: str,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     from strategies.cli import main
