@@ -119,10 +119,6 @@ class Subgame:
                                  f"shape {cont.shape}")
             self.continuation = cont
 
-    def continuation_nodes(self) -> npt.NDArray[np.bool_]:
-        """The decision nodes under the leaves (held at :attr:`continuation`)."""
-        return self.tree.continuation_nodes()
-
     def fixed(self) -> tuple[npt.NDArray[np.bool_], F64]:
         """The frozen nodes (the agent's earlier decisions and the continuations) and a
         ``[hand, edge]`` strategy holding their rows (0 elsewhere)."""
@@ -130,7 +126,7 @@ class Subgame:
         frozen = np.zeros(tree.num_nodes, np.bool_)
         strategy = np.zeros((len(tree.hands), tree.num_edges))
         if self.continuation is not None:
-            frozen |= self.continuation_nodes()
+            frozen |= tree.continuation_nodes()
             strategy[:] = self.continuation
             strategy[:, ~frozen[tree.edge_nodes()]] = 0.0
         for node, rows in self.frozen.items():
@@ -305,7 +301,7 @@ def gadget_exploitability(sub: Subgame, gadget: str, strategy: F64, opp_root: F6
 
     # a depth limit's continuations are held by both players (the opponent's choice is
     # the leaf's, among them); frozen agent nodes do not bind the opponent's best response
-    held = sub.continuation_nodes()
+    held = sub.tree.continuation_nodes()
     v_opp = evaluate(tree, opp, True, strategy, pair(sub.agent_reach, ones), sub.scale,
                      held)[0]
     w_agent = evaluate(tree, agent, True, strategy, pair(ones, opp_root), sub.scale,

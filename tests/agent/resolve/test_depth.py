@@ -87,7 +87,7 @@ def test_a_multi_valued_leaf_is_worth_the_best_continuation_per_hand() -> None:
     strategy = sub.continuation + random_rows(tree, np.random.default_rng(4)) * above
     ones = tree.valid[0]
     values = evaluate(tree, 1, True, strategy, (sub.agent_reach, ones), sub.scale,
-                      sub.continuation_nodes())
+                      sub.tree.continuation_nodes())
     both = set(oracle.held(sub))
     leaves = np.flatnonzero(tree.leaf)
     assert len(leaves) >= 1
