@@ -397,13 +397,10 @@ def _resolve_config(args: argparse.Namespace, game: Game) -> ResolveConfig:
     if ms is not None and not (ms > 0 and ms < float("inf")):
         raise UsageError(f"expected --resolve-ms to be a positive number of milliseconds, "
                          f"got {ms!r}")
-    if args.resolve_leaf is not None and args.resolve_depth is None:
-        raise UsageError("expected --resolve-leaf only with --resolve-depth N")
-    return ResolveConfig(gadget=args.gadget or "reach-maxmargin", mode=args.resolve,
-                         iterations=(200 if args.resolve_iterations is None else
-                                     args.resolve_iterations),
-                         seconds=None if ms is None else ms / 1000.0,
-                         depth=args.resolve_depth, leaf=args.resolve_leaf or "multi")
+    return ResolveConfig.from_flags(args.resolve, iterations=args.resolve_iterations,
+                                    gadget=args.gadget,
+                                    seconds=None if ms is None else ms / 1000.0,
+                                    depth=args.resolve_depth, leaf=args.resolve_leaf)
 
 
 def _exploit_config(args: argparse.Namespace, game: Game) -> ExploitConfig:

@@ -35,7 +35,9 @@ randomness, except an optional time budget whose iterations are counted and repo
   extra_fractions=(), max_nodes=200_000, max_raises=None, depth=None, leaf="multi",
   continuations=("blueprint", "fold", "call", "raise"), bias=5.0)``; gadgets :data:`GADGETS`
   (``unsafe``, ``resolve``, ``maxmargin``, ``reach-maxmargin``), modes :data:`MODES`; depth
-  limits below.
+  limits below. ``ResolveConfig.from_flags(mode, iterations=, gadget=, seconds=, depth=,
+  leaf=)``: the configuration the command-line flags name (None: the default), as
+  ``acpc-agent`` and ``acpc-strategy lbr`` build it.
 * Lower level: :func:`agent.resolve.tree.build_tree`, :class:`agent.resolve.gadgets.Subgame`
   and :func:`agent.resolve.gadgets.solve` (one subgame, one gadget), and
   :func:`agent.resolve.blueprint.behaviour` (the translating blueprint on a tree).

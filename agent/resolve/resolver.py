@@ -113,6 +113,24 @@ class ResolveConfig:
         object.__setattr__(self, "continuations", check_continuations(self.continuations))
         object.__setattr__(self, "bias", check_bias(self.bias))
 
+    @classmethod
+    def from_flags(cls, mode: str, *, iterations: int | None = None, gadget: str | None = None,
+                   seconds: float | None = None, depth: int | None = None,
+                   leaf: str | None = None) -> ResolveConfig:
+        """The configuration the command-line flags name (``--resolve``,
+        ``--resolve-iterations``, ``--gadgets``, ``--resolve-depth``, ``--resolve-leaf``;
+        None: the field's default), as ``acpc-agent`` and ``acpc-strategy lbr`` build it.
+
+        Raises:
+            UsageError: for ``leaf`` without ``depth``, or a bad value (one line).
+        """
+        if leaf is not None and depth is None:
+            raise UsageError("expected --resolve-leaf only with --resolve-depth N")
+        return cls(mode=mode, seconds=seconds, depth=depth,
+                   iterations=cls.iterations if iterations is None else iterations,
+                   gadget=cls.gadget if gadget is None else gadget,
+                   leaf=cls.leaf if leaf is None else leaf)
+
     def leaf_labels(self) -> tuple[str, ...]:
         """The continuations a leaf offers: the blueprint alone, or :attr:`continuations`."""
         return ("blueprint",) if self.leaf == "blueprint" else self.continuations

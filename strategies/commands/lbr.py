@@ -145,13 +145,10 @@ def _resolve(args: argparse.Namespace) -> ResolveConfig | None:
         return None
     if args.file.startswith("builtin:"):
         raise UsageError(f"expected a strategy file with --resolve, got {args.file!r}")
-    if leaf is not None and depth is None:
-        raise UsageError("expected --resolve-leaf only with --resolve-depth N")
     from agent.resolve import ResolveConfig
 
-    return ResolveConfig(gadget=gadget or "reach-maxmargin", mode=mode,
-                         iterations=200 if iterations is None else iterations,
-                         depth=depth, leaf=leaf or "multi")
+    return ResolveConfig.from_flags(mode, iterations=iterations, gadget=gadget, depth=depth,
+                                    leaf=leaf)
 
 
 def _exploit(args: argparse.Namespace) -> ExploitConfig | None:
