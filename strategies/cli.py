@@ -201,6 +201,10 @@ def _add_lbr(sub: Any) -> None:
     p.add_argument("--setting", default=None, help="sampled: a published LBR setting "
                    "(Lisy and Bowling 2017): fc, fcpa-tr, 56-tr or 56-all (replaces "
                    "--fractions and --preflop; imaginary observations by default)")
+    p.add_argument("--preflop-equity", default="exact", choices=("exact", "sampled"),
+                   help="sampled, hold'em, where LBR decides preflop: its equities from the "
+                   "bundled exact table over every board (default) or from 2,000 boards "
+                   "drawn per decision (the rule of runs before 2026-11-29)")
     p.add_argument("--values", default=None, help="sampled: how a hand is scored, played "
                    "(its chips) or imaginary (the expectation over the agent's range); "
                    "default imaginary with --setting, else played")

@@ -231,7 +231,7 @@ def sampled(args: argparse.Namespace) -> int:
                        purify=_one(args.purify, "purification"), sizes_in=args.sizes_in,
                        fractions=fractions, preflop=args.preflop, seed=args.seed,
                        setting=args.setting, values=values, fast=not args.slow,
-                       flop_table=not args.slow)
+                       flop_table=not args.slow, preflop_equity=args.preflop_equity)
     resolve = _resolve(args)
     exploit = _exploit(args)
     if exploit is not None:
@@ -261,6 +261,8 @@ def sampled(args: argparse.Namespace) -> int:
              f"; exploiting agent {exploit.mode} (warm-up {exploit.warmup}, every "
              f"{exploit.every}, prior weight {exploit.prior_weight:g}"
              + (f", epsilon {exploit.epsilon:g}" if exploit.mode == "safe" else "") + ")")
+          + (f"; preflop equities {args.preflop_equity}" if local.settings.menu(0).bets
+             else "")
           + f"; values {values}; {chunks * 2 * CHUNK_DEALS} hands (duplicate), seed "
           f"{args.seed}, {args.workers} worker(s)", flush=True)
     rows: list[list[float]] = []
@@ -353,7 +355,8 @@ def sampled(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps({
             "agent": args.file, "game": game_name, "mapping": mapping,
             "purify": purify, "sizes_in": args.sizes_in, "fractions": list(fractions),
-            "preflop": args.preflop, "setting": args.setting, "scoring": values,
+            "preflop": args.preflop, "preflop_equity": args.preflop_equity,
+            "setting": args.setting, "scoring": values,
             "path": "slow" if args.slow else "fast", "seed": args.seed, "hands": len(rows),
             "deals": s.deals, "chips_per_hand": s.chips, "half_width": s.half_width,
             "mbb_per_hand": s.mbb, "mbb_half_width": s.mbb_half_width,

@@ -16,7 +16,10 @@ Two questions are asked for every possible agent hole (1,326 in hold'em) many ti
   hole's cards. Hold'em: a numba kernel over the 7-card evaluator
   (:func:`agent.handeval.hand_value`); exact enumeration of the completions when there are
   at most :data:`MAX_EXACT_COMPLETIONS` of them (flop: 1,081, turn: 46), else (preflop)
-  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded. The fast path values one
+  :data:`PREFLOP_SAMPLES` completions drawn uniformly, seeded (sampled LBR reads hold'em's
+  preflop from the exact table of :mod:`strategies.measure.preflop_equity` instead, built
+  with :func:`equity_counts` over every board, unless asked for the sampled rule). The
+  fast path values one
   hand per *rank class* of the holes and completion (:func:`_class_equity_kernel`: without
   a flush a hand's value is a function of its ranks; blocked completions are taken back
   out per card, flush-capable holes valued alone), the same integer counts as one
@@ -50,7 +53,7 @@ from agent.acpc.errors import UsageError
 from agent.acpc.evaluator import rank_hand
 from agent.acpc.gamedef import Game
 from agent.handeval import SUIT_BASE, TABLES_7, hand_value
-from agent.jit import kernel
+from agent.jit import kernel, nogil_kernel
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -143,7 +146,7 @@ def _equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64, k
             count[i] += 1
 
 
-@kernel
+@nogil_kernel
 def _class_equity_kernel(h0: int, h1: int, board: I64, completions: I64, holes: I64,
                          keys: I64, card_bits: I64, offsets: npt.NDArray[np.int32],
                          values: npt.NDArray[np.int32], flush_values: npt.NDArray[np.int32],
@@ -405,22 +408,20 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     return np.sort(pool[np.argpartition(keys, m - 1, axis=1)[:, :m]], axis=1)
 
 
-def equities(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,
-             boards: I64, fast: bool = False) -> F64:
-    """LBR's equity (win + tie / 2) with ``hole`` on ``board`` against each of ``holes``
-    (rows, none touching ``hole`` or ``board``), over the completions ``boards`` that miss
-    that hole's cards (module docstring). A hole no completion misses gets 0.5. ``fast``
-    (hold'em): one evaluation per rank class and completion (:func:`_class_equity_kernel`)
-    instead of one per hole; the same integer counts, so the same equities."""
+def equity_counts(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,
+                  boards: I64, fast: bool = False) -> tuple[I64, I64]:
+    """``(score, count)`` per row of ``holes``: ``2 * wins + ties`` of ``hole`` on ``board``
+    and the number of completions in ``boards`` that miss that hole's cards (what
+    :func:`equities` divides)."""
     score = np.zeros(holes.shape[0], np.int64)
     count = np.zeros(holes.shape[0], np.int64)
     if holes.shape[0] == 0:
-        return np.zeros(0)
+        return score, count
     if is_holdem(game):
         run = _class_equity_kernel if fast else _equity_kernel
         run(int(hole[0]), int(hole[1]), np.array(board, dtype=np.int64),
-                       np.ascontiguousarray(boards, dtype=np.int64),
-                       np.ascontiguousarray(holes, dtype=np.int64), *TABLES_7, score, count)
+            np.ascontiguousarray(boards, dtype=np.int64),
+            np.ascontiguousarray(holes, dtype=np.int64), *TABLES_7, score, count)
     else:
         for row in boards.tolist():
             full = list(board) + row
@@ -432,4 +433,21 @@ def equities(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,
                 theirs = rank_hand(other + full)
                 score[i] += 2 if ours > theirs else 1 if ours == theirs else 0
                 count[i] += 1
+    return score, count
+
+
+def equity_of(score: I64, count: I64) -> F64:
+    """``score / (2 * count)``, 0.5 where no completion counts (the one division)."""
     return np.where(count > 0, score / np.maximum(2 * count, 1), 0.5)
+
+
+def equities(game: Game, hole: Sequence[int], board: Sequence[int], holes: I64,
+             boards: I64, fast: bool = False) -> F64:
+    """LBR's equity (win + tie / 2) with ``hole`` on ``board`` against each of ``holes``
+    (rows, none touching ``hole`` or ``board``), over the completions ``boards`` that miss
+    that hole's cards (module docstring). A hole no completion misses gets 0.5. ``fast``
+    (hold'em): one evaluation per rank class and completion (:func:`_class_equity_kernel`)
+    instead of one per hole; the same integer counts, so the same equities."""
+    if holes.shape[0] == 0:
+        return np.zeros(0)
+    return equity_of(*equity_counts(game, hole, board, holes, boards, fast))

@@ -43,9 +43,12 @@ The candidate raises are the legal raise nearest each pot fraction of ``fraction
 first of fold, call, raises by size. **Preflop** (:data:`PREFLOP_RULES`): ``call`` (the
 default, as the fast configuration of the published evaluations: LBR checks or calls every
 preflop decision, so hold'em needs no preflop equities) or ``best`` (the same rule as
-later; equities then come from every board when there are at most
-:data:`strategies.measure.lbr_cards.MAX_EXACT_COMPLETIONS`, else from
-:data:`strategies.measure.lbr_cards.PREFLOP_SAMPLES` sampled boards).
+later). Preflop equities (:data:`PREFLOP_EQUITY_RULES`, ``preflop_equity``): ``exact``
+(the default) reads hold'em's from the bundled table over every board
+(:mod:`strategies.measure.preflop_equity`); other games, and ``sampled``, use every board
+when there are at most :data:`strategies.measure.lbr_cards.MAX_EXACT_COMPLETIONS`, else
+:data:`strategies.measure.lbr_cards.PREFLOP_SAMPLES` boards drawn from the hand's seeded
+generator (the rule of every hold'em run before 2026-11-29: ``sampled`` reproduces them).
 
 **Published settings** (:data:`SETTINGS`, ``--setting``): LBR's menu per round
 (:class:`Menu`: check/call only, or fold, check/call, the raises nearest some pot fractions
@@ -139,7 +142,9 @@ from strategies.measure.lbr_cards import (
     completions,
     equities,
     hole_buckets,
+    is_holdem,
 )
+from strategies.measure.preflop_equity import HOLES, preflop_equities
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -149,6 +154,10 @@ DEFAULT_FRACTIONS: tuple[float, ...] = (0.5, 1.0, 2.0)
 
 PREFLOP_RULES = ("call", "best")
 """LBR's preflop rule (module docstring)."""
+
+PREFLOP_EQUITY_RULES = ("exact", "sampled")
+"""Where LBR's hold'em preflop equities come from (module docstring): the bundled exact
+table, or boards drawn per decision (the rule before 2026-11-29)."""
 
 PUBLISHED_FRACTIONS: tuple[float, ...] = tuple(0.05 * 1.15**k for k in range(55))
 """The published "56 bets": 0.05 x 1.15^k of the pot, k = 0..54 (0.05 to 94.8 pots), and
@@ -759,17 +768,20 @@ class LbrSettings:
     menus: tuple[Menu, ...] = (CALL_ONLY, Menu(True, DEFAULT_FRACTIONS, True))
     """The default: today's (``--fractions``/``--preflop`` defaults, :meth:`legacy`)."""
     values: str = "played"
+    preflop_equity: str = "exact"
+    """:data:`PREFLOP_EQUITY_RULES`."""
 
     @classmethod
     def legacy(cls, fractions: Sequence[float] = DEFAULT_FRACTIONS,
-               preflop: str = "call") -> LbrSettings:
+               preflop: str = "call", preflop_equity: str = "exact") -> LbrSettings:
         """The menus of ``--fractions``/``--preflop``: the raises nearest ``fractions`` and
         the all-in on every round, preflop only checks or calls with ``preflop="call"``."""
         bets = Menu(True, tuple(fractions), True)
-        return cls((CALL_ONLY if preflop == "call" else bets, bets))
+        return cls((CALL_ONLY if preflop == "call" else bets, bets), "played", preflop_equity)
 
     @classmethod
-    def named(cls, name: str, values: str = "imaginary") -> LbrSettings:
+    def named(cls, name: str, values: str = "imaginary",
+              preflop_equity: str = "exact") -> LbrSettings:
         """A published setting (:data:`SETTINGS`).
 
         Raises:
@@ -778,7 +790,7 @@ class LbrSettings:
         if name not in SETTINGS:
             raise UsageError(f"expected an LBR setting among {', '.join(SETTINGS)}, got "
                              f"{name!r}")
-        return cls(SETTINGS[name], values)
+        return cls(SETTINGS[name], values, preflop_equity)
 
     def menu(self, round_: int) -> Menu:
         return self.menus[min(round_, len(self.menus) - 1)]
@@ -805,6 +817,11 @@ class LbrPlayer:
         todo = which[np.isnan(have[which])]
         if todo.size:
             board = view.visible(round_)
+            # hold'em preflop: the bundled table over every board, no draws
+            if not board and self.settings.preflop_equity == "exact" and \
+                    is_holdem(view.game) and view.holes.shape[0] == HOLES:
+                have[todo] = preflop_equities(view.lbr_hole, todo)
+                return have[which]
             boards = completions(view.game, view.lbr_hole, board, self.rng, view.fast)
             have[todo] = equities(view.game, view.lbr_hole, board, view.holes[todo], boards,
                                   view.fast)
@@ -975,6 +992,9 @@ class LbrConfig:
     setting: str | None = None
     """A published setting (:data:`SETTINGS`); replaces ``fractions`` and ``preflop``."""
     values: str = "played"
+    preflop_equity: str = "exact"
+    """Hold'em preflop equities (:data:`PREFLOP_EQUITY_RULES`): the exact table or
+    sampled boards."""
     fast: bool = True
     """The batched path (every hole's buckets per board, rows memoised); ``False``: the
     hole-by-hole path it replaced (same decisions and values; benchmarks and tests)."""
@@ -992,15 +1012,19 @@ class LbrConfig:
         if self.values not in VALUE_RULES:
             raise UsageError(f"expected values among {', '.join(VALUE_RULES)}, got "
                              f"{self.values!r}")
+        if self.preflop_equity not in PREFLOP_EQUITY_RULES:
+            raise UsageError(f"expected preflop equities among "
+                             f"{', '.join(PREFLOP_EQUITY_RULES)}, got "
+                             f"{self.preflop_equity!r}")
         if self.setting is not None:
-            return LbrSettings.named(self.setting, self.values)
+            return LbrSettings.named(self.setting, self.values, self.preflop_equity)
         if self.preflop not in PREFLOP_RULES:
             raise UsageError(f"expected a preflop rule among {', '.join(PREFLOP_RULES)}, "
                              f"got {self.preflop!r}")
         if len(self.fractions) > MAX_FRACTIONS:
             raise UsageError(f"expected at most {MAX_FRACTIONS} LBR bet sizes, got "
                              f"{len(self.fractions)}")
-        settings = LbrSettings.legacy(self.fractions, self.preflop)
+        settings = LbrSettings.legacy(self.fractions, self.preflop, self.preflop_equity)
         settings.values = self.values
         return settings
 
