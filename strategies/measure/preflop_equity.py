@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import itertools
 import threading
 import time
@@ -183,7 +184,6 @@ def load(path: str | Path | None = None, sha256: str | None = TABLE_SHA256) -> \
         raise UsageError(f"expected LBR's preflop equity table {str(where)!r} with SHA-256 "
                          f"{sha256}, got {digest!r} (rebuild it: scripts/"
                          f"build_preflop_equity.py)")
-    import io
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             scores = z["scores"]
@@ -203,7 +203,8 @@ def load(path: str | Path | None = None, sha256: str | None = TABLE_SHA256) -> \
         raise UsageError(f"expected scores in -1..{2 * BOARDS} in {str(where)!r}, got "
                          f"{int(scores.min())!r}..{int(scores.max())!r}")
     scores.setflags(write=False)
-    return scores
+    out: npt.NDArray[np.int32] = scores
+    return out
 
 
 @functools.cache
