@@ -51,6 +51,12 @@ def plain(player: ChunkPlayer, chunk: int) -> int:
     return hands
 
 
+def load_line(before: tuple[float, ...], after: tuple[float, ...]) -> str:
+    """The load averages before and after a benchmark, and the cores."""
+    return (f"load average before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, after "
+            f"{after[0]:.2f} {after[1]:.2f} {after[2]:.2f} ({os.cpu_count()} cores)")
+
+
 def spread(values: list[float]) -> str:
     return f"{min(values):9.2f} {statistics.median(values):9.2f} {max(values):9.2f}"
 
@@ -114,8 +120,7 @@ def main() -> int:
     print(f"{'CPU ratio fast / slow':<30} {spread(cpu_ratios)}")
     print(f"hands whose value differs between the paths: {mismatches} of "
           f"{args.rounds * hands}")
-    print(f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after "
-          f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} (2 cores)")
+    print(load_line(load0, load1))
     return 1 if mismatches else 0
 
 

@@ -32,6 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_lbr import load_line  # scripts/ is on the path when run as a script
+
 CURRENT = Path(__file__).resolve().parents[1]
 RUNS = [("today's menu", "holdem.nolimit.2p.strat", []),
         ("fc", "holdem.nolimit.2p.strat", ["--setting", "fc"]),
@@ -120,8 +122,7 @@ def main() -> int:
               f"   {ratio}")
     print(f"hands of today's menu whose value differs between the programs: {mismatches} of "
           f"{args.rounds * args.hands_today}")
-    print(f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after "
-          f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} ({os.cpu_count()} cores)")
+    print(load_line(load0, load1))
     return 1 if mismatches else 0
 
 
