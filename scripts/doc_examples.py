@@ -63,6 +63,10 @@ its agents), an agent on a dealer's port, a terminal player, a Ray cluster, a pl
 ``--remove`` (build or delete the compiled core in use)."""
 
 
+_SHELL = frozenset({">", ">>", "2>", "2>&1", "|", "&&", ";"})
+"""Shell words that end a command (redirections, pipes, lists)."""
+
+
 @dataclass(frozen=True)
 class Example:
     """One command example: the page, the command line as written (joined), its words."""
@@ -110,6 +114,9 @@ def examples() -> list[Example]:
                     continue
                 if words[-1] == "&":  # run in the background: the command is the rest
                     words = words[:-1]
+                ends = [k for k, w in enumerate(words) if w in _SHELL]
+                if ends:  # output redirected or piped: the command is what comes before
+                    words = words[: ends[0]]
                 shown = line.split(" #", 1)[0].rstrip()
                 found.append(Example(str(page.relative_to(ROOT)), shown, tuple(words)))
     return found

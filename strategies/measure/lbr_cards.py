@@ -371,7 +371,7 @@ def _sorted_deck(game: Game) -> tuple[int, ...]:
 
 
 @functools.cache
-def _combinations(n: int, m: int) -> I64:
+def index_combinations(n: int, m: int) -> I64:
     """``itertools.combinations(range(n), m)`` as rows (read-only, cached)."""
     out = np.array(list(itertools.combinations(range(n), m)), dtype=np.int64).reshape(-1, m)
     out.setflags(write=False)
@@ -397,7 +397,7 @@ def completions(game: Game, dead: Sequence[int], board: Sequence[int],
     for i in range(m):
         total = total * (len(live) - i) // (i + 1)
     if total <= MAX_EXACT_COMPLETIONS:
-        return np.array(live, dtype=np.int64)[_combinations(len(live), m)]
+        return np.array(live, dtype=np.int64)[index_combinations(len(live), m)]
     pool = np.array(live, dtype=np.int64)
     # the m smallest of uniform keys: a uniform m-subset per row, one call for all rows
     keys = rng.random((PREFLOP_SAMPLES, pool.size))

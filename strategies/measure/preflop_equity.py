@@ -44,9 +44,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.abstraction.holdem_spec import NUM_PREFLOP_CLASSES, preflop_class
-from agent.acpc.errors import UsageError
+from agent.acpc.errors import CardError, UsageError
 from agent.acpc.gamedef import Game
-from strategies.measure.lbr_cards import _combinations, equity_counts, equity_of
+from strategies.measure.lbr_cards import equity_counts, equity_of, index_combinations
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -115,7 +115,7 @@ def _counts_for(k: int, game: Game) -> npt.NDArray[np.int32]:
     """Row ``k`` of the table: the representative's scores against every hole."""
     rep = representatives()[k]
     live = np.array([c for c in range(52) if c not in (rep[0], rep[1])], np.int64)
-    boards = live[_combinations(50, 5)]
+    boards = live[index_combinations(50, 5)]
     hs = holes()
     ok = ~np.isin(hs, rep).any(axis=1)
     score, count = equity_counts(game, tuple(rep.tolist()), (), hs[ok], boards, fast=True)
@@ -222,6 +222,6 @@ def preflop_equities(hole: Sequence[int], which: I64,
     j = int(_index()[int(hole[0]), int(hole[1])])
     row = scores[cls[j]][moved[perm[j]][which]].astype(np.int64)
     if (row < 0).any():
-        raise ValueError(f"expected holes disjoint from {tuple(hole)!r}, got one sharing a "
-                         f"card among {which[row < 0][:3].tolist()!r}")
+        raise CardError(f"expected holes disjoint from {tuple(hole)!r}, got one sharing a "
+                        f"card among {which[row < 0][:3].tolist()!r}")
     return equity_of(row, np.full(row.shape[0], BOARDS, np.int64))

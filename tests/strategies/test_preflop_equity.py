@@ -14,7 +14,7 @@ from agent.acpc.errors import UsageError
 from agent.acpc.gamefiles import load_game
 from strategies.measure import preflop_equity as pe
 from strategies.measure import sampled_lbr
-from strategies.measure.lbr_cards import _combinations, all_holes, equities
+from strategies.measure.lbr_cards import all_holes, equities, index_combinations
 from strategies.measure.sampled_lbr import ChunkPlayer, LbrConfig
 
 HOLDEM = "holdem.nolimit.2p.reverse_blinds.game"
@@ -43,7 +43,7 @@ def test_table_equals_hole_by_hole_over_every_board(hole: tuple[str, str]) -> No
     same_rank = [i for i in ok if {hs[i, 0] // 4, hs[i, 1] // 4} & {h[0] // 4, h[1] // 4}]
     which = np.unique(np.concatenate([which, same_rank[:6]]))
     live = np.array([c for c in range(52) if c not in h], np.int64)
-    boards = live[_combinations(50, 5)]
+    boards = live[index_combinations(50, 5)]
     expected = equities(game, h, (), hs[which], boards)  # one evaluation per hole and board
     np.testing.assert_array_equal(pe.preflop_equities(h, which), expected)
 
