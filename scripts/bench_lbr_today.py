@@ -14,10 +14,11 @@ preflop call, played chips), the current program with the same menu (the default
 must give every hand the same value, and the current program under each published setting
 (``fc``, ``fcpa-tr``, ``56-tr``, ``56-all``) and, under ``fcpa-tr``, the two
 potential-aware files. Rates are hands per second of each run's own play clock (the JSON's
-``seconds``: start-up and file loading excluded) and per CPU second of the whole process
-(start-up included: a lower bound); the ratios are against today's program in the same
-round. Every run is one worker; warm-up runs (not counted) compile and load first. Run it
-on an idle machine and state the load (printed).
+``seconds``: start-up and file loading excluded) and per CPU second of play: the process's
+CPU minus that of a 20-hand run of the same command (start-up, loading and 20 hands,
+measured once after the warm-up), over the hands minus 20. The ratios are against today's
+program in the same round, by each measure. Every run is one worker; warm-up runs (not
+counted) compile and load first. Run it on an idle machine and state the load (printed).
 """
 
 from __future__ import annotations
@@ -85,18 +86,24 @@ def main() -> int:
     rates: dict[str, list[float]] = {}
     cpu_rates: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
+    cpu_ratios: dict[str, list[float]] = {}
     mismatches = 0
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
         run(args.today, RUNS[0][1], [], 20, 99, out)  # warm-up: kernels, file loading
         for _, strategy, flags in RUNS:
             run(CURRENT, strategy, flags, 20, 99, out)
+        # start-up and 20 hands, warm: subtracted from every run's CPU
+        start = {"today": run(args.today, RUNS[0][1], [], 20, 99, out)[1]}
+        for name, strategy, flags in RUNS:
+            start[name] = run(CURRENT, strategy, flags, 20, 99, out)[1]
         for r in range(args.rounds):
             seed = r + 1
             today, cpu = run(args.today, RUNS[0][1], [], args.hands_today, seed, out)
             base = float(today["hands_per_second"])  # type: ignore[arg-type]
             rates.setdefault("today", []).append(base)
-            cpu_rates.setdefault("today", []).append(int(today["hands"]) / cpu)  # type: ignore[call-overload]
+            cpu_base = (int(today["hands"]) - 20) / (cpu - start["today"])  # type: ignore[call-overload]
+            cpu_rates.setdefault("today", []).append(cpu_base)
             line = [f"round {r + 1}/{args.rounds}: today {base:.1f}"]
             for name, strategy, flags in RUNS:
                 now, cpu = run(CURRENT, strategy, flags, args.hands, seed, out)
@@ -106,20 +113,24 @@ def main() -> int:
                     mismatches += sum(a != b for a, b in zip(old, new, strict=True))  # type: ignore[arg-type]
                 rate = float(now["hands_per_second"])  # type: ignore[arg-type]
                 rates.setdefault(name, []).append(rate)
-                cpu_rates.setdefault(name, []).append(int(now["hands"]) / cpu)  # type: ignore[call-overload]
+                cpu_rate = (int(now["hands"]) - 20) / (cpu - start[name])  # type: ignore[call-overload]
+                cpu_rates.setdefault(name, []).append(cpu_rate)
                 ratios.setdefault(name, []).append(rate / base)
+                cpu_ratios.setdefault(name, []).append(cpu_rate / cpu_base)
                 line.append(f"{name} {rate:.0f} ({rate / base:.1f}x)")
             print("  " + ", ".join(line), flush=True)
     load1 = os.getloadavg()
     print(f"today's program: {args.today} ({args.hands_today} hands a round, its menu); "
           f"the current: {CURRENT} ({args.hands} hands a run); {args.rounds} rounds, seeds "
           f"1..{args.rounds}, one worker each")
-    print(f"{'hands/s (play clock)':<28} {'min':>9} {'median':>9} {'max':>9}   "
-          f"{'per CPU s, with start-up (median)':>34}   {'ratio to today (min/median/max)'}")
+    print(f"{'':<28} {'hands/s (play clock)':^29}   {'x today (play clock)':^29}   "
+          f"{'hands per CPU s of play':^29}   {'x today (CPU)':^29}")
+    print(f"{'':<28}" + f" {'min':>9} {'median':>9} {'max':>9}  " * 4)
     for name in ["today"] + [n for n, _, _ in RUNS]:
-        ratio = "" if name == "today" else spread(ratios[name])
-        print(f"{name:<28} {spread(rates[name])}   {statistics.median(cpu_rates[name]):34.1f}"
-              f"   {ratio}")
+        ratio = " " * 29 if name == "today" else spread(ratios[name])
+        cpu_ratio = "" if name == "today" else spread(cpu_ratios[name])
+        print(f"{name:<28} {spread(rates[name])}   {ratio}   {spread(cpu_rates[name])}   "
+              f"{cpu_ratio}")
     print(f"hands of today's menu whose value differs between the programs: {mismatches} of "
           f"{args.rounds * args.hands_today}")
     print(load_line(load0, load1))
