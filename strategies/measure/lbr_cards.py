@@ -78,6 +78,20 @@ def all_holes(game: Game) -> I64:
     return np.array(list(itertools.combinations(deck, game.num_hole_cards)), dtype=np.int64)
 
 
+def suit_permutations(holes: I64) -> tuple[I64, I64]:
+    """``(cards, moved)`` for the 24 relabellings of hold'em's suits
+    (:func:`itertools.permutations` of 0..3, in that order): ``cards[p, c]`` is card ``c``
+    with its suit relabelled by permutation ``p`` (rank x 4 + suit), ``moved[p, j]`` the
+    row of ``holes`` (every hole, either card order) that hole ``j`` becomes."""
+    perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
+    cards = (np.arange(52)[None, :] // 4) * 4 + perms[:, np.arange(52) % 4]
+    index = np.full((52, 52), -1, dtype=np.int64)
+    index[holes[:, 0], holes[:, 1]] = np.arange(holes.shape[0])
+    index[holes[:, 1], holes[:, 0]] = np.arange(holes.shape[0])
+    to = cards[:, holes]  # [perm, hole, 2]
+    return cards, index[to[..., 0], to[..., 1]]
+
+
 # --------------------------------------------------------------------------- kernels
 
 

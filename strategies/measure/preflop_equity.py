@@ -46,7 +46,12 @@ import numpy.typing as npt
 from agent.abstraction.holdem_spec import NUM_PREFLOP_CLASSES, preflop_class
 from agent.acpc.errors import CardError, UsageError
 from agent.acpc.gamedef import Game
-from strategies.measure.lbr_cards import equity_counts, equity_of, index_combinations
+from strategies.measure.lbr_cards import (
+    equity_counts,
+    equity_of,
+    index_combinations,
+    suit_permutations,
+)
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -91,21 +96,17 @@ def representatives() -> I64:
 def _maps() -> tuple[I64, I64, I64]:
     """``(cls, perm, moved)``: each hole's class; the index of a suit permutation taking it
     to its class's representative; ``moved[p, j]`` the index of hole ``j`` with its suits
-    permuted by permutation ``p`` (of :func:`itertools.permutations` of the 4 suits)."""
-    perms = list(itertools.permutations(range(4)))
+    permuted by permutation ``p`` (:func:`strategies.measure.lbr_cards.suit_permutations`,
+    the relabelling sampled LBR's bucket cache uses)."""
     hs = holes()
     reps = representatives()
-    idx = _index()
-    moved = np.empty((len(perms), HOLES), np.int64)
-    for p, pi in enumerate(perms):
-        to = np.array([(c // 4) * 4 + pi[c % 4] for c in range(52)], np.int64)
-        moved[p] = idx[to[hs[:, 0]], to[hs[:, 1]]]
+    moved = suit_permutations(hs)[1]
     cls = np.array([preflop_class(h) for h in hs.tolist()], np.int64)
-    perm = np.full(HOLES, -1, np.int64)
-    rep_index = idx[reps[:, 0], reps[:, 1]]
-    for j in range(HOLES):
-        hits = np.flatnonzero(moved[:, j] == rep_index[cls[j]])
-        perm[j] = hits[0]
+    rep_index = _index()[reps[:, 0], reps[:, 1]]
+    perm = np.argmax(moved == rep_index[cls][None, :], axis=0).astype(np.int64)
+    if not (moved[perm, np.arange(HOLES)] == rep_index[cls]).all():
+        raise AssertionError("expected every hole to be a suit relabelling of its class's "
+                             "representative")
     for a in (cls, perm, moved):
         a.setflags(write=False)
     return cls, perm, moved

@@ -91,7 +91,6 @@ Imports numpy, :mod:`agent` and :mod:`strategies`; never imported by :mod:`agent
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections import OrderedDict
@@ -143,6 +142,7 @@ from strategies.measure.lbr_cards import (
     equities,
     hole_buckets,
     is_holdem,
+    suit_permutations,
 )
 from strategies.measure.preflop_equity import HOLES, preflop_equities
 
@@ -289,13 +289,7 @@ class BucketCache:
         self.fast = fast
         """Fill a board's entry for every hole at once (:func:`board_buckets`), else only
         the holes asked for, hole by hole (:func:`hole_buckets`); same buckets."""
-        perms = np.array(list(itertools.permutations(range(4))), dtype=np.int64)
-        self._card_perm = (np.arange(52)[None, :] // 4) * 4 + perms[:, np.arange(52) % 4]
-        index = np.full((52, 52), -1, dtype=np.int64)
-        index[holes[:, 0], holes[:, 1]] = np.arange(holes.shape[0])
-        index[holes[:, 1], holes[:, 0]] = np.arange(holes.shape[0])
-        moved = self._card_perm[:, holes]  # [perm, hole, 2]
-        self._hole_perm = index[moved[..., 0], moved[..., 1]]
+        self._card_perm, self._hole_perm = suit_permutations(holes)
         self._boards: OrderedDict[tuple[int, ...], npt.NDArray[np.int16]] = OrderedDict()
         self._forms: dict[tuple[int, tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
 
