@@ -57,8 +57,10 @@ def load_line(before: tuple[float, ...], after: tuple[float, ...]) -> str:
             f"{after[0]:.2f} {after[1]:.2f} {after[2]:.2f} ({os.cpu_count()} cores)")
 
 
-def spread(values: list[float]) -> str:
-    return f"{min(values):9.2f} {statistics.median(values):9.2f} {max(values):9.2f}"
+def spread(values: list[float], digits: int = 2) -> str:
+    """Min, median and max, each 9 wide."""
+    return " ".join(f"{v:9.{digits}f}" for v in (min(values), statistics.median(values),
+                                                  max(values)))
 
 
 def main() -> int:

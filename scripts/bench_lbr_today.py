@@ -27,13 +27,12 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from bench_lbr import load_line  # scripts/ is on the path when run as a script
+import bench_lbr  # scripts/ is on the path when run as a script
 
 CURRENT = Path(__file__).resolve().parents[1]
 RUNS = [("today's menu", "holdem.nolimit.2p.strat", []),
@@ -66,7 +65,7 @@ def run(code: Path, strategy: str, flags: list[str], hands: int, seed: int,
 
 
 def spread(values: list[float]) -> str:
-    return f"{min(values):9.1f} {statistics.median(values):9.1f} {max(values):9.1f}"
+    return bench_lbr.spread(values, digits=1)
 
 
 def main() -> int:
@@ -133,7 +132,7 @@ def main() -> int:
               f"{cpu_ratio}")
     print(f"hands of today's menu whose value differs between the programs: {mismatches} of "
           f"{args.rounds * args.hands_today}")
-    print(load_line(load0, load1))
+    print(bench_lbr.load_line(load0, load1))
     return 1 if mismatches else 0
 
 
